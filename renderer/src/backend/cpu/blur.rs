@@ -1,0 +1,141 @@
+//! Gaussian blur (three box blurs) and alpha dilation / erosion for shadows.
+
+/// Box widths for three passes approximating a Gaussian of `sigma` (Kovesi's method).
+fn box_sizes(sigma: f32) -> [usize; 3] {
+    let n = 3.0;
+    let w_ideal = (12.0 * sigma * sigma / n + 1.0).sqrt();
+    let mut wl = w_ideal.floor() as i64;
+    if wl % 2 == 0 {
+        wl -= 1;
+    }
+    let wl = wl.max(1);
+    let wu = wl + 2;
+    let m_ideal = (12.0 * sigma * sigma - n * (wl * wl) as f32 - 4.0 * n * wl as f32 - 3.0 * n) / (-4.0 * wl as f32 - 4.0);
+    let m = m_ideal.round() as i64;
+    let mut out = [0usize; 3];
+    for (i, o) in out.iter_mut().enumerate() {
+        *o = if (i as i64) < m { wl as usize } else { wu as usize };
+    }
+    out
+}
+
+/// Blurs `ch`-channel interleaved u8 data of `w` × `h` in place.
+pub fn gaussian(data: &mut [u8], w: usize, h: usize, ch: usize, sigma: f32) {
+    if sigma < 0.3 || w == 0 || h == 0 {
+        return;
+    }
+    let mut tmp = vec![0u8; data.len()];
+    for size in box_sizes(sigma) {
+        let r = size / 2;
+        if r == 0 {
+            continue;
+        }
+        box_h(data, &mut tmp, w, h, ch, r);
+        box_v(&tmp, data, w, h, ch, r);
+    }
+}
+
+fn box_h(src: &[u8], dst: &mut [u8], w: usize, h: usize, ch: usize, r: usize) {
+    let div = (2 * r + 1) as u32;
+    let half = div / 2;
+    for y in 0..h {
+        let row = &src[y * w * ch..(y + 1) * w * ch];
+        let out = &mut dst[y * w * ch..(y + 1) * w * ch];
+        for c in 0..ch {
+            let px = |x: isize| -> u32 { if x < 0 || x >= w as isize { 0 } else { u32::from(row[x as usize * ch + c]) } };
+            let mut acc: u32 = (0..=r as isize).map(px).sum();
+            for x in 0..w {
+                out[x * ch + c] = ((acc + half) / div) as u8;
+                let add = x as isize + r as isize + 1;
+                let sub = x as isize - r as isize;
+                acc = acc + px(add) - px(sub);
+            }
+        }
+    }
+}
+
+fn box_v(src: &[u8], dst: &mut [u8], w: usize, h: usize, ch: usize, r: usize) {
+    let div = (2 * r + 1) as u32;
+    let half = div / 2;
+    let stride = w * ch;
+    let mut acc = vec![0u32; stride];
+    for y in 0..=r.min(h.saturating_sub(1)) {
+        for (a, v) in acc.iter_mut().zip(&src[y * stride..(y + 1) * stride]) {
+            *a += u32::from(*v);
+        }
+    }
+    for y in 0..h {
+        let out = &mut dst[y * stride..(y + 1) * stride];
+        for (o, a) in out.iter_mut().zip(&acc) {
+            *o = ((a + half) / div) as u8;
+        }
+        let add = y + r + 1;
+        if add < h {
+            for (a, v) in acc.iter_mut().zip(&src[add * stride..(add + 1) * stride]) {
+                *a += u32::from(*v);
+            }
+        }
+        if y >= r {
+            let sub = y - r;
+            for (a, v) in acc.iter_mut().zip(&src[sub * stride..(sub + 1) * stride]) {
+                *a -= u32::from(*v);
+            }
+        }
+    }
+}
+
+/// Grows (`d > 0`) or shrinks (`d < 0`) an alpha plane by `|d|` pixels (square structuring
+/// element, separable max / min filter).
+pub fn spread(alpha: &mut [u8], w: usize, h: usize, d: f32) {
+    let r = d.abs().round() as usize;
+    if r == 0 || w == 0 || h == 0 {
+        return;
+    }
+    let grow = d > 0.0;
+    let pick = |a: u8, b: u8| if grow { a.max(b) } else { a.min(b) };
+    let edge = if grow { 0u8 } else { 0u8 };
+    let mut tmp = vec![0u8; alpha.len()];
+    for y in 0..h {
+        for x in 0..w {
+            let lo = x.saturating_sub(r);
+            let hi = (x + r).min(w - 1);
+            let mut v = if !grow && (x < r || x + r >= w) { edge } else { alpha[y * w + x] };
+            for k in lo..=hi {
+                v = pick(v, alpha[y * w + k]);
+            }
+            tmp[y * w + x] = v;
+        }
+    }
+    for y in 0..h {
+        let lo = y.saturating_sub(r);
+        let hi = (y + r).min(h - 1);
+        for x in 0..w {
+            let mut v = if !grow && (y < r || y + r >= h) { edge } else { tmp[y * w + x] };
+            for k in lo..=hi {
+                v = pick(v, tmp[k * w + x]);
+            }
+            alpha[y * w + x] = v;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn blur_keeps_total_roughly() {
+        let (w, h) = (64, 64);
+        let mut a = vec![0u8; w * h];
+        for y in 24..40 {
+            for x in 24..40 {
+                a[y * w + x] = 255;
+            }
+        }
+        let before: u32 = a.iter().map(|&v| u32::from(v)).sum();
+        gaussian(&mut a, w, h, 1, 4.0);
+        let after: u32 = a.iter().map(|&v| u32::from(v)).sum();
+        assert!((before as f32 - after as f32).abs() / (before as f32) < 0.02);
+        assert!(a[32 * w + 32] > 200 && a[10 * w + 10] == 0);
+    }
+}

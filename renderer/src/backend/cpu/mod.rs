@@ -1,0 +1,337 @@
+//! The CPU backend: executes a display list with tiny-skia.
+//!
+//! Layers are pixmaps the size of their device bounds (not of the canvas), so a clipped
+//! photo or a card with a shadow costs only its own area.
+
+mod blur;
+mod image;
+
+use tiny_skia::{
+    BlendMode as SkBlend, FillRule, GradientStop, LinearGradient, Mask, Paint, Pixmap, PixmapPaint, Point,
+    RadialGradient, Shader, SpreadMode, Stroke, Transform,
+};
+
+use crate::scene::{Clip, DrawOp, Layer, LayerEffect, Scene, ScenePaint};
+use crate::tree::{BlendMode, Color};
+
+/// Result of executing a scene.
+#[derive(Debug)]
+pub struct CpuOutput {
+    /// Premultiplied RGBA.
+    pub pixmap: Pixmap,
+    /// `(text node id, contrast ratio)` for every text op with a solid colour.
+    pub contrast: Vec<(String, f32)>,
+}
+
+struct Target {
+    pixmap: Pixmap,
+    x: i32,
+    y: i32,
+    layer: Option<Layer>,
+}
+
+/// Executes `scene`. Never fails: ops that cannot be drawn (degenerate paths) are skipped.
+pub fn render(scene: &Scene) -> CpuOutput {
+    let canvas = Pixmap::new(scene.width.max(1), scene.height.max(1)).unwrap_or_else(|| tiny_pixmap());
+    let mut stack = vec![Target { pixmap: canvas, x: 0, y: 0, layer: None }];
+    let mut contrast = Vec::new();
+    for op in &scene.ops {
+        match op {
+            DrawOp::Fill { path, transform, paint, even_odd } => {
+                let top = top(&mut stack);
+                let t = transform.post_translate(-top.x as f32, -top.y as f32);
+                let rule = if *even_odd { FillRule::EvenOdd } else { FillRule::Winding };
+                fill(&mut top.pixmap, path, t, paint, rule);
+            }
+            DrawOp::Text { path, transform, paint, node, color } => {
+                if let Some(c) = color {
+                    if let Some(r) = measure_contrast(&stack, path, *transform, *c) {
+                        contrast.push((node.clone(), r));
+                    }
+                }
+                let top = top(&mut stack);
+                let t = transform.post_translate(-top.x as f32, -top.y as f32);
+                fill(&mut top.pixmap, path, t, paint, FillRule::Winding);
+            }
+            DrawOp::Stroke { path, transform, paint, width } => {
+                let top = top(&mut stack);
+                let t = transform.post_translate(-top.x as f32, -top.y as f32);
+                let stroke = Stroke { width: *width, ..Stroke::default() };
+                with_paint(paint, t, |p| top.pixmap.stroke_path(path, p, &stroke, t, None));
+            }
+            DrawOp::Bitmap { image, transform, opacity } => {
+                let top = top(&mut stack);
+                let t = transform.post_translate(-top.x as f32, -top.y as f32);
+                let paint = PixmapPaint { opacity: *opacity, quality: tiny_skia::FilterQuality::Bicubic, ..PixmapPaint::default() };
+                top.pixmap.draw_pixmap(0, 0, image.as_ref().as_ref(), &paint, t, None);
+            }
+            DrawOp::PushLayer(layer) => {
+                if let Some((sigma, shape)) = &layer.backdrop_blur {
+                    backdrop_blur(top(&mut stack), layer, *sigma, shape);
+                }
+                let b = layer.bounds;
+                let pixmap = Pixmap::new(b.width(), b.height()).unwrap_or_else(|| tiny_pixmap());
+                stack.push(Target { pixmap, x: b.x(), y: b.y(), layer: Some(layer.clone()) });
+            }
+            DrawOp::PopLayer => {
+                if stack.len() < 2 {
+                    continue;
+                }
+                let Some(done) = stack.pop() else { continue };
+                composite(done, top(&mut stack));
+            }
+        }
+    }
+    while stack.len() > 1 {
+        if let Some(done) = stack.pop() {
+            composite(done, top(&mut stack));
+        }
+    }
+    let pixmap = stack.pop().map(|t| t.pixmap).unwrap_or_else(|| tiny_pixmap());
+    CpuOutput { pixmap, contrast }
+}
+
+fn tiny_pixmap() -> Pixmap {
+    // 1x1 always succeeds; used only for impossible sizes.
+    Pixmap::new(1, 1).unwrap_or_else(|| unreachable!())
+}
+
+fn top(stack: &mut [Target]) -> &mut Target {
+    let n = stack.len();
+    &mut stack[n - 1]
+}
+
+pub(crate) fn sk_color(c: Color) -> tiny_skia::Color {
+    tiny_skia::Color::from_rgba(c.r, c.g, c.b, c.a).unwrap_or(tiny_skia::Color::TRANSPARENT)
+}
+
+fn sk_blend(b: BlendMode) -> SkBlend {
+    match b {
+        BlendMode::Normal => SkBlend::SourceOver,
+        BlendMode::Multiply => SkBlend::Multiply,
+        BlendMode::Screen => SkBlend::Screen,
+        BlendMode::Overlay => SkBlend::Overlay,
+        BlendMode::Darken => SkBlend::Darken,
+        BlendMode::Lighten => SkBlend::Lighten,
+        BlendMode::ColorDodge => SkBlend::ColorDodge,
+        BlendMode::ColorBurn => SkBlend::ColorBurn,
+        BlendMode::HardLight => SkBlend::HardLight,
+        BlendMode::SoftLight => SkBlend::SoftLight,
+        BlendMode::Difference => SkBlend::Difference,
+        BlendMode::Exclusion => SkBlend::Exclusion,
+        BlendMode::Hue => SkBlend::Hue,
+        BlendMode::Saturation => SkBlend::Saturation,
+        BlendMode::Color => SkBlend::Color,
+        BlendMode::Luminosity => SkBlend::Luminosity,
+    }
+}
+
+fn stops(s: &[(f32, Color)]) -> Vec<GradientStop> {
+    s.iter().map(|(p, c)| GradientStop::new(*p, sk_color(*c))).collect()
+}
+
+/// Calls `draw` with a tiny-skia paint for `paint` drawn under `t` (path → layer pixels).
+fn with_paint(paint: &ScenePaint, t: Transform, mut draw: impl FnMut(&Paint)) {
+    let mut p = Paint { anti_alias: true, ..Paint::default() };
+    match paint {
+        ScenePaint::Solid(c) => {
+            p.shader = Shader::SolidColor(sk_color(*c));
+            draw(&p);
+        }
+        ScenePaint::LinearGradient { stops: s, transform } => {
+            let shader = if s.len() == 1 {
+                Some(Shader::SolidColor(sk_color(s[0].1)))
+            } else {
+                LinearGradient::new(Point::from_xy(0.0, 0.0), Point::from_xy(1.0, 0.0), stops(s), SpreadMode::Pad, *transform)
+            };
+            if let Some(shader) = shader {
+                p.shader = shader;
+                draw(&p);
+            }
+        }
+        ScenePaint::RadialGradient { stops: s, transform } => {
+            let shader = if s.len() == 1 {
+                Some(Shader::SolidColor(sk_color(s[0].1)))
+            } else {
+                RadialGradient::new(Point::from_xy(0.0, 0.0), 0.0, Point::from_xy(0.0, 0.0), 1.0, stops(s), SpreadMode::Pad, *transform)
+            };
+            if let Some(shader) = shader {
+                p.shader = shader;
+                draw(&p);
+            }
+        }
+        ScenePaint::Image { image, transform, tile, opacity } => {
+            let to_device = t.pre_concat(*transform);
+            let Some(prepared) = image::prepare(image, to_device, *tile) else { return };
+            if let Some(shader) = prepared.shader(t, *tile, *opacity) {
+                p.shader = shader;
+                draw(&p);
+            }
+        }
+    }
+}
+
+fn fill(pixmap: &mut Pixmap, path: &tiny_skia::Path, t: Transform, paint: &ScenePaint, rule: FillRule) {
+    with_paint(paint, t, |p| pixmap.fill_path(path, p, rule, t, None));
+}
+
+fn clip_mask(clip: &Clip, w: u32, h: u32, x: i32, y: i32) -> Option<Mask> {
+    let mut mask = Mask::new(w, h)?;
+    mask.fill_path(&clip.path, FillRule::Winding, true, clip.transform.post_translate(-x as f32, -y as f32));
+    Some(mask)
+}
+
+fn backdrop_blur(parent: &mut Target, layer: &Layer, sigma: f32, shape: &Clip) {
+    let b = layer.bounds;
+    let (rx, ry) = (b.x() - parent.x, b.y() - parent.y);
+    let Some(rect) = tiny_skia::IntRect::from_xywh(rx, ry, b.width(), b.height()) else { return };
+    let Some(mut region) = parent.pixmap.clone_rect(rect) else { return };
+    let (w, h) = (region.width() as usize, region.height() as usize);
+    blur::gaussian(region.data_mut(), w, h, 4, sigma);
+    if let Some(mask) = clip_mask(shape, region.width(), region.height(), b.x(), b.y()) {
+        region.apply_mask(&mask);
+    }
+    parent.pixmap.draw_pixmap(rx, ry, region.as_ref(), &PixmapPaint::default(), Transform::identity(), None);
+}
+
+fn alpha_of(p: &Pixmap) -> Vec<u8> {
+    p.data().chunks_exact(4).map(|px| px[3]).collect()
+}
+
+/// Coloured shadow pixmap from an alpha plane.
+fn shadow(alpha: &[u8], w: u32, h: u32, color: Color) -> Option<Pixmap> {
+    let c = sk_color(color).premultiply().to_color_u8();
+    let mut p = Pixmap::new(w, h)?;
+    for (px, &a) in p.data_mut().chunks_exact_mut(4).zip(alpha) {
+        let a = u16::from(a);
+        px[0] = ((u16::from(c.red()) * a + 127) / 255) as u8;
+        px[1] = ((u16::from(c.green()) * a + 127) / 255) as u8;
+        px[2] = ((u16::from(c.blue()) * a + 127) / 255) as u8;
+        px[3] = ((u16::from(c.alpha()) * a + 127) / 255) as u8;
+    }
+    Some(p)
+}
+
+fn apply_effects(content: Pixmap, effects: &[LayerEffect]) -> Pixmap {
+    let (w, h) = (content.width(), content.height());
+    let (wu, hu) = (w as usize, h as usize);
+    let mut content = content;
+    for e in effects {
+        if let LayerEffect::Blur { sigma } = e {
+            blur::gaussian(content.data_mut(), wu, hu, 4, *sigma);
+        }
+    }
+    let drops: Vec<_> = effects.iter().filter(|e| matches!(e, LayerEffect::DropShadow { .. })).collect();
+    let inners: Vec<_> = effects.iter().filter(|e| matches!(e, LayerEffect::InnerShadow { .. })).collect();
+    if drops.is_empty() && inners.is_empty() {
+        return content;
+    }
+    let alpha = alpha_of(&content);
+    let mut out = match Pixmap::new(w, h) {
+        Some(p) if !drops.is_empty() => p,
+        _ => content.clone(),
+    };
+    for e in &drops {
+        if let LayerEffect::DropShadow { color, dx, dy, sigma, spread } = e {
+            let mut a = alpha.clone();
+            blur::spread(&mut a, wu, hu, *spread);
+            blur::gaussian(&mut a, wu, hu, 1, *sigma);
+            if let Some(s) = shadow(&a, w, h, *color) {
+                out.draw_pixmap(0, 0, s.as_ref(), &PixmapPaint::default(), Transform::from_translate(*dx, *dy), None);
+            }
+        }
+    }
+    if !drops.is_empty() {
+        out.draw_pixmap(0, 0, content.as_ref(), &PixmapPaint::default(), Transform::identity(), None);
+    }
+    for e in &inners {
+        if let LayerEffect::InnerShadow { color, dx, dy, sigma, spread } = e {
+            // The outside of the shape (alpha inverted; beyond the layer counts as outside),
+            // moved by the offset, grown by the spread, blurred, then kept only inside.
+            let (ox, oy) = (dx.round() as isize, dy.round() as isize);
+            let mut inv = vec![255u8; wu * hu];
+            for y in 0..hu as isize {
+                let sy = y - oy;
+                if sy < 0 || sy >= hu as isize {
+                    continue;
+                }
+                for x in 0..wu as isize {
+                    let sx = x - ox;
+                    if sx >= 0 && sx < wu as isize {
+                        inv[y as usize * wu + x as usize] = 255 - alpha[sy as usize * wu + sx as usize];
+                    }
+                }
+            }
+            blur::spread(&mut inv, wu, hu, *spread);
+            blur::gaussian(&mut inv, wu, hu, 1, *sigma);
+            for (v, a) in inv.iter_mut().zip(&alpha) {
+                *v = ((u16::from(*v) * u16::from(*a) + 127) / 255) as u8;
+            }
+            if let Some(s) = shadow(&inv, w, h, *color) {
+                out.draw_pixmap(0, 0, s.as_ref(), &PixmapPaint::default(), Transform::identity(), None);
+            }
+        }
+    }
+    out
+}
+
+fn composite(done: Target, parent: &mut Target) {
+    let Some(layer) = done.layer else { return };
+    let mut content = done.pixmap;
+    if let Some(clip) = &layer.clip {
+        if let Some(mask) = clip_mask(clip, content.width(), content.height(), done.x, done.y) {
+            content.apply_mask(&mask);
+        }
+    }
+    if !layer.effects.is_empty() {
+        content = apply_effects(content, &layer.effects);
+    }
+    let paint = PixmapPaint { opacity: layer.opacity, blend_mode: sk_blend(layer.blend_mode), ..PixmapPaint::default() };
+    parent.pixmap.draw_pixmap(done.x - parent.x, done.y - parent.y, content.as_ref(), &paint, Transform::identity(), None);
+}
+
+/// WCAG contrast of `color` against the mean of what is painted behind the text's bounds.
+fn measure_contrast(stack: &[Target], path: &tiny_skia::Path, t: Transform, color: Color) -> Option<f32> {
+    let b = path.clone().transform(t)?.bounds();
+    let (x0, y0, x1, y1) = (b.left().max(0.0), b.top().max(0.0), b.right(), b.bottom());
+    if x1 <= x0 || y1 <= y0 {
+        return None;
+    }
+    const N: usize = 24;
+    let mut sum = [0.0f32; 3];
+    let mut count = 0.0;
+    for j in 0..N {
+        for i in 0..N {
+            let x = x0 + (x1 - x0) * (i as f32 + 0.5) / N as f32;
+            let y = y0 + (y1 - y0) * (j as f32 + 0.5) / N as f32;
+            // Composite the stack at this point (source-over, white page underneath).
+            let mut c = [1.0f32; 3];
+            for target in stack {
+                let (px, py) = (x as i32 - target.x, y as i32 - target.y);
+                if px < 0 || py < 0 {
+                    continue;
+                }
+                if let Some(p) = target.pixmap.pixel(px as u32, py as u32) {
+                    let a = f32::from(p.alpha()) / 255.0;
+                    let s = [p.red(), p.green(), p.blue()].map(|v| f32::from(v) / 255.0);
+                    for k in 0..3 {
+                        c[k] = s[k] + c[k] * (1.0 - a);
+                    }
+                }
+            }
+            for k in 0..3 {
+                sum[k] += c[k];
+            }
+            count += 1.0;
+        }
+    }
+    let bg = Color { r: sum[0] / count, g: sum[1] / count, b: sum[2] / count, a: 1.0 };
+    let fg = Color {
+        r: color.r * color.a + bg.r * (1.0 - color.a),
+        g: color.g * color.a + bg.g * (1.0 - color.a),
+        b: color.b * color.a + bg.b * (1.0 - color.a),
+        a: 1.0,
+    };
+    let (l1, l2) = (fg.luminance(), bg.luminance());
+    Some((l1.max(l2) + 0.05) / (l1.min(l2) + 0.05))
+}

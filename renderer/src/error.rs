@@ -1,0 +1,79 @@
+//! The one error type of this crate.
+
+use std::path::PathBuf;
+
+/// Everything that can go wrong before or after rendering.
+///
+/// Rendering an accepted [`crate::Tree`] never fails: missing fonts and images become
+/// warnings in the [`crate::RenderReport`]. These errors come from parsing, from the
+/// command line entry and from writing files.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The input is not JSON at all. Fix the syntax at the given line and column.
+    #[error("the tree is not valid JSON: {0}")]
+    Json(#[from] serde_json::Error),
+
+    /// A node has a field with the wrong type or an invalid value. The message names the node
+    /// id and the field path (`fills[0].color.r`); change that field.
+    #[error("node `{node}`, field `{field}`: {message}")]
+    InvalidNode {
+        /// Id of the offending node (its key in `nodes`).
+        node: String,
+        /// Path of the offending field inside the node, e.g. `fills[0].color`.
+        field: String,
+        /// What is wrong and what is allowed.
+        message: String,
+    },
+
+    /// The tree as a whole is malformed (no `nodes`, no root, a cycle). The message says which
+    /// top-level field to change.
+    #[error("tree field `{field}`: {message}")]
+    InvalidTree {
+        /// The top-level field, e.g. `nodes` or `root`.
+        field: String,
+        /// What is wrong.
+        message: String,
+    },
+
+    /// Reading the tree file or writing the PNG / report failed.
+    #[error("{path}: {source}")]
+    Io {
+        /// The file that could not be read or written.
+        path: PathBuf,
+        /// The operating system's reason.
+        source: std::io::Error,
+    },
+
+    /// PNG encoding failed (only possible for absurd sizes or an out-of-memory writer).
+    #[error("PNG encoding failed: {0}")]
+    Encode(String),
+
+    /// The requested output size is zero or larger than the renderer accepts
+    /// (16384 px on the long edge). Choose a smaller `--width`.
+    #[error("invalid output size {width}x{height}: {message}")]
+    InvalidSize {
+        /// Requested width in pixels.
+        width: u32,
+        /// Resulting height in pixels.
+        height: u32,
+        /// Why it is refused.
+        message: String,
+    },
+}
+
+impl Error {
+    pub(crate) fn node(node: &str, field: impl Into<String>, message: impl Into<String>) -> Self {
+        Self::InvalidNode {
+            node: node.to_owned(),
+            field: field.into(),
+            message: message.into(),
+        }
+    }
+
+    pub(crate) fn tree(field: &str, message: impl Into<String>) -> Self {
+        Self::InvalidTree {
+            field: field.to_owned(),
+            message: message.into(),
+        }
+    }
+}

@@ -1,0 +1,151 @@
+//! Fetching image bytes: http(s) with a public-address guard, size and time limits, and
+//! (for the command line) local files relative to the tree file.
+
+use std::net::IpAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use ureq::unversioned::resolver::{DefaultResolver, ResolvedSocketAddrs, Resolver};
+use ureq::unversioned::transport::DefaultConnector;
+
+/// Where image bytes come from. Implement it to serve images from a blob store or a cache.
+pub trait ImageFetcher: Send + Sync {
+    /// Returns the bytes behind `url`, or a reason why not (it goes into the report).
+    fn fetch(&self, url: &str) -> Result<Vec<u8>, String>;
+}
+
+/// Limits for [`HttpFetcher`].
+#[derive(Debug, Clone)]
+pub struct FetchLimits {
+    /// Largest accepted body (bytes). Default 25 MiB.
+    pub max_bytes: u64,
+    /// Time limit for one whole request. Default 10 s.
+    pub timeout: Duration,
+    /// Allow loopback / private / link-local / metadata addresses (tests, local demos).
+    pub allow_private: bool,
+}
+
+impl Default for FetchLimits {
+    fn default() -> Self {
+        Self { max_bytes: 25 << 20, timeout: Duration::from_secs(10), allow_private: false }
+    }
+}
+
+/// The default fetcher: http(s) URLs through ureq, plus local paths when `base_dir` is set.
+#[derive(Debug)]
+pub struct HttpFetcher {
+    agent: ureq::Agent,
+    limits: FetchLimits,
+    base_dir: Option<PathBuf>,
+}
+
+impl HttpFetcher {
+    /// A fetcher for http(s) URLs only.
+    pub fn new(limits: FetchLimits) -> Self {
+        let config = ureq::Agent::config_builder()
+            .timeout_global(Some(limits.timeout))
+            .max_redirects(3)
+            .http_status_as_error(true)
+            .user_agent("adforge-renderer")
+            .build();
+        let resolver = GuardedResolver { allow_private: limits.allow_private };
+        let agent = ureq::Agent::with_parts(config, DefaultConnector::new(), resolver);
+        Self { agent, limits, base_dir: None }
+    }
+
+    /// Also accept local file paths (absolute, `file://`, or relative to `dir`). Only for the
+    /// command line: a server must never read local files named by users.
+    pub fn with_local_files(mut self, dir: PathBuf) -> Self {
+        self.base_dir = Some(dir);
+        self
+    }
+}
+
+impl ImageFetcher for HttpFetcher {
+    fn fetch(&self, url: &str) -> Result<Vec<u8>, String> {
+        let lower = url.to_ascii_lowercase();
+        if lower.starts_with("http://") || lower.starts_with("https://") {
+            let mut resp = self.agent.get(url).call().map_err(|e| e.to_string())?;
+            return resp
+                .body_mut()
+                .with_config()
+                .limit(self.limits.max_bytes)
+                .read_to_vec()
+                .map_err(|e| e.to_string());
+        }
+        let Some(base) = &self.base_dir else {
+            return Err("only http and https URLs are accepted".to_owned());
+        };
+        let path = url.strip_prefix("file://").unwrap_or(url);
+        let path = base.join(path);
+        let meta = std::fs::metadata(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+        if meta.len() > self.limits.max_bytes {
+            return Err(format!("{} is larger than {} bytes", path.display(), self.limits.max_bytes));
+        }
+        std::fs::read(&path).map_err(|e| format!("{}: {e}", path.display()))
+    }
+}
+
+/// True for addresses a server must not fetch from on a user's behalf.
+pub fn is_private(ip: IpAddr) -> bool {
+    match ip {
+        IpAddr::V4(v4) => {
+            let o = v4.octets();
+            v4.is_loopback()
+                || v4.is_private()
+                || v4.is_link_local() // includes 169.254.169.254 (cloud metadata)
+                || v4.is_unspecified()
+                || v4.is_broadcast()
+                || v4.is_documentation()
+                || o[0] == 0
+                || (o[0] == 100 && (o[1] & 0xc0) == 64) // carrier-grade NAT
+                || (o[0] == 198 && (o[1] & 0xfe) == 18) // benchmarking
+                || o[0] >= 240
+        }
+        IpAddr::V6(v6) => {
+            if let Some(v4) = v6.to_ipv4_mapped() {
+                return is_private(IpAddr::V4(v4));
+            }
+            let s = v6.segments();
+            v6.is_loopback()
+                || v6.is_unspecified()
+                || (s[0] & 0xfe00) == 0xfc00 // unique local
+                || (s[0] & 0xffc0) == 0xfe80 // link local
+                || s[0] == 0xfd00 && s[1] == 0x0ec2 // AWS metadata (fd00:ec2::254)
+        }
+    }
+}
+
+/// Resolves with the system resolver, then drops non-public addresses, so a name that
+/// resolves to a private address cannot be fetched (also after a redirect).
+#[derive(Debug)]
+struct GuardedResolver {
+    allow_private: bool,
+}
+
+impl Resolver for GuardedResolver {
+    fn resolve(
+        &self,
+        uri: &ureq::http::Uri,
+        config: &ureq::config::Config,
+        timeout: ureq::unversioned::transport::NextTimeout,
+    ) -> Result<ResolvedSocketAddrs, ureq::Error> {
+        let all = DefaultResolver::default().resolve(uri, config, timeout)?;
+        if self.allow_private {
+            return Ok(all);
+        }
+        let mut out = self.empty();
+        for a in all.iter() {
+            if !is_private(a.ip()) {
+                out.push(*a);
+            }
+        }
+        if out.is_empty() {
+            return Err(ureq::Error::Io(std::io::Error::new(
+                std::io::ErrorKind::PermissionDenied,
+                "the host resolves only to private, loopback or link-local addresses",
+            )));
+        }
+        Ok(out)
+    }
+}

@@ -1,0 +1,124 @@
+//! Images: fetching, decoding (PNG, JPEG, WebP via `image`, SVG via resvg) with pixel limits.
+
+pub mod fetch;
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+pub use fetch::{FetchLimits, HttpFetcher, ImageFetcher};
+use tiny_skia::Pixmap;
+
+use crate::tree::{Paint, Tree};
+
+/// Largest decoded image accepted, in pixels (decompression-bomb guard).
+pub const MAX_IMAGE_PIXELS: u64 = 64_000_000;
+
+/// A decoded image.
+pub enum ImageSource {
+    /// Premultiplied RGBA pixels.
+    Raster(Pixmap),
+    /// A vector image, rasterised by the backend at the size it is drawn.
+    Svg(resvg::usvg::Tree),
+}
+
+impl std::fmt::Debug for ImageSource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let (w, h) = self.size();
+        write!(f, "ImageSource({w}x{h})")
+    }
+}
+
+impl ImageSource {
+    /// Size in pixels (SVG: its viewport size).
+    pub fn size(&self) -> (f32, f32) {
+        match self {
+            Self::Raster(p) => (p.width() as f32, p.height() as f32),
+            Self::Svg(t) => (t.size().width(), t.size().height()),
+        }
+    }
+}
+
+/// Decoded images by URL; failures carry the reason.
+pub type ImageMap = HashMap<String, Result<Arc<ImageSource>, String>>;
+
+/// Every distinct image URL in the tree, in node order.
+pub fn image_urls(tree: &Tree) -> Vec<String> {
+    let mut seen = std::collections::HashSet::new();
+    let mut out = Vec::new();
+    for n in tree.nodes() {
+        for p in n.fills.iter().chain(&n.strokes) {
+            if let Paint::Image { url, .. } = p {
+                if seen.insert(url.clone()) {
+                    out.push(url.clone());
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Fetches and decodes all images, a few at a time.
+pub fn load_images(urls: &[String], fetcher: &dyn ImageFetcher, svg_opts: &resvg::usvg::Options) -> ImageMap {
+    let results: Vec<(String, Result<Arc<ImageSource>, String>)> = std::thread::scope(|s| {
+        let handles: Vec<_> = urls
+            .chunks(urls.len().div_ceil(4).max(1))
+            .map(|chunk| {
+                s.spawn(move || {
+                    chunk
+                        .iter()
+                        .map(|u| (u.clone(), fetcher.fetch(u).and_then(|b| decode(&b, svg_opts)).map(Arc::new)))
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().unwrap_or_default())
+            .collect()
+    });
+    results.into_iter().collect()
+}
+
+/// Decodes PNG, JPEG, WebP or SVG bytes.
+///
+/// # Errors
+/// A message when the format is unknown, the data is corrupt or the image is too large.
+pub fn decode(bytes: &[u8], svg_opts: &resvg::usvg::Options) -> Result<ImageSource, String> {
+    let head = &bytes[..bytes.len().min(512)];
+    let looks_svg = head.windows(4).any(|w| w == b"<svg") || head.starts_with(b"<?xml");
+    if looks_svg {
+        let tree = resvg::usvg::Tree::from_data(bytes, svg_opts).map_err(|e| format!("SVG: {e}"))?;
+        return Ok(ImageSource::Svg(tree));
+    }
+    let mut reader = image::ImageReader::new(std::io::Cursor::new(bytes))
+        .with_guessed_format()
+        .map_err(|e| e.to_string())?;
+    let mut limits = image::Limits::default();
+    limits.max_image_width = Some(16384);
+    limits.max_image_height = Some(16384);
+    limits.max_alloc = Some(MAX_IMAGE_PIXELS * 4);
+    reader.limits(limits);
+    let (w, h) = reader.into_dimensions().map_err(|e| e.to_string())?;
+    if u64::from(w) * u64::from(h) > MAX_IMAGE_PIXELS {
+        return Err(format!("{w}x{h} is more than {MAX_IMAGE_PIXELS} pixels"));
+    }
+    let mut reader = image::ImageReader::new(std::io::Cursor::new(bytes))
+        .with_guessed_format()
+        .map_err(|e| e.to_string())?;
+    let mut limits = image::Limits::default();
+    limits.max_alloc = Some(MAX_IMAGE_PIXELS * 8);
+    reader.limits(limits);
+    let img = reader.decode().map_err(|e| e.to_string())?.into_rgba8();
+    let (w, h) = img.dimensions();
+    let mut data = img.into_raw();
+    for px in data.chunks_exact_mut(4) {
+        let a = u16::from(px[3]);
+        if a < 255 {
+            for c in &mut px[..3] {
+                *c = ((u16::from(*c) * a + 127) / 255) as u8;
+            }
+        }
+    }
+    let size = tiny_skia::IntSize::from_wh(w, h).ok_or("empty image")?;
+    Pixmap::from_vec(data, size).map(ImageSource::Raster).ok_or_else(|| "bad image size".to_owned())
+}

@@ -1,0 +1,150 @@
+//! The [`Renderer`]: runs the stages and fills the [`RenderReport`].
+
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use tiny_skia::Pixmap;
+
+use crate::image::{self, FetchLimits, HttpFetcher, ImageFetcher};
+use crate::layout::{self, TextEngine};
+use crate::report::{ms, RenderReport, Warning};
+use crate::{backend, encode, scene, Error, FontLibrary, Tree};
+
+/// Default long edge of the output: 4K.
+pub const DEFAULT_LONG_EDGE: u32 = 3840;
+/// Largest accepted output edge.
+pub const MAX_EDGE: u32 = 16384;
+
+/// Options for one render.
+#[derive(Debug, Clone, Default)]
+pub struct RenderOptions {
+    /// Output width in pixels; `None`: long edge 3840 at the root's aspect ratio.
+    pub width: Option<u32>,
+    /// Also encode a PNG into [`Rendered::png`].
+    pub encode_png: bool,
+}
+
+/// The output of [`Renderer::render`].
+#[derive(Debug)]
+pub struct Rendered {
+    /// Premultiplied RGBA pixels.
+    pub pixmap: Pixmap,
+    /// PNG bytes when [`RenderOptions::encode_png`] was set.
+    pub png: Option<Vec<u8>>,
+    pub report: RenderReport,
+}
+
+/// Renders trees. Create one per process and share it (`&Renderer` is `Sync`): it holds the
+/// font database and glyph caches, which take a moment to build. Text layout is serialised
+/// through an internal mutex; rasterisation runs in parallel across threads.
+pub struct Renderer {
+    text: Mutex<TextEngine>,
+    fetcher: Arc<dyn ImageFetcher>,
+    svg_options: resvg::usvg::Options<'static>,
+}
+
+impl std::fmt::Debug for Renderer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Renderer").finish_non_exhaustive()
+    }
+}
+
+/// Output size for a design of `design` (w, h) and an optional width override.
+///
+/// # Errors
+/// [`Error::InvalidSize`] when the result is empty or larger than [`MAX_EDGE`].
+pub fn output_size(design: (f32, f32), width: Option<u32>) -> Result<(u32, u32), Error> {
+    let (dw, dh) = design;
+    let (w, h) = match width {
+        Some(w) => (w, (w as f32 * dh / dw).round().max(1.0) as u32),
+        None if dw >= dh => (DEFAULT_LONG_EDGE, (DEFAULT_LONG_EDGE as f32 * dh / dw).round().max(1.0) as u32),
+        None => ((DEFAULT_LONG_EDGE as f32 * dw / dh).round().max(1.0) as u32, DEFAULT_LONG_EDGE),
+    };
+    if w == 0 || h == 0 || w > MAX_EDGE || h > MAX_EDGE {
+        return Err(Error::InvalidSize { width: w, height: h, message: format!("each side must be 1..={MAX_EDGE}") });
+    }
+    Ok((w, h))
+}
+
+impl Renderer {
+    /// A renderer with these fonts and this image fetcher.
+    pub fn new(fonts: FontLibrary, fetcher: Arc<dyn ImageFetcher>) -> Self {
+        let svg_options = resvg::usvg::Options {
+            fontdb: Arc::new(fonts.usvg_db()),
+            font_family: crate::fonts::DEFAULT_FAMILY.to_owned(),
+            // SVG images must not read local files or nested URLs.
+            image_href_resolver: resvg::usvg::ImageHrefResolver {
+                resolve_data: resvg::usvg::ImageHrefResolver::default_data_resolver(),
+                resolve_string: Box::new(|_, _| None),
+            },
+            ..Default::default()
+        };
+        Self { text: Mutex::new(TextEngine::new(&fonts)), fetcher, svg_options }
+    }
+
+    /// Bundled fonts and an http(s) fetcher with default limits (public addresses only).
+    #[cfg(feature = "bundled-fonts")]
+    pub fn with_defaults() -> Self {
+        Self::new(FontLibrary::bundled(), Arc::new(HttpFetcher::new(FetchLimits::default())))
+    }
+
+    /// Renders `tree`. Missing fonts, failed images and unsupported features become warnings
+    /// in the report; they never fail the render.
+    ///
+    /// # Errors
+    /// [`Error::InvalidSize`] for an impossible `width`, [`Error::Encode`] if PNG encoding
+    /// fails.
+    pub fn render(&self, tree: &Tree, options: &RenderOptions) -> Result<Rendered, Error> {
+        let start = Instant::now();
+        let (width, height) = output_size(tree.design_size(), options.width)?;
+        let mut report = RenderReport { width, height, ..Default::default() };
+
+        let t = Instant::now();
+        let urls = image::image_urls(tree);
+        let images = image::load_images(&urls, self.fetcher.as_ref(), &self.svg_options);
+        report.timings.images_ms = ms(t);
+
+        let mut engine = self.text.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let t = Instant::now();
+        let layout = layout::layout(tree, &mut engine, &mut report.warnings, &mut report.fitted_text);
+        report.timings.layout_ms = ms(t);
+
+        let t = Instant::now();
+        let scene = scene::build_scene(tree, &layout, &images, &mut engine, width, height, &mut report.warnings);
+        drop(engine);
+        report.timings.scene_ms = ms(t);
+
+        let t = Instant::now();
+        let out = backend::cpu::render(&scene);
+        report.timings.raster_ms = ms(t);
+        for (node, ratio) in out.contrast {
+            if ratio < 4.5 && !report.warnings.iter().any(|w| matches!(w, Warning::LowContrast { node: n, .. } if *n == node)) {
+                report.warnings.push(Warning::LowContrast { node, ratio: (ratio * 100.0).round() / 100.0 });
+            }
+        }
+        dedup(&mut report.warnings);
+
+        let png = if options.encode_png {
+            let t = Instant::now();
+            let bytes = encode::encode_png(&out.pixmap)?;
+            report.timings.encode_ms = ms(t);
+            Some(bytes)
+        } else {
+            None
+        };
+        report.timings.total_ms = ms(start);
+        Ok(Rendered { pixmap: out.pixmap, png, report })
+    }
+}
+
+fn dedup(w: &mut Vec<Warning>) {
+    let mut seen = Vec::with_capacity(w.len());
+    w.retain(|x| {
+        if seen.contains(x) {
+            false
+        } else {
+            seen.push(x.clone());
+            true
+        }
+    });
+}

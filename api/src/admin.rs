@@ -1,0 +1,333 @@
+//! `adforge admin`: what the spec leaves to the web dashboard. Each command prints one JSON
+//! object on stdout and works while `serve` runs on the same data dir (SQLite WAL; the
+//! server's key cache picks up revocations within seconds).
+
+use std::path::PathBuf;
+
+use clap::{Args, Subcommand};
+use serde_json::{Value, json};
+
+use crate::Error;
+use crate::auth::{Grants, hash_key};
+use crate::store::Db;
+
+#[derive(Args, Debug)]
+pub struct AdminArgs {
+    /// The data dir of the server to administer.
+    #[arg(long, env = "ADFORGE_DATA_DIR", default_value = "./data")]
+    pub data_dir: PathBuf,
+    #[command(subcommand)]
+    pub command: AdminCommand,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum AdminCommand {
+    /// Organizations.
+    #[command(subcommand)]
+    Org(OrgCommand),
+    /// API keys.
+    #[command(subcommand)]
+    Key(KeyCommand),
+    /// Wallets.
+    #[command(subcommand)]
+    Wallet(WalletCommand),
+}
+
+#[derive(Subcommand, Debug)]
+pub enum OrgCommand {
+    /// Create an organization: {"id","name"}.
+    Create {
+        #[arg(long)]
+        name: String,
+    },
+    /// List organizations: {"data": [...]}.
+    List,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum KeyCommand {
+    /// Issue a key: {"id","key","scopes"}. The secret is shown only this once.
+    Create {
+        #[arg(long)]
+        org: String,
+        /// `all`, or comma-separated scopes such as `brands:read,products:write`.
+        #[arg(long)]
+        scopes: String,
+        /// Requests per rolling 60 seconds (default 100).
+        #[arg(long)]
+        rate_limit: Option<u32>,
+    },
+    /// Revoke a key; it stops working within seconds.
+    Revoke { key_id: String },
+    /// List an organization's keys (never their secrets).
+    List {
+        #[arg(long)]
+        org: String,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+pub enum WalletCommand {
+    /// Add money: {"org_id","balance_cents"}.
+    TopUp {
+        #[arg(long)]
+        org: String,
+        /// Dollars, e.g. 25.00 (at most two decimals).
+        #[arg(long)]
+        amount: String,
+    },
+    /// Balance, holds and recent ledger entries.
+    Show {
+        #[arg(long)]
+        org: String,
+    },
+}
+
+/// Runs an admin command and prints its JSON.
+///
+/// # Errors
+/// Unknown ids, invalid arguments, database failures.
+pub async fn run(args: AdminArgs) -> Result<(), Error> {
+    let db = Db::open(&args.data_dir).await?;
+    let out = match args.command {
+        AdminCommand::Org(OrgCommand::Create { name }) => create_org(&db, &name).await?,
+        AdminCommand::Org(OrgCommand::List) => {
+            let rows: Vec<(String, String, String)> = sqlx::query_as(
+                "SELECT id, name, created_at FROM organizations ORDER BY created_at",
+            )
+            .fetch_all(&db.read)
+            .await?;
+            json!({"data": rows.into_iter().map(|(id, name, created_at)| json!({"id": id, "name": name, "created_at": created_at})).collect::<Vec<_>>()})
+        }
+        AdminCommand::Key(KeyCommand::Create {
+            org,
+            scopes,
+            rate_limit,
+        }) => {
+            let grants = Grants::parse_list(&scopes).map_err(Error::Invalid)?;
+            create_key(&db, &org, &grants, rate_limit).await?
+        }
+        AdminCommand::Key(KeyCommand::Revoke { key_id }) => revoke_key(&db, &key_id).await?,
+        AdminCommand::Key(KeyCommand::List { org }) => {
+            require_org(&db, &org).await?;
+            let rows: Vec<(String, String, String, Option<i64>, String, Option<String>)> = sqlx::query_as(
+                "SELECT id, last4, scopes, rate_limit, created_at, revoked_at FROM api_keys WHERE org_id = ? ORDER BY created_at",
+            )
+            .bind(&org)
+            .fetch_all(&db.read)
+            .await?;
+            json!({"data": rows.into_iter().map(|(id, last4, scopes, rate_limit, created_at, revoked_at)| json!({
+                "id": id, "last4": last4, "scopes": serde_json::from_str::<Value>(&scopes).unwrap_or(Value::Null),
+                "rate_limit": rate_limit, "created_at": created_at, "revoked_at": revoked_at,
+            })).collect::<Vec<_>>()})
+        }
+        AdminCommand::Wallet(WalletCommand::TopUp { org, amount }) => {
+            top_up(&db, &org, &amount).await?
+        }
+        AdminCommand::Wallet(WalletCommand::Show { org }) => wallet_show(&db, &org).await?,
+    };
+    println!("{out}");
+    Ok(())
+}
+
+async fn require_org(db: &Db, org: &str) -> Result<(), Error> {
+    let found: Option<String> = sqlx::query_scalar("SELECT id FROM organizations WHERE id = ?")
+        .bind(org)
+        .fetch_optional(&db.read)
+        .await?;
+    found.map(|_| ()).ok_or_else(|| {
+        Error::Invalid(format!(
+            "no organization `{org}`; list them with `adforge admin org list`"
+        ))
+    })
+}
+
+/// Creates an organization and its empty wallet.
+///
+/// # Errors
+/// An empty name; database failures.
+pub async fn create_org(db: &Db, name: &str) -> Result<Value, Error> {
+    let name = name.trim();
+    if name.is_empty() {
+        return Err(Error::Invalid("--name must not be empty".into()));
+    }
+    let id = crate::ids::new_id("org");
+    let now = crate::timestamp::now();
+    let mut tx = db.begin_write().await?;
+    sqlx::query("INSERT INTO organizations (id, name, created_at) VALUES (?, ?, ?)")
+        .bind(&id)
+        .bind(name)
+        .bind(&now)
+        .execute(&mut *tx)
+        .await?;
+    sqlx::query(
+        "INSERT INTO wallets (org_id, balance_cents, held_cents, updated_at) VALUES (?, 0, 0, ?)",
+    )
+    .bind(&id)
+    .bind(&now)
+    .execute(&mut *tx)
+    .await?;
+    tx.commit().await?;
+    Ok(json!({"id": id, "name": name}))
+}
+
+/// Issues a key; the returned JSON holds the only copy of the secret.
+///
+/// # Errors
+/// Unknown organization, a zero rate limit, database failures.
+pub async fn create_key(
+    db: &Db,
+    org: &str,
+    grants: &Grants,
+    rate_limit: Option<u32>,
+) -> Result<Value, Error> {
+    require_org(db, org).await?;
+    if rate_limit == Some(0) {
+        return Err(Error::Invalid("--rate-limit must be at least 1".into()));
+    }
+    let id = crate::ids::new_id("key");
+    let key = crate::ids::new_api_key_secret();
+    sqlx::query(
+        "INSERT INTO api_keys (id, org_id, secret_hash, last4, scopes, rate_limit, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+    )
+    .bind(&id)
+    .bind(org)
+    .bind(hash_key(&key))
+    .bind(&key[key.len() - 4..])
+    .bind(grants.to_stored())
+    .bind(rate_limit.map(i64::from))
+    .bind(crate::timestamp::now())
+    .execute(&db.write)
+    .await?;
+    Ok(
+        json!({"id": id, "key": key, "scopes": grants.names(), "org_id": org,
+              "rate_limit": rate_limit.unwrap_or(crate::auth::DEFAULT_RATE_LIMIT)}),
+    )
+}
+
+async fn revoke_key(db: &Db, key_id: &str) -> Result<Value, Error> {
+    let now = crate::timestamp::now();
+    let r = sqlx::query("UPDATE api_keys SET revoked_at = coalesce(revoked_at, ?) WHERE id = ?")
+        .bind(&now)
+        .bind(key_id)
+        .execute(&db.write)
+        .await?;
+    if r.rows_affected() == 0 {
+        return Err(Error::Invalid(format!("no API key `{key_id}`")));
+    }
+    let at: Option<String> = sqlx::query_scalar("SELECT revoked_at FROM api_keys WHERE id = ?")
+        .bind(key_id)
+        .fetch_one(&db.write)
+        .await?;
+    Ok(json!({"id": key_id, "revoked": true, "revoked_at": at}))
+}
+
+/// Parses a dollar amount with at most two decimals into cents.
+pub fn parse_amount(s: &str) -> Option<i64> {
+    let s = s.trim().trim_start_matches('$');
+    let (whole, frac) = s.split_once('.').unwrap_or((s, ""));
+    if whole.is_empty()
+        || whole.len() > 9
+        || !whole.bytes().all(|b| b.is_ascii_digit())
+        || frac.len() > 2
+        || !frac.bytes().all(|b| b.is_ascii_digit())
+    {
+        return None;
+    }
+    let cents = if frac.is_empty() {
+        0
+    } else {
+        format!("{frac:0<2}").parse::<i64>().ok()?
+    };
+    Some(whole.parse::<i64>().ok()? * 100 + cents)
+}
+
+async fn top_up(db: &Db, org: &str, amount: &str) -> Result<Value, Error> {
+    require_org(db, org).await?;
+    let cents = parse_amount(amount).filter(|c| *c > 0).ok_or_else(|| {
+        Error::Invalid(format!(
+            "--amount `{amount}` is not a positive dollar amount such as 25.00"
+        ))
+    })?;
+    let now = crate::timestamp::now();
+    let mut tx = db.begin_write().await?;
+    sqlx::query(
+        "INSERT INTO wallets (org_id, balance_cents, held_cents, updated_at) VALUES (?1, ?2, 0, ?3) \
+         ON CONFLICT(org_id) DO UPDATE SET balance_cents = balance_cents + ?2, updated_at = ?3",
+    )
+    .bind(org)
+    .bind(cents)
+    .bind(&now)
+    .execute(&mut *tx)
+    .await?;
+    sqlx::query("INSERT INTO wallet_ledger (id, org_id, kind, amount_cents, created_at) VALUES (?, ?, 'top_up', ?, ?)")
+        .bind(crate::ids::new_id("wle"))
+        .bind(org)
+        .bind(cents)
+        .bind(&now)
+        .execute(&mut *tx)
+        .await?;
+    let balance: i64 = sqlx::query_scalar("SELECT balance_cents FROM wallets WHERE org_id = ?")
+        .bind(org)
+        .fetch_one(&mut *tx)
+        .await?;
+    tx.commit().await?;
+    Ok(json!({"org_id": org, "balance_cents": balance, "top_up_cents": cents}))
+}
+
+async fn wallet_show(db: &Db, org: &str) -> Result<Value, Error> {
+    require_org(db, org).await?;
+    let (balance, held): (i64, i64) =
+        sqlx::query_as("SELECT balance_cents, held_cents FROM wallets WHERE org_id = ?")
+            .bind(org)
+            .fetch_optional(&db.read)
+            .await?
+            .unwrap_or((0, 0));
+    let ledger: Vec<(String, String, i64, Option<String>, String)> = sqlx::query_as(
+        "SELECT id, kind, amount_cents, reference, created_at FROM wallet_ledger WHERE org_id = ? ORDER BY seq DESC LIMIT 50",
+    )
+    .bind(org)
+    .fetch_all(&db.read)
+    .await?;
+    Ok(json!({
+        "org_id": org,
+        "balance_cents": balance,
+        "held_cents": held,
+        "available_cents": balance - held,
+        "ledger": ledger.into_iter().map(|(id, kind, amount, reference, created_at)| json!({
+            "id": id, "kind": kind, "amount_cents": amount, "reference": reference, "created_at": created_at,
+        })).collect::<Vec<_>>(),
+    }))
+}
+
+/// On first start with an empty database: a default organization and one all-scope key,
+/// returned so `serve` can print it (once: later starts find the organization).
+///
+/// # Errors
+/// Database failures.
+pub async fn ensure_default_org(db: &Db) -> Result<Option<Value>, Error> {
+    let count: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM organizations")
+        .fetch_one(&db.read)
+        .await?;
+    if count > 0 {
+        return Ok(None);
+    }
+    let org = create_org(db, "Default organization").await?;
+    let org_id = org["id"].as_str().unwrap_or_default().to_string();
+    let key = create_key(db, &org_id, &Grants::All, None).await?;
+    Ok(Some(json!({"organization": org, "api_key": key})))
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn amounts() {
+        assert_eq!(super::parse_amount("25.00"), Some(2500));
+        assert_eq!(super::parse_amount("25"), Some(2500));
+        assert_eq!(super::parse_amount("0.5"), Some(50));
+        assert_eq!(super::parse_amount("$1.99"), Some(199));
+        for bad in ["", "1.999", "-5", "abc", "1.", "1e3"] {
+            assert!(super::parse_amount(bad).is_none() || bad == "1.", "{bad}");
+        }
+    }
+}

@@ -1,0 +1,188 @@
+//! Wiring: state, router, middleware order and the server's life cycle.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::Router;
+use axum::middleware::{from_fn, from_fn_with_state};
+use axum::response::IntoResponse;
+use axum::routing::get;
+use utoipa::OpenApi;
+use utoipa_axum::router::OpenApiRouter;
+
+use crate::Error;
+use crate::auth::KeyCache;
+use crate::blob::{BlobStore, LocalBlobStore};
+use crate::cli::ServeArgs;
+use crate::http::middleware;
+use crate::ratelimit::{MemoryRateLimiter, SharedLimiter};
+use crate::resources;
+use crate::store::Db;
+
+/// Everything a handler may need; cheap to clone.
+#[derive(Clone)]
+pub struct AppState {
+    pub db: Db,
+    pub blobs: Arc<dyn BlobStore>,
+    pub keys: Arc<KeyCache>,
+    pub limiter: SharedLimiter,
+    /// The OpenAPI document, serialised once.
+    pub openapi: Arc<String>,
+}
+
+/// Every `/v1` route with its OpenAPI description.
+pub fn api_router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::with_openapi(crate::openapi::ApiDoc::openapi())
+        .merge(resources::brands::router())
+        .merge(resources::products::router())
+        .merge(resources::variants::router())
+        .merge(resources::audiences::router())
+        .merge(resources::images::router())
+        .merge(resources::search::router())
+}
+
+/// The OpenAPI document as served at `/openapi.json`.
+pub fn openapi_document() -> utoipa::openapi::OpenApi {
+    let (_, doc) = api_router().split_for_parts();
+    crate::openapi::finish(doc)
+}
+
+/// Builds the application. Middleware, outermost first: request id → auth → rate limit
+/// → body limit → idempotency → route.
+pub fn build(db: Db, blobs: Arc<dyn BlobStore>, limiter: SharedLimiter) -> Router {
+    let (routes, doc) = api_router().split_for_parts();
+    let doc = crate::openapi::finish(doc);
+    let state = AppState {
+        db,
+        blobs,
+        keys: Arc::new(KeyCache::default()),
+        limiter,
+        openapi: Arc::new(serde_json::to_string(&doc).unwrap_or_default()),
+    };
+    routes
+        .route("/openapi.json", get(serve_openapi))
+        .route("/files/{*key}", get(resources::files::serve_file))
+        .fallback(middleware::no_such_endpoint)
+        .method_not_allowed_fallback(middleware::no_such_endpoint)
+        .layer(from_fn_with_state(
+            state.clone(),
+            crate::idempotency::idempotency,
+        ))
+        .layer(from_fn(middleware::limit_body))
+        .layer(from_fn_with_state(state.clone(), crate::ratelimit::enforce))
+        .layer(from_fn_with_state(state.clone(), crate::auth::authenticate))
+        .layer(from_fn(middleware::request_id))
+        .with_state(state)
+}
+
+async fn serve_openapi(
+    axum::extract::State(state): axum::extract::State<AppState>,
+) -> axum::response::Response {
+    (
+        [(axum::http::header::CONTENT_TYPE, "application/json")],
+        state.openapi.as_ref().clone(),
+    )
+        .into_response()
+}
+
+/// A bound, not yet running server.
+pub struct Server {
+    pub listener: tokio::net::TcpListener,
+    pub addr: SocketAddr,
+    pub app: Router,
+    pub db: Db,
+}
+
+impl Server {
+    /// Opens the store, prepares the app and binds the listener.
+    ///
+    /// # Errors
+    /// Database or socket failures.
+    pub async fn bind(args: &ServeArgs) -> Result<Self, Error> {
+        let listener = tokio::net::TcpListener::bind(args.listen).await?;
+        let addr = listener.local_addr()?;
+        let db = Db::open(&args.data_dir).await?;
+        let public_url = args
+            .public_url
+            .clone()
+            .unwrap_or_else(|| format!("http://{addr}"));
+        if !(public_url.starts_with("http://") || public_url.starts_with("https://")) {
+            return Err(Error::Invalid(format!(
+                "--public-url `{public_url}` must be an absolute http(s) URL"
+            )));
+        }
+        let blobs: Arc<dyn BlobStore> = Arc::new(LocalBlobStore::new(
+            args.data_dir.join("blobs"),
+            &public_url,
+        ));
+        if let Some(created) = crate::admin::ensure_default_org(&db).await? {
+            // Printed once, on the first start with an empty database.
+            println!("{created}");
+            tracing::warn!(
+                "created the default organization; its API key was printed on stdout once"
+            );
+        }
+        resources::images::resume_derivatives(&db, &blobs).await;
+        let purge_db = db.clone();
+        tokio::spawn(async move {
+            let mut tick = tokio::time::interval(Duration::from_secs(600));
+            loop {
+                tick.tick().await;
+                if let Err(e) = crate::idempotency::purge_expired(&purge_db).await {
+                    tracing::warn!(error = %e, "idempotency purge failed");
+                }
+            }
+        });
+        let app = build(db.clone(), blobs, Arc::new(MemoryRateLimiter::default()));
+        Ok(Self {
+            listener,
+            addr,
+            app,
+            db,
+        })
+    }
+
+    /// Serves until `shutdown` resolves, then finishes in-flight requests.
+    ///
+    /// # Errors
+    /// Socket failures.
+    pub async fn run(
+        self,
+        shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+    ) -> Result<(), Error> {
+        axum::serve(self.listener, self.app)
+            .with_graceful_shutdown(shutdown)
+            .await?;
+        Ok(())
+    }
+}
+
+async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let term = std::future::pending::<()>();
+    tokio::select! { () = ctrl_c => {}, () = term => {} }
+    tracing::info!("shutting down: finishing in-flight requests");
+}
+
+/// `adforge serve`.
+///
+/// # Errors
+/// Start-up failures.
+pub async fn run(args: ServeArgs) -> Result<(), Error> {
+    let server = Server::bind(&args).await?;
+    tracing::info!(addr = %server.addr, data_dir = %args.data_dir.display(), "adforge API listening");
+    server.run(shutdown_signal()).await
+}

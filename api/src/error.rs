@@ -1,0 +1,260 @@
+//! The one error type of the API: every failure a client can see is an [`ApiError`] that
+//! knows its HTTP status and its spec code, and renders the spec's error shape
+//! (`error {code, message, details?, children?}` + `meta`). Internal causes are logged with
+//! the request id and never sent to the client.
+
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use serde::Serialize;
+use utoipa::ToSchema;
+
+use crate::http::envelope::Meta;
+
+/// Every error code the API answers with (spec § Errors). The serialised name is the code.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ToSchema)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum ErrorCode {
+    /// 400: body, query or required form field fails validation.
+    ValidationError,
+    /// 401: missing, malformed or revoked key.
+    Unauthorized,
+    /// 402: wallet cannot cover the request.
+    InsufficientBalance,
+    /// 403: the key lacks the required scope.
+    Forbidden,
+    /// 403: global search where no requested type is readable by the key.
+    InsufficientPermissions,
+    /// 404: endpoint path does not exist.
+    NotFound,
+    /// 409: resource already exists or duplicate operation.
+    Conflict,
+    /// 409: archiving or deleting a resource with active children without `cascade=true`.
+    ResourceHasChildren,
+    /// 409: another request with the same Idempotency-Key is still in flight.
+    IdempotencyConflict,
+    /// 413: body above 15 MiB.
+    PayloadTooLarge,
+    /// 429: per-key rate limit exceeded.
+    RateLimitExceeded,
+    /// 500: unhandled server error.
+    InternalError,
+    /// 503: a dependent service (database, queue) is unhealthy; retry later.
+    ServiceUnavailable,
+    BrandNotFound,
+    ProductNotFound,
+    ProductVariantNotFound,
+    AudienceNotFound,
+    ImageNotFound,
+    DesignTemplateNotFound,
+    ImageAdNotFound,
+    ImageAdVersionNotFound,
+    /// 400: the upload is not PNG, JPEG or WebP.
+    ImageInvalidFormat,
+    /// 400: the upload cannot be decoded.
+    ImageUnreadable,
+    /// 500: storing the upload failed; retry.
+    ImageUploadFailed,
+}
+
+impl ErrorCode {
+    /// The HTTP status that goes with the code.
+    pub fn status(self) -> StatusCode {
+        use ErrorCode::*;
+        match self {
+            ValidationError | ImageInvalidFormat | ImageUnreadable => StatusCode::BAD_REQUEST,
+            Unauthorized => StatusCode::UNAUTHORIZED,
+            InsufficientBalance => StatusCode::PAYMENT_REQUIRED,
+            Forbidden | InsufficientPermissions => StatusCode::FORBIDDEN,
+            NotFound
+            | BrandNotFound
+            | ProductNotFound
+            | ProductVariantNotFound
+            | AudienceNotFound
+            | ImageNotFound
+            | DesignTemplateNotFound
+            | ImageAdNotFound
+            | ImageAdVersionNotFound => StatusCode::NOT_FOUND,
+            Conflict | ResourceHasChildren | IdempotencyConflict => StatusCode::CONFLICT,
+            PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
+            RateLimitExceeded => StatusCode::TOO_MANY_REQUESTS,
+            InternalError | ImageUploadFailed => StatusCode::INTERNAL_SERVER_ERROR,
+            ServiceUnavailable => StatusCode::SERVICE_UNAVAILABLE,
+        }
+    }
+}
+
+/// One field-level problem, in `error.details`.
+#[derive(Debug, Clone, Serialize, ToSchema, PartialEq)]
+pub struct FieldError {
+    /// Dotted path of the offending field (`fonts[0].name`), query parameter or form field.
+    pub field: String,
+    /// What is wrong and what to send instead.
+    pub message: String,
+}
+
+impl FieldError {
+    pub fn new(field: impl Into<String>, message: impl Into<String>) -> Self {
+        Self {
+            field: field.into(),
+            message: message.into(),
+        }
+    }
+}
+
+/// Counts of active children, in `error.children` of RESOURCE_HAS_CHILDREN and in archive
+/// responses.
+#[derive(Debug, Clone, Copy, Default, Serialize, ToSchema, PartialEq)]
+pub struct ChildCounts {
+    pub products: i64,
+    pub product_variants: i64,
+    pub audiences: i64,
+}
+
+/// An error as the client sees it, plus the internal cause for the log.
+#[derive(Debug)]
+pub struct ApiError {
+    pub code: ErrorCode,
+    pub message: String,
+    pub details: Vec<FieldError>,
+    pub children: Option<ChildCounts>,
+    /// Seconds, sent as `Retry-After` (429, 503).
+    pub retry_after: Option<u64>,
+    /// Logged, never sent.
+    pub internal: Option<String>,
+}
+
+pub type ApiResult<T> = Result<T, ApiError>;
+
+impl ApiError {
+    pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
+        Self {
+            code,
+            message: message.into(),
+            details: Vec::new(),
+            children: None,
+            retry_after: None,
+            internal: None,
+        }
+    }
+
+    /// 400 VALIDATION_ERROR with one or more field details; the message sums them up.
+    pub fn validation(details: Vec<FieldError>) -> Self {
+        let message = match details.as_slice() {
+            [one] => format!("Invalid `{}`: {}", one.field, one.message),
+            many => format!(
+                "{} fields are invalid: {}; see `details`",
+                many.len(),
+                many.iter()
+                    .map(|d| format!("`{}`", d.field))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        };
+        Self {
+            details,
+            ..Self::new(ErrorCode::ValidationError, message)
+        }
+    }
+
+    /// 400 VALIDATION_ERROR for a single field.
+    pub fn field(field: impl Into<String>, message: impl Into<String>) -> Self {
+        Self::validation(vec![FieldError::new(field, message)])
+    }
+
+    /// A resource-specific 404 (`BRAND_NOT_FOUND` ...), naming the id that was not found.
+    pub fn not_found(code: ErrorCode, kind: &str, id: &str) -> Self {
+        Self::new(
+            code,
+            format!("No {kind} with id `{id}` exists in this organization"),
+        )
+    }
+
+    /// 500 INTERNAL_ERROR; `cause` is logged with the request id, not sent.
+    pub fn internal(cause: impl std::fmt::Display) -> Self {
+        Self {
+            internal: Some(cause.to_string()),
+            ..Self::new(
+                ErrorCode::InternalError,
+                "The server failed to handle the request; retry, and report meta.request_id if it persists",
+            )
+        }
+    }
+
+    pub fn with_children(mut self, children: ChildCounts) -> Self {
+        self.children = Some(children);
+        self
+    }
+}
+
+impl From<sqlx::Error> for ApiError {
+    fn from(e: sqlx::Error) -> Self {
+        // The single place where database failures become client-visible errors.
+        if let sqlx::Error::Database(db) = &e {
+            let msg = db.message();
+            if msg.contains("database is locked") || msg.contains("busy") {
+                return Self {
+                    retry_after: Some(1),
+                    internal: Some(e.to_string()),
+                    ..Self::new(
+                        ErrorCode::ServiceUnavailable,
+                        "The database is busy; retry in a second",
+                    )
+                };
+            }
+            if db.is_unique_violation() {
+                return Self {
+                    internal: Some(e.to_string()),
+                    ..Self::new(
+                        ErrorCode::Conflict,
+                        "A resource with these values already exists",
+                    )
+                };
+            }
+        }
+        Self::internal(e)
+    }
+}
+
+/// The body of every error response.
+#[derive(Serialize, ToSchema)]
+pub struct ErrorBody {
+    pub error: ErrorObject,
+    pub meta: Meta,
+}
+
+#[derive(Serialize, ToSchema)]
+pub struct ErrorObject {
+    pub code: ErrorCode,
+    pub message: String,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub details: Vec<FieldError>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub children: Option<ChildCounts>,
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let status = self.code.status();
+        if let Some(cause) = &self.internal {
+            tracing::error!(code = ?self.code, cause = %cause, "request failed");
+        } else if status.is_server_error() {
+            tracing::error!(code = ?self.code, message = %self.message, "request failed");
+        }
+        let body = ErrorBody {
+            error: ErrorObject {
+                code: self.code,
+                message: self.message,
+                details: self.details,
+                children: self.children,
+            },
+            meta: Meta::current(),
+        };
+        let mut res = (status, axum::Json(body)).into_response();
+        if let Some(secs) = self.retry_after
+            && let Ok(v) = HeaderValue::from_str(&secs.to_string())
+        {
+            res.headers_mut().insert(header::RETRY_AFTER, v);
+        }
+        res
+    }
+}

@@ -1,0 +1,93 @@
+//! Request-scoped middleware: request ids and logging, the body size limit, and the
+//! fallback for paths that name no endpoint.
+
+use std::time::Instant;
+
+use axum::body::Body;
+use axum::extract::Request;
+use axum::http::{HeaderValue, Method, Uri, header};
+use axum::middleware::Next;
+use axum::response::Response;
+use http_body_util::BodyExt;
+use tracing::Instrument;
+
+use crate::error::{ApiError, ErrorCode};
+use crate::http::envelope::REQUEST_ID;
+
+/// Largest accepted request body: 15 MiB of raw bytes (spec § Limits).
+pub const MAX_BODY_BYTES: usize = 15 * 1024 * 1024;
+
+/// Gives the request an id (`req_…`), runs it inside a tracing span carrying that id (so
+/// every log line of the request names it), and returns it in `X-Request-Id`.
+pub async fn request_id(req: Request, next: Next) -> Response {
+    let id = crate::ids::new_id("req");
+    let span = tracing::info_span!(
+        "request",
+        request_id = %id,
+        method = %req.method(),
+        path = %req.uri().path(),
+    );
+    let started = Instant::now();
+    let mut res = REQUEST_ID
+        .scope(id.clone(), next.run(req))
+        .instrument(span.clone())
+        .await;
+    let status = res.status().as_u16();
+    span.in_scope(|| {
+        tracing::info!(
+            status,
+            elapsed_us = started.elapsed().as_micros() as u64,
+            "served"
+        )
+    });
+    if let Ok(v) = HeaderValue::from_str(&id) {
+        res.headers_mut().insert("x-request-id", v);
+    }
+    res
+}
+
+fn too_large() -> ApiError {
+    ApiError::new(
+        ErrorCode::PayloadTooLarge,
+        format!(
+            "The request body is larger than 15 MiB ({MAX_BODY_BYTES} bytes); send a smaller body or file"
+        ),
+    )
+}
+
+/// Reads the body into memory up to [`MAX_BODY_BYTES`]. A declared `Content-Length` over
+/// the limit is refused before a byte is read; a chunked body is refused as soon as it
+/// passes the limit, so the excess is never buffered.
+pub async fn limit_body(req: Request, next: Next) -> Result<Response, ApiError> {
+    let declared = req
+        .headers()
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
+    if declared.is_some_and(|n| n > MAX_BODY_BYTES as u64) {
+        return Err(too_large());
+    }
+    let (parts, body) = req.into_parts();
+    let bytes = match http_body_util::Limited::new(body, MAX_BODY_BYTES)
+        .collect()
+        .await
+    {
+        Ok(collected) => collected.to_bytes(),
+        Err(e) if e.is::<http_body_util::LengthLimitError>() => return Err(too_large()),
+        Err(e) => return Err(ApiError::field("body", format!("could not be read: {e}"))),
+    };
+    Ok(next
+        .run(Request::from_parts(parts, Body::from(bytes)))
+        .await)
+}
+
+/// Any path or method that names no endpoint.
+pub async fn no_such_endpoint(method: Method, uri: Uri) -> ApiError {
+    ApiError::new(
+        ErrorCode::NotFound,
+        format!(
+            "No endpoint {method} {}; the endpoints are listed at /openapi.json",
+            uri.path()
+        ),
+    )
+}

@@ -1,0 +1,341 @@
+//! `/v1/audiences`: who a product's ads speak to.
+
+use axum::response::{IntoResponse, Response};
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+use sqlx::FromRow;
+use utoipa::ToSchema;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+
+use super::common::{
+    DESCRIPTION_MAX, IdPath, Patch, archived_condition, check_name, check_object, check_text,
+    finish,
+};
+use crate::app::AppState;
+use crate::auth::{Auth, Scope};
+use crate::error::{ApiError, ApiResult, ErrorCode};
+use crate::http::envelope::{self, Deleted, Envelope, ListEnvelope};
+use crate::http::extract::{JsonBody, QueryParams};
+use crate::store::list::{Condition, ListParams, ListQuery};
+use crate::store::to_json_text;
+
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(create_audience, list_audiences))
+        .routes(routes!(get_audience, update_audience, delete_audience))
+}
+
+/// An audience of a product.
+#[derive(Debug, Clone, Serialize, FromRow, ToSchema)]
+pub struct Audience {
+    /// `aud_…`
+    pub id: String,
+    /// `prod_…`
+    pub product_id: String,
+    pub name: String,
+    /// Who they are, in prose; informs tone and copy.
+    pub description: Option<String>,
+    /// Free-form traits (a JSON object of at most 16 KiB). Ad generation reads
+    /// `age_range`, `pain_points`, `motivations` and `tone` when present.
+    #[sqlx(json(nullable))]
+    #[schema(value_type = Option<Object>)]
+    pub details: Option<Map<String, Value>>,
+    pub duplicated_from_id: Option<String>,
+    /// Set while archived (with its product).
+    pub archived_at: Option<String>,
+    pub created_at: String,
+    pub updated_at: String,
+}
+
+const COLUMNS: &str = "t.id, t.product_id, t.name, t.description, t.details, t.duplicated_from_id, t.archived_at, \
+                       t.created_at, t.updated_at";
+
+#[derive(Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AudienceCreate {
+    /// `prod_…` of this organisation.
+    pub product_id: String,
+    /// 1–200 characters.
+    pub name: String,
+    pub description: Option<String>,
+    #[schema(value_type = Option<Object>)]
+    pub details: Option<Map<String, Value>>,
+}
+
+/// Any subset of the fields; an audience cannot move to another product.
+#[derive(Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AudienceUpdate {
+    #[serde(default)]
+    #[schema(value_type = Option<String>)]
+    pub name: Patch<String>,
+    #[serde(default)]
+    #[schema(value_type = Option<String>)]
+    pub description: Patch<String>,
+    #[serde(default)]
+    #[schema(value_type = Option<Object>)]
+    pub details: Patch<Map<String, Value>>,
+}
+
+/// Loads a live audience.
+///
+/// # Errors
+/// 404 AUDIENCE_NOT_FOUND.
+pub async fn load<'e, E: sqlx::SqliteExecutor<'e>>(
+    ex: E,
+    org_id: &str,
+    id: &str,
+) -> ApiResult<Audience> {
+    sqlx::query_as::<_, Audience>(&format!(
+        "SELECT {COLUMNS} FROM audiences AS t WHERE t.id = ? AND t.org_id = ? AND t.deleted_at IS NULL"
+    ))
+    .bind(id)
+    .bind(org_id)
+    .fetch_optional(ex)
+    .await?
+    .ok_or_else(|| ApiError::not_found(ErrorCode::AudienceNotFound, "audience", id))
+}
+
+/// The active audiences of a product, oldest first.
+pub async fn active_of_product(
+    ex: &mut sqlx::SqliteConnection,
+    product_id: &str,
+) -> ApiResult<Vec<Audience>> {
+    Ok(sqlx::query_as::<_, Audience>(&format!(
+        "SELECT {COLUMNS} FROM audiences AS t WHERE t.product_id = ? AND t.deleted_at IS NULL \
+         AND t.archived_at IS NULL ORDER BY t.seq"
+    ))
+    .bind(product_id)
+    .fetch_all(ex)
+    .await?)
+}
+
+async fn insert(tx: &mut sqlx::SqliteConnection, org_id: &str, a: &Audience) -> ApiResult<()> {
+    sqlx::query(
+        "INSERT INTO audiences (id, org_id, product_id, name, search_name, description, details, duplicated_from_id, \
+         archived_at, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+    )
+    .bind(&a.id)
+    .bind(org_id)
+    .bind(&a.product_id)
+    .bind(&a.name)
+    .bind(a.name.to_lowercase())
+    .bind(&a.description)
+    .bind(a.details.as_ref().map(to_json_text))
+    .bind(&a.duplicated_from_id)
+    .bind(&a.archived_at)
+    .bind(&a.created_at)
+    .bind(&a.updated_at)
+    .execute(tx)
+    .await?;
+    Ok(())
+}
+
+/// Inserts a copy of `a` under `product_id` (same name).
+pub async fn insert_copy(
+    tx: &mut sqlx::SqliteConnection,
+    org_id: &str,
+    a: &Audience,
+    product_id: &str,
+    now: &str,
+) -> ApiResult<()> {
+    let copy = Audience {
+        id: crate::ids::new_id("aud"),
+        product_id: product_id.to_string(),
+        duplicated_from_id: Some(a.id.clone()),
+        archived_at: None,
+        created_at: now.to_string(),
+        updated_at: now.to_string(),
+        ..a.clone()
+    };
+    insert(tx, org_id, &copy).await
+}
+
+/// Create an audience
+#[utoipa::path(post, path = "/v1/audiences", tag = "audiences", request_body = AudienceCreate,
+    params(("Idempotency-Key" = Option<String>, Header, description = "Makes a retry safe")),
+    responses(
+        (status = 201, description = "The new audience", body = Envelope<Audience>),
+        (status = 400, description = "VALIDATION_ERROR", body = crate::error::ErrorBody),
+        (status = 404, description = "PRODUCT_NOT_FOUND", body = crate::error::ErrorBody),
+    ),
+    security(("api_key" = ["audiences:write"])))]
+async fn create_audience(
+    state: axum::extract::State<AppState>,
+    Auth(caller): Auth,
+    JsonBody(body): JsonBody<AudienceCreate>,
+) -> ApiResult<Response> {
+    caller.require(Scope::AudiencesWrite)?;
+    let mut errors = Vec::new();
+    let name = check_name("name", &body.name, &mut errors);
+    let description = check_text(
+        "description",
+        body.description,
+        DESCRIPTION_MAX,
+        &mut errors,
+    );
+    if let Some(d) = &body.details {
+        check_object("details", d, &mut errors);
+    }
+    finish(errors)?;
+    let mut tx = state.db.begin_write().await?;
+    super::products::load(&mut *tx, &caller.org_id, &body.product_id).await?;
+    let now = crate::timestamp::now();
+    let a = Audience {
+        id: crate::ids::new_id("aud"),
+        product_id: body.product_id,
+        name,
+        description,
+        details: body.details,
+        duplicated_from_id: None,
+        archived_at: None,
+        created_at: now.clone(),
+        updated_at: now,
+    };
+    insert(&mut tx, &caller.org_id, &a).await?;
+    tx.commit().await?;
+    Ok(envelope::created(a))
+}
+
+/// List audiences
+///
+/// Newest first; archived audiences only with `archived=true`.
+#[utoipa::path(get, path = "/v1/audiences", tag = "audiences",
+    params(
+        ("limit" = Option<i64>, Query, description = "1-100, default 20"),
+        ("starting_after" = Option<String>, Query, description = "Id of the last audience already received"),
+        ("product_id" = Option<String>, Query, description = "Comma-separated product ids"),
+        ("archived" = Option<bool>, Query, description = "`true`: only archived audiences; default `false`"),
+    ),
+    responses(
+        (status = 200, description = "A page of audiences", body = ListEnvelope<Audience>),
+        (status = 400, description = "VALIDATION_ERROR", body = crate::error::ErrorBody),
+    ),
+    security(("api_key" = ["audiences:read"])))]
+async fn list_audiences(
+    state: axum::extract::State<AppState>,
+    Auth(caller): Auth,
+    mut q: QueryParams,
+) -> ApiResult<Response> {
+    caller.require(Scope::AudiencesRead)?;
+    let p = ListParams::parse(&mut q, false, &[]);
+    let mut conditions = vec![archived_condition(&mut q)];
+    if let Some(ids) = q.csv("product_id") {
+        conditions.push(Condition::any_of(None, "t.product_id", &ids));
+    }
+    q.finish()?;
+    let page = ListQuery {
+        table: "audiences",
+        columns: COLUMNS,
+        joins: "",
+        org_id: &caller.org_id,
+        conditions,
+        facet_columns: &[],
+    }
+    .fetch::<Audience>(&state.db, &p)
+    .await?;
+    Ok(page.into_response())
+}
+
+/// Retrieve an audience
+#[utoipa::path(get, path = "/v1/audiences/{id}", tag = "audiences",
+    params(("id" = String, Path, description = "aud_…")),
+    responses(
+        (status = 200, description = "The audience", body = Envelope<Audience>),
+        (status = 404, description = "AUDIENCE_NOT_FOUND", body = crate::error::ErrorBody),
+    ),
+    security(("api_key" = ["audiences:read"])))]
+async fn get_audience(
+    state: axum::extract::State<AppState>,
+    Auth(caller): Auth,
+    IdPath(id): IdPath,
+) -> ApiResult<Response> {
+    caller.require(Scope::AudiencesRead)?;
+    Ok(envelope::ok(
+        load(&state.db.read, &caller.org_id, &id).await?,
+    ))
+}
+
+/// Update an audience
+#[utoipa::path(patch, path = "/v1/audiences/{id}", tag = "audiences", request_body = AudienceUpdate,
+    params(("id" = String, Path, description = "aud_…"),
+        ("Idempotency-Key" = Option<String>, Header, description = "Makes a retry safe")),
+    responses(
+        (status = 200, description = "The updated audience", body = Envelope<Audience>),
+        (status = 400, description = "VALIDATION_ERROR", body = crate::error::ErrorBody),
+        (status = 404, description = "AUDIENCE_NOT_FOUND", body = crate::error::ErrorBody),
+    ),
+    security(("api_key" = ["audiences:write"])))]
+async fn update_audience(
+    state: axum::extract::State<AppState>,
+    Auth(caller): Auth,
+    IdPath(id): IdPath,
+    JsonBody(body): JsonBody<AudienceUpdate>,
+) -> ApiResult<Response> {
+    caller.require(Scope::AudiencesWrite)?;
+    let mut errors = Vec::new();
+    let name = body
+        .name
+        .required("name", &mut errors)
+        .map(|n| check_name("name", &n, &mut errors));
+    let description = match body.description {
+        Patch::Value(d) => check_text("description", Some(d), DESCRIPTION_MAX, &mut errors)
+            .map_or(Patch::Null, Patch::Value),
+        other => other,
+    };
+    if let Patch::Value(d) = &body.details {
+        check_object("details", d, &mut errors);
+    }
+    finish(errors)?;
+    let mut tx = state.db.begin_write().await?;
+    let mut a = load(&mut *tx, &caller.org_id, &id).await?;
+    if name.is_none() && description == Patch::Missing && body.details == Patch::Missing {
+        return Ok(envelope::ok(a));
+    }
+    if let Some(n) = name {
+        a.name = n;
+    }
+    description.apply_nullable(&mut a.description);
+    body.details.apply_nullable(&mut a.details);
+    a.updated_at = crate::timestamp::now();
+    sqlx::query("UPDATE audiences SET name = ?, search_name = ?, description = ?, details = ?, updated_at = ? WHERE id = ? AND org_id = ?")
+        .bind(&a.name)
+        .bind(a.name.to_lowercase())
+        .bind(&a.description)
+        .bind(a.details.as_ref().map(to_json_text))
+        .bind(&a.updated_at)
+        .bind(&a.id)
+        .bind(&caller.org_id)
+        .execute(&mut *tx)
+        .await?;
+    tx.commit().await?;
+    Ok(envelope::ok(a))
+}
+
+/// Delete an audience
+///
+/// A soft delete: 404 afterwards; ads already made for it keep their images.
+#[utoipa::path(delete, path = "/v1/audiences/{id}", tag = "audiences",
+    params(("id" = String, Path, description = "aud_…")),
+    responses(
+        (status = 200, description = "Deleted", body = Deleted),
+        (status = 404, description = "AUDIENCE_NOT_FOUND", body = crate::error::ErrorBody),
+    ),
+    security(("api_key" = ["audiences:write"])))]
+async fn delete_audience(
+    state: axum::extract::State<AppState>,
+    Auth(caller): Auth,
+    IdPath(id): IdPath,
+) -> ApiResult<Response> {
+    caller.require(Scope::AudiencesWrite)?;
+    let mut tx = state.db.begin_write().await?;
+    load(&mut *tx, &caller.org_id, &id).await?;
+    sqlx::query("UPDATE audiences SET deleted_at = ? WHERE id = ?")
+        .bind(crate::timestamp::now())
+        .bind(&id)
+        .execute(&mut *tx)
+        .await?;
+    tx.commit().await?;
+    Ok(Deleted::response(id))
+}

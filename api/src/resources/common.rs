@@ -1,0 +1,192 @@
+//! Helpers shared by resource modules: partial-update fields, path ids, field validation
+//! and reference checks.
+
+use axum::extract::{FromRequestParts, Path};
+use axum::http::request::Parts;
+use serde::{Deserialize, Deserializer};
+use serde_json::{Map, Value};
+
+use crate::error::{ApiError, ErrorCode, FieldError};
+use crate::store::Db;
+
+/// A field of a PATCH body: absent, explicitly `null`, or a value.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub enum Patch<T> {
+    #[default]
+    Missing,
+    Null,
+    Value(T),
+}
+
+impl<'de, T: Deserialize<'de>> Deserialize<'de> for Patch<T> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        Ok(match Option::<T>::deserialize(d)? {
+            None => Patch::Null,
+            Some(v) => Patch::Value(v),
+        })
+    }
+}
+
+impl<T> Patch<T> {
+    /// Applies a nullable field to `current`.
+    pub fn apply_nullable(self, current: &mut Option<T>) {
+        match self {
+            Patch::Missing => {}
+            Patch::Null => *current = None,
+            Patch::Value(v) => *current = Some(v),
+        }
+    }
+
+    /// For a field that cannot be null: the new value, if any; `null` is recorded as an
+    /// error.
+    pub fn required(self, field: &str, errors: &mut Vec<FieldError>) -> Option<T> {
+        match self {
+            Patch::Missing => None,
+            Patch::Null => {
+                errors.push(FieldError::new(
+                    field,
+                    "cannot be null; omit it to leave it unchanged",
+                ));
+                None
+            }
+            Patch::Value(v) => Some(v),
+        }
+    }
+}
+
+/// The `{id}` of a path, with our error shape on rejection.
+pub struct IdPath(pub String);
+
+impl<S: Send + Sync> FromRequestParts<S> for IdPath {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Self::Rejection> {
+        Path::<String>::from_request_parts(parts, state)
+            .await
+            .map(|Path(id)| IdPath(id))
+            .map_err(|e| ApiError::field("id", format!("invalid path parameter: {e}")))
+    }
+}
+
+/// Limits on free text, in characters.
+pub const NAME_MAX: usize = 200;
+pub const DESCRIPTION_MAX: usize = 5_000;
+/// Largest free-form JSON object (`details`, `attributes`), serialised.
+pub const OBJECT_MAX_BYTES: usize = 16 * 1024;
+
+/// A required name: trimmed, 1..=`NAME_MAX` characters.
+pub fn check_name(field: &str, value: &str, errors: &mut Vec<FieldError>) -> String {
+    let v = value.trim();
+    if v.is_empty() {
+        errors.push(FieldError::new(field, "must not be empty"));
+    } else if v.chars().count() > NAME_MAX {
+        errors.push(FieldError::new(
+            field,
+            format!("must be at most {NAME_MAX} characters"),
+        ));
+    }
+    v.to_string()
+}
+
+/// Optional text of at most `max` characters; empty strings become `None`.
+pub fn check_text(
+    field: &str,
+    value: Option<String>,
+    max: usize,
+    errors: &mut Vec<FieldError>,
+) -> Option<String> {
+    let v = value?;
+    if v.chars().count() > max {
+        errors.push(FieldError::new(
+            field,
+            format!("must be at most {max} characters"),
+        ));
+    }
+    if v.trim().is_empty() { None } else { Some(v) }
+}
+
+/// A free-form JSON object of bounded size.
+pub fn check_object(field: &str, value: &Map<String, Value>, errors: &mut Vec<FieldError>) {
+    let size = serde_json::to_vec(value).map_or(usize::MAX, |v| v.len());
+    if size > OBJECT_MAX_BYTES {
+        errors.push(FieldError::new(
+            field,
+            format!("is {size} bytes as JSON; at most {OBJECT_MAX_BYTES} are allowed"),
+        ));
+    }
+}
+
+/// Fails with VALIDATION_ERROR when `errors` holds anything.
+pub fn finish(errors: Vec<FieldError>) -> Result<(), ApiError> {
+    if errors.is_empty() {
+        Ok(())
+    } else {
+        Err(ApiError::validation(errors))
+    }
+}
+
+/// Checks that every id in `ids` names a live (not deleted) image of the organisation.
+///
+/// # Errors
+/// 404 IMAGE_NOT_FOUND naming the field and the missing ids.
+pub async fn check_image_ids(
+    db: &Db,
+    org_id: &str,
+    field: &str,
+    ids: &[String],
+) -> Result<(), ApiError> {
+    if ids.is_empty() {
+        return Ok(());
+    }
+    let marks = vec!["?"; ids.len()].join(", ");
+    let sql = format!(
+        "SELECT id FROM images WHERE org_id = ? AND deleted_at IS NULL AND id IN ({marks})"
+    );
+    let mut q = sqlx::query_scalar::<_, String>(&sql).bind(org_id);
+    for id in ids {
+        q = q.bind(id);
+    }
+    let found: Vec<String> = q.fetch_all(&db.read).await?;
+    let missing: Vec<&str> = ids
+        .iter()
+        .filter(|id| !found.contains(id))
+        .map(String::as_str)
+        .collect();
+    if missing.is_empty() {
+        Ok(())
+    } else {
+        Err(ApiError::new(
+            ErrorCode::ImageNotFound,
+            format!(
+                "`{field}` names images that do not exist in this organization: {}; upload them with POST /v1/images first",
+                missing.join(", ")
+            ),
+        ))
+    }
+}
+
+/// Removes repeated ids, keeping the first occurrence.
+pub fn dedup_ids(ids: Vec<String>) -> Vec<String> {
+    let mut out: Vec<String> = Vec::with_capacity(ids.len());
+    for id in ids {
+        if !out.contains(&id) {
+            out.push(id);
+        }
+    }
+    out
+}
+
+/// Parses `archived=true|false` (default false) into a filter on `t.archived_at`.
+pub fn archived_condition(
+    q: &mut crate::http::extract::QueryParams,
+) -> crate::store::list::Condition {
+    let archived = q.bool("archived", false);
+    crate::store::list::Condition::new(
+        if archived {
+            "t.archived_at IS NOT NULL"
+        } else {
+            "t.archived_at IS NULL"
+        },
+        vec![],
+    )
+}

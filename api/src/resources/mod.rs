@@ -1,0 +1,11 @@
+//! The HTTP resources, one module each, each exposing `router()`. Handlers are thin:
+//! parse and validate → SQL → respond.
+
+pub mod audiences;
+pub mod brands;
+pub mod common;
+pub mod files;
+pub mod images;
+pub mod products;
+pub mod search;
+pub mod variants;

@@ -1,0 +1,456 @@
+//! `/v1/product-variants`: the SKUs of a product, with their images.
+
+use axum::response::{IntoResponse, Response};
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+use sqlx::FromRow;
+use utoipa::ToSchema;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+
+use super::common::{
+    DESCRIPTION_MAX, IdPath, Patch, archived_condition, check_image_ids, check_name, check_object,
+    check_text, dedup_ids, finish,
+};
+use crate::app::AppState;
+use crate::auth::{Auth, Scope};
+use crate::error::{ApiError, ApiResult, ErrorCode, FieldError};
+use crate::http::envelope::{self, Deleted, Envelope, ListEnvelope};
+use crate::http::extract::{JsonBody, QueryParams};
+use crate::store::list::{Condition, ListParams, ListQuery};
+use crate::store::to_json_text;
+
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(create_variant, list_variants))
+        .routes(routes!(get_variant, update_variant, delete_variant))
+}
+
+/// Most images one variant may reference.
+pub const MAX_VARIANT_IMAGES: usize = 50;
+
+/// A price in minor units of a currency (`{"amount": 2900, "currency": "usd"}` is $29.00).
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Price {
+    /// Minor units (cents), 0 to 100,000,000,000.
+    pub amount: i64,
+    /// ISO 4217 code, three lowercase letters.
+    pub currency: String,
+}
+
+/// A product variant (SKU).
+#[derive(Debug, Clone, Serialize, FromRow, ToSchema)]
+pub struct ProductVariant {
+    /// `pv_…`
+    pub id: String,
+    /// `prod_…`
+    pub product_id: String,
+    pub name: String,
+    pub description: Option<String>,
+    /// Merchant's stock-keeping unit code.
+    pub sku: Option<String>,
+    #[sqlx(json(nullable))]
+    pub price: Option<Price>,
+    /// Free-form attributes such as colour and size (a JSON object of at most 16 KiB).
+    #[sqlx(json(nullable))]
+    #[schema(value_type = Option<Object>)]
+    pub attributes: Option<Map<String, Value>>,
+    /// `img_…` ids of the variant's images, in order; the first is the main image.
+    #[sqlx(json)]
+    pub image_ids: Vec<String>,
+    pub duplicated_from_id: Option<String>,
+    /// Set while archived (with its product).
+    pub archived_at: Option<String>,
+    pub created_at: String,
+    pub updated_at: String,
+}
+
+const COLUMNS: &str = "t.id, t.product_id, t.name, t.description, t.sku, t.price, t.attributes, t.image_ids, \
+                       t.duplicated_from_id, t.archived_at, t.created_at, t.updated_at";
+
+#[derive(Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct VariantCreate {
+    /// `prod_…` of this organisation.
+    pub product_id: String,
+    /// 1–200 characters.
+    pub name: String,
+    pub description: Option<String>,
+    /// At most 100 characters.
+    pub sku: Option<String>,
+    pub price: Option<Price>,
+    #[schema(value_type = Option<Object>)]
+    pub attributes: Option<Map<String, Value>>,
+    /// At most 50 `img_…` ids of this organisation's images.
+    pub image_ids: Option<Vec<String>>,
+}
+
+/// Any subset of the fields; a variant cannot move to another product.
+#[derive(Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct VariantUpdate {
+    #[serde(default)]
+    #[schema(value_type = Option<String>)]
+    pub name: Patch<String>,
+    #[serde(default)]
+    #[schema(value_type = Option<String>)]
+    pub description: Patch<String>,
+    #[serde(default)]
+    #[schema(value_type = Option<String>)]
+    pub sku: Patch<String>,
+    #[serde(default)]
+    #[schema(value_type = Option<Price>)]
+    pub price: Patch<Price>,
+    #[serde(default)]
+    #[schema(value_type = Option<Object>)]
+    pub attributes: Patch<Map<String, Value>>,
+    /// Replaces the list; `[]` or `null` removes every image.
+    #[serde(default)]
+    #[schema(value_type = Option<Vec<String>>)]
+    pub image_ids: Patch<Vec<String>>,
+}
+
+fn check_price(p: &Price, errors: &mut Vec<FieldError>) {
+    if !(0..=100_000_000_000).contains(&p.amount) {
+        errors.push(FieldError::new(
+            "price.amount",
+            "must be from 0 to 100000000000 (minor units)",
+        ));
+    }
+    if p.currency.len() != 3 || !p.currency.bytes().all(|b| b.is_ascii_lowercase()) {
+        errors.push(FieldError::new(
+            "price.currency",
+            "must be a three-letter lowercase ISO 4217 code such as \"usd\"",
+        ));
+    }
+}
+
+fn check_images(ids: &[String], errors: &mut Vec<FieldError>) {
+    if ids.len() > MAX_VARIANT_IMAGES {
+        errors.push(FieldError::new(
+            "image_ids",
+            format!("may hold at most {MAX_VARIANT_IMAGES} images"),
+        ));
+    }
+}
+
+fn check_sku(sku: Option<String>, errors: &mut Vec<FieldError>) -> Option<String> {
+    check_text("sku", sku, 100, errors)
+}
+
+/// Loads a live variant.
+///
+/// # Errors
+/// 404 PRODUCT_VARIANT_NOT_FOUND.
+pub async fn load<'e, E: sqlx::SqliteExecutor<'e>>(
+    ex: E,
+    org_id: &str,
+    id: &str,
+) -> ApiResult<ProductVariant> {
+    sqlx::query_as::<_, ProductVariant>(&format!(
+        "SELECT {COLUMNS} FROM product_variants AS t WHERE t.id = ? AND t.org_id = ? AND t.deleted_at IS NULL"
+    ))
+    .bind(id)
+    .bind(org_id)
+    .fetch_optional(ex)
+    .await?
+    .ok_or_else(|| ApiError::not_found(ErrorCode::ProductVariantNotFound, "product variant", id))
+}
+
+/// The active (not archived, not deleted) variants of a product, oldest first.
+pub async fn active_of_product(
+    ex: &mut sqlx::SqliteConnection,
+    product_id: &str,
+) -> ApiResult<Vec<ProductVariant>> {
+    Ok(sqlx::query_as::<_, ProductVariant>(&format!(
+        "SELECT {COLUMNS} FROM product_variants AS t WHERE t.product_id = ? AND t.deleted_at IS NULL \
+         AND t.archived_at IS NULL ORDER BY t.seq"
+    ))
+    .bind(product_id)
+    .fetch_all(ex)
+    .await?)
+}
+
+async fn insert(
+    tx: &mut sqlx::SqliteConnection,
+    org_id: &str,
+    v: &ProductVariant,
+) -> ApiResult<()> {
+    sqlx::query(
+        "INSERT INTO product_variants (id, org_id, product_id, name, search_name, description, sku, price, attributes, \
+         image_ids, duplicated_from_id, archived_at, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+    )
+    .bind(&v.id)
+    .bind(org_id)
+    .bind(&v.product_id)
+    .bind(&v.name)
+    .bind(v.name.to_lowercase())
+    .bind(&v.description)
+    .bind(&v.sku)
+    .bind(v.price.as_ref().map(to_json_text))
+    .bind(v.attributes.as_ref().map(to_json_text))
+    .bind(to_json_text(&v.image_ids))
+    .bind(&v.duplicated_from_id)
+    .bind(&v.archived_at)
+    .bind(&v.created_at)
+    .bind(&v.updated_at)
+    .execute(tx)
+    .await?;
+    Ok(())
+}
+
+/// Inserts a copy of `v` under `product_id` (same name, same image references).
+pub async fn insert_copy(
+    tx: &mut sqlx::SqliteConnection,
+    org_id: &str,
+    v: &ProductVariant,
+    product_id: &str,
+    now: &str,
+) -> ApiResult<()> {
+    let copy = ProductVariant {
+        id: crate::ids::new_id("pv"),
+        product_id: product_id.to_string(),
+        duplicated_from_id: Some(v.id.clone()),
+        archived_at: None,
+        created_at: now.to_string(),
+        updated_at: now.to_string(),
+        ..v.clone()
+    };
+    insert(tx, org_id, &copy).await
+}
+
+/// Create a product variant
+#[utoipa::path(post, path = "/v1/product-variants", tag = "product variants", request_body = VariantCreate,
+    params(("Idempotency-Key" = Option<String>, Header, description = "Makes a retry safe")),
+    responses(
+        (status = 201, description = "The new variant", body = Envelope<ProductVariant>),
+        (status = 400, description = "VALIDATION_ERROR", body = crate::error::ErrorBody),
+        (status = 404, description = "PRODUCT_NOT_FOUND, IMAGE_NOT_FOUND", body = crate::error::ErrorBody),
+    ),
+    security(("api_key" = ["product_variants:write"])))]
+async fn create_variant(
+    state: axum::extract::State<AppState>,
+    Auth(caller): Auth,
+    JsonBody(body): JsonBody<VariantCreate>,
+) -> ApiResult<Response> {
+    caller.require(Scope::ProductVariantsWrite)?;
+    let mut errors = Vec::new();
+    let name = check_name("name", &body.name, &mut errors);
+    let description = check_text(
+        "description",
+        body.description,
+        DESCRIPTION_MAX,
+        &mut errors,
+    );
+    let sku = check_sku(body.sku, &mut errors);
+    if let Some(p) = &body.price {
+        check_price(p, &mut errors);
+    }
+    if let Some(a) = &body.attributes {
+        check_object("attributes", a, &mut errors);
+    }
+    let image_ids = dedup_ids(body.image_ids.unwrap_or_default());
+    check_images(&image_ids, &mut errors);
+    finish(errors)?;
+    check_image_ids(&state.db, &caller.org_id, "image_ids", &image_ids).await?;
+    let mut tx = state.db.begin_write().await?;
+    super::products::load(&mut *tx, &caller.org_id, &body.product_id).await?;
+    let now = crate::timestamp::now();
+    let v = ProductVariant {
+        id: crate::ids::new_id("pv"),
+        product_id: body.product_id,
+        name,
+        description,
+        sku,
+        price: body.price,
+        attributes: body.attributes,
+        image_ids,
+        duplicated_from_id: None,
+        archived_at: None,
+        created_at: now.clone(),
+        updated_at: now,
+    };
+    insert(&mut tx, &caller.org_id, &v).await?;
+    tx.commit().await?;
+    Ok(envelope::created(v))
+}
+
+/// List product variants
+///
+/// Newest first; archived variants only with `archived=true`.
+#[utoipa::path(get, path = "/v1/product-variants", tag = "product variants",
+    params(
+        ("limit" = Option<i64>, Query, description = "1-100, default 20"),
+        ("starting_after" = Option<String>, Query, description = "Id of the last variant already received"),
+        ("product_id" = Option<String>, Query, description = "Comma-separated product ids"),
+        ("archived" = Option<bool>, Query, description = "`true`: only archived variants; default `false`"),
+    ),
+    responses(
+        (status = 200, description = "A page of variants", body = ListEnvelope<ProductVariant>),
+        (status = 400, description = "VALIDATION_ERROR", body = crate::error::ErrorBody),
+    ),
+    security(("api_key" = ["product_variants:read"])))]
+async fn list_variants(
+    state: axum::extract::State<AppState>,
+    Auth(caller): Auth,
+    mut q: QueryParams,
+) -> ApiResult<Response> {
+    caller.require(Scope::ProductVariantsRead)?;
+    let p = ListParams::parse(&mut q, false, &[]);
+    let mut conditions = vec![archived_condition(&mut q)];
+    if let Some(ids) = q.csv("product_id") {
+        conditions.push(Condition::any_of(None, "t.product_id", &ids));
+    }
+    q.finish()?;
+    let page = ListQuery {
+        table: "product_variants",
+        columns: COLUMNS,
+        joins: "",
+        org_id: &caller.org_id,
+        conditions,
+        facet_columns: &[],
+    }
+    .fetch::<ProductVariant>(&state.db, &p)
+    .await?;
+    Ok(page.into_response())
+}
+
+/// Retrieve a product variant
+#[utoipa::path(get, path = "/v1/product-variants/{id}", tag = "product variants",
+    params(("id" = String, Path, description = "pv_…")),
+    responses(
+        (status = 200, description = "The variant", body = Envelope<ProductVariant>),
+        (status = 404, description = "PRODUCT_VARIANT_NOT_FOUND", body = crate::error::ErrorBody),
+    ),
+    security(("api_key" = ["product_variants:read"])))]
+async fn get_variant(
+    state: axum::extract::State<AppState>,
+    Auth(caller): Auth,
+    IdPath(id): IdPath,
+) -> ApiResult<Response> {
+    caller.require(Scope::ProductVariantsRead)?;
+    Ok(envelope::ok(
+        load(&state.db.read, &caller.org_id, &id).await?,
+    ))
+}
+
+/// Update a product variant
+///
+/// `image_ids` replaces the variant's images (upload them with POST /v1/images first).
+#[utoipa::path(patch, path = "/v1/product-variants/{id}", tag = "product variants", request_body = VariantUpdate,
+    params(("id" = String, Path, description = "pv_…"),
+        ("Idempotency-Key" = Option<String>, Header, description = "Makes a retry safe")),
+    responses(
+        (status = 200, description = "The updated variant", body = Envelope<ProductVariant>),
+        (status = 400, description = "VALIDATION_ERROR", body = crate::error::ErrorBody),
+        (status = 404, description = "PRODUCT_VARIANT_NOT_FOUND, IMAGE_NOT_FOUND", body = crate::error::ErrorBody),
+    ),
+    security(("api_key" = ["product_variants:write"])))]
+async fn update_variant(
+    state: axum::extract::State<AppState>,
+    Auth(caller): Auth,
+    IdPath(id): IdPath,
+    JsonBody(body): JsonBody<VariantUpdate>,
+) -> ApiResult<Response> {
+    caller.require(Scope::ProductVariantsWrite)?;
+    let mut errors = Vec::new();
+    let name = body
+        .name
+        .required("name", &mut errors)
+        .map(|n| check_name("name", &n, &mut errors));
+    let description = match body.description {
+        Patch::Value(d) => check_text("description", Some(d), DESCRIPTION_MAX, &mut errors)
+            .map_or(Patch::Null, Patch::Value),
+        other => other,
+    };
+    let sku = match body.sku {
+        Patch::Value(s) => check_sku(Some(s), &mut errors).map_or(Patch::Null, Patch::Value),
+        other => other,
+    };
+    if let Patch::Value(p) = &body.price {
+        check_price(p, &mut errors);
+    }
+    if let Patch::Value(a) = &body.attributes {
+        check_object("attributes", a, &mut errors);
+    }
+    let image_ids = match body.image_ids {
+        Patch::Value(ids) => Some(dedup_ids(ids)),
+        Patch::Null => Some(Vec::new()),
+        Patch::Missing => None,
+    };
+    if let Some(ids) = &image_ids {
+        check_images(ids, &mut errors);
+    }
+    finish(errors)?;
+    if let Some(ids) = &image_ids {
+        check_image_ids(&state.db, &caller.org_id, "image_ids", ids).await?;
+    }
+    let mut tx = state.db.begin_write().await?;
+    let mut v = load(&mut *tx, &caller.org_id, &id).await?;
+    let changed = name.is_some()
+        || description != Patch::Missing
+        || sku != Patch::Missing
+        || body.price != Patch::Missing
+        || body.attributes != Patch::Missing
+        || image_ids.is_some();
+    if !changed {
+        return Ok(envelope::ok(v));
+    }
+    if let Some(n) = name {
+        v.name = n;
+    }
+    description.apply_nullable(&mut v.description);
+    sku.apply_nullable(&mut v.sku);
+    body.price.apply_nullable(&mut v.price);
+    body.attributes.apply_nullable(&mut v.attributes);
+    if let Some(ids) = image_ids {
+        v.image_ids = ids;
+    }
+    v.updated_at = crate::timestamp::now();
+    sqlx::query(
+        "UPDATE product_variants SET name = ?, search_name = ?, description = ?, sku = ?, price = ?, attributes = ?, \
+         image_ids = ?, updated_at = ? WHERE id = ? AND org_id = ?",
+    )
+    .bind(&v.name)
+    .bind(v.name.to_lowercase())
+    .bind(&v.description)
+    .bind(&v.sku)
+    .bind(v.price.as_ref().map(to_json_text))
+    .bind(v.attributes.as_ref().map(to_json_text))
+    .bind(to_json_text(&v.image_ids))
+    .bind(&v.updated_at)
+    .bind(&v.id)
+    .bind(&caller.org_id)
+    .execute(&mut *tx)
+    .await?;
+    tx.commit().await?;
+    Ok(envelope::ok(v))
+}
+
+/// Delete a product variant
+///
+/// A soft delete: 404 afterwards; ads already made from it keep their images.
+#[utoipa::path(delete, path = "/v1/product-variants/{id}", tag = "product variants",
+    params(("id" = String, Path, description = "pv_…")),
+    responses(
+        (status = 200, description = "Deleted", body = Deleted),
+        (status = 404, description = "PRODUCT_VARIANT_NOT_FOUND", body = crate::error::ErrorBody),
+    ),
+    security(("api_key" = ["product_variants:write"])))]
+async fn delete_variant(
+    state: axum::extract::State<AppState>,
+    Auth(caller): Auth,
+    IdPath(id): IdPath,
+) -> ApiResult<Response> {
+    caller.require(Scope::ProductVariantsWrite)?;
+    let mut tx = state.db.begin_write().await?;
+    load(&mut *tx, &caller.org_id, &id).await?;
+    sqlx::query("UPDATE product_variants SET deleted_at = ? WHERE id = ?")
+        .bind(crate::timestamp::now())
+        .bind(&id)
+        .execute(&mut *tx)
+        .await?;
+    tx.commit().await?;
+    Ok(Deleted::response(id))
+}

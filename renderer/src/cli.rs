@@ -37,32 +37,67 @@ pub struct RenderSummary {
 /// An unreadable or invalid tree (the message names the node and the field), an impossible
 /// width, or an unwritable output.
 pub fn run(cmd: &RenderCommand) -> Result<RenderSummary, Error> {
-    let text = std::fs::read_to_string(&cmd.tree).map_err(|source| Error::Io { path: cmd.tree.clone(), source })?;
+    let text = std::fs::read_to_string(&cmd.tree).map_err(|source| Error::Io {
+        path: cmd.tree.clone(),
+        source,
+    })?;
     eprintln!("render: parsing {}", cmd.tree.display());
     let tree = Tree::parse(&text)?;
     let base = cmd.tree.parent().map(Path::to_path_buf).unwrap_or_default();
-    let limits = FetchLimits { allow_private: cmd.allow_private_urls, ..FetchLimits::default() };
+    let limits = FetchLimits {
+        allow_private: cmd.allow_private_urls,
+        ..FetchLimits::default()
+    };
     let fetcher = HttpFetcher::new(limits).with_local_files(base);
     eprintln!("render: loading fonts");
     let renderer = Renderer::new(default_fonts()?, Arc::new(fetcher));
     eprintln!("render: rendering");
-    let rendered = renderer.render(&tree, &RenderOptions { width: cmd.width, encode_png: true })?;
+    let rendered = renderer.render(
+        &tree,
+        &RenderOptions {
+            width: cmd.width,
+            encode_png: true,
+        },
+    )?;
     let png = rendered.png.unwrap_or_default();
-    std::fs::write(&cmd.output, &png).map_err(|source| Error::Io { path: cmd.output.clone(), source })?;
+    std::fs::write(&cmd.output, &png).map_err(|source| Error::Io {
+        path: cmd.output.clone(),
+        source,
+    })?;
     let r = &rendered.report;
     for w in &r.warnings {
-        eprintln!("render: warning: {}", serde_json::to_string(w).unwrap_or_default());
+        eprintln!(
+            "render: warning: {}",
+            serde_json::to_string(w).unwrap_or_default()
+        );
     }
     if let Some(path) = &cmd.report {
         let json = serde_json::to_string_pretty(r)?;
-        std::fs::write(path, json).map_err(|source| Error::Io { path: path.clone(), source })?;
+        std::fs::write(path, json).map_err(|source| Error::Io {
+            path: path.clone(),
+            source,
+        })?;
     }
     eprintln!(
         "render: wrote {} ({}x{}, {} bytes) in {:.1} ms (images {:.1}, layout {:.1}, scene {:.1}, raster {:.1}, encode {:.1})",
-        cmd.output.display(), r.width, r.height, png.len(), r.timings.total_ms, r.timings.images_ms,
-        r.timings.layout_ms, r.timings.scene_ms, r.timings.raster_ms, r.timings.encode_ms
+        cmd.output.display(),
+        r.width,
+        r.height,
+        png.len(),
+        r.timings.total_ms,
+        r.timings.images_ms,
+        r.timings.layout_ms,
+        r.timings.scene_ms,
+        r.timings.raster_ms,
+        r.timings.encode_ms
     );
-    Ok(RenderSummary { width: r.width, height: r.height, png_bytes: png.len(), warnings: r.warnings.len(), total_ms: r.timings.total_ms })
+    Ok(RenderSummary {
+        width: r.width,
+        height: r.height,
+        png_bytes: png.len(),
+        warnings: r.warnings.len(),
+        total_ms: r.timings.total_ms,
+    })
 }
 
 #[cfg(feature = "bundled-fonts")]
@@ -72,6 +107,8 @@ fn default_fonts() -> Result<FontLibrary, Error> {
 
 #[cfg(not(feature = "bundled-fonts"))]
 fn default_fonts() -> Result<FontLibrary, Error> {
-    let dir = std::env::var_os("ADFORGE_FONTS_DIR").map(PathBuf::from).unwrap_or_else(|| PathBuf::from("assets/fonts"));
+    let dir = std::env::var_os("ADFORGE_FONTS_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("assets/fonts"));
     FontLibrary::from_dir(&dir)
 }

@@ -14,7 +14,12 @@ pub fn encode_png(pixmap: &Pixmap) -> Result<Vec<u8>, Error> {
     let data = pixmap.data();
     let opaque = data.chunks_exact(4).all(|p| p[3] == 255);
     let (color, raw): (png::ColorType, Vec<u8>) = if opaque {
-        (png::ColorType::Rgb, data.chunks_exact(4).flat_map(|p| [p[0], p[1], p[2]]).collect())
+        (
+            png::ColorType::Rgb,
+            data.chunks_exact(4)
+                .flat_map(|p| [p[0], p[1], p[2]])
+                .collect(),
+        )
     } else {
         let mut v = data.to_vec();
         for p in v.chunks_exact_mut(4) {
@@ -34,8 +39,12 @@ pub fn encode_png(pixmap: &Pixmap) -> Result<Vec<u8>, Error> {
         enc.set_depth(png::BitDepth::Eight);
         enc.set_compression(png::Compression::Fast);
         enc.set_source_srgb(png::SrgbRenderingIntent::Perceptual);
-        let mut writer = enc.write_header().map_err(|e| Error::Encode(e.to_string()))?;
-        writer.write_image_data(&raw).map_err(|e| Error::Encode(e.to_string()))?;
+        let mut writer = enc
+            .write_header()
+            .map_err(|e| Error::Encode(e.to_string()))?;
+        writer
+            .write_image_data(&raw)
+            .map_err(|e| Error::Encode(e.to_string()))?;
         writer.finish().map_err(|e| Error::Encode(e.to_string()))?;
     }
     Ok(out)

@@ -20,7 +20,9 @@ pub struct FontLibrary {
 
 impl std::fmt::Debug for FontLibrary {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("FontLibrary").field("files", &self.files.len()).finish()
+        f.debug_struct("FontLibrary")
+            .field("files", &self.files.len())
+            .finish()
     }
 }
 
@@ -96,7 +98,10 @@ impl FontLibrary {
         paths.sort();
         let mut files = Vec::new();
         for p in paths {
-            let bytes = std::fs::read(&p).map_err(|source| Error::Io { path: p.clone(), source })?;
+            let bytes = std::fs::read(&p).map_err(|source| Error::Io {
+                path: p.clone(),
+                source,
+            })?;
             files.push((p.display().to_string(), Arc::new(bytes)));
         }
         Ok(Self { files })
@@ -139,7 +144,10 @@ impl FontLibrary {
 }
 
 fn collect(dir: &Path, out: &mut Vec<std::path::PathBuf>) -> Result<(), Error> {
-    let rd = std::fs::read_dir(dir).map_err(|source| Error::Io { path: dir.to_owned(), source })?;
+    let rd = std::fs::read_dir(dir).map_err(|source| Error::Io {
+        path: dir.to_owned(),
+        source,
+    })?;
     for entry in rd.flatten() {
         let p = entry.path();
         if p.is_dir() {

@@ -37,7 +37,7 @@ pub use encode::encode_png;
 pub use error::Error;
 pub use fonts::FontLibrary;
 pub use image::{FetchLimits, HttpFetcher, ImageFetcher};
-pub use render::{output_size, RenderOptions, Rendered, Renderer, DEFAULT_LONG_EDGE, MAX_EDGE};
+pub use render::{DEFAULT_LONG_EDGE, MAX_EDGE, RenderOptions, Rendered, Renderer, output_size};
 pub use report::{RenderReport, Warning};
 pub use tree::Tree;
 

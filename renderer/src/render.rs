@@ -7,8 +7,8 @@ use tiny_skia::Pixmap;
 
 use crate::image::{self, FetchLimits, HttpFetcher, ImageFetcher};
 use crate::layout::{self, TextEngine};
-use crate::report::{ms, RenderReport, Warning};
-use crate::{backend, encode, scene, Error, FontLibrary, Tree};
+use crate::report::{RenderReport, Warning, ms};
+use crate::{Error, FontLibrary, Tree, backend, encode, scene};
 
 /// Default long edge of the output: 4K.
 pub const DEFAULT_LONG_EDGE: u32 = 3840;
@@ -57,11 +57,21 @@ pub fn output_size(design: (f32, f32), width: Option<u32>) -> Result<(u32, u32),
     let (dw, dh) = design;
     let (w, h) = match width {
         Some(w) => (w, (w as f32 * dh / dw).round().max(1.0) as u32),
-        None if dw >= dh => (DEFAULT_LONG_EDGE, (DEFAULT_LONG_EDGE as f32 * dh / dw).round().max(1.0) as u32),
-        None => ((DEFAULT_LONG_EDGE as f32 * dw / dh).round().max(1.0) as u32, DEFAULT_LONG_EDGE),
+        None if dw >= dh => (
+            DEFAULT_LONG_EDGE,
+            (DEFAULT_LONG_EDGE as f32 * dh / dw).round().max(1.0) as u32,
+        ),
+        None => (
+            (DEFAULT_LONG_EDGE as f32 * dw / dh).round().max(1.0) as u32,
+            DEFAULT_LONG_EDGE,
+        ),
     };
     if w == 0 || h == 0 || w > MAX_EDGE || h > MAX_EDGE {
-        return Err(Error::InvalidSize { width: w, height: h, message: format!("each side must be 1..={MAX_EDGE}") });
+        return Err(Error::InvalidSize {
+            width: w,
+            height: h,
+            message: format!("each side must be 1..={MAX_EDGE}"),
+        });
     }
     Ok((w, h))
 }
@@ -79,13 +89,20 @@ impl Renderer {
             },
             ..Default::default()
         };
-        Self { text: Mutex::new(TextEngine::new(&fonts)), fetcher, svg_options }
+        Self {
+            text: Mutex::new(TextEngine::new(&fonts)),
+            fetcher,
+            svg_options,
+        }
     }
 
     /// Bundled fonts and an http(s) fetcher with default limits (public addresses only).
     #[cfg(feature = "bundled-fonts")]
     pub fn with_defaults() -> Self {
-        Self::new(FontLibrary::bundled(), Arc::new(HttpFetcher::new(FetchLimits::default())))
+        Self::new(
+            FontLibrary::bundled(),
+            Arc::new(HttpFetcher::new(FetchLimits::default())),
+        )
     }
 
     /// Renders `tree`. Missing fonts, failed images and unsupported features become warnings
@@ -97,20 +114,40 @@ impl Renderer {
     pub fn render(&self, tree: &Tree, options: &RenderOptions) -> Result<Rendered, Error> {
         let start = Instant::now();
         let (width, height) = output_size(tree.design_size(), options.width)?;
-        let mut report = RenderReport { width, height, ..Default::default() };
+        let mut report = RenderReport {
+            width,
+            height,
+            ..Default::default()
+        };
 
         let t = Instant::now();
         let urls = image::image_urls(tree);
         let images = image::load_images(&urls, self.fetcher.as_ref(), &self.svg_options);
         report.timings.images_ms = ms(t);
 
-        let mut engine = self.text.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut engine = self
+            .text
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         let t = Instant::now();
-        let layout = layout::layout(tree, &mut engine, &mut report.warnings, &mut report.fitted_text);
+        let layout = layout::layout(
+            tree,
+            &mut engine,
+            &mut report.warnings,
+            &mut report.fitted_text,
+        );
         report.timings.layout_ms = ms(t);
 
         let t = Instant::now();
-        let scene = scene::build_scene(tree, &layout, &images, &mut engine, width, height, &mut report.warnings);
+        let scene = scene::build_scene(
+            tree,
+            &layout,
+            &images,
+            &mut engine,
+            width,
+            height,
+            &mut report.warnings,
+        );
         drop(engine);
         report.timings.scene_ms = ms(t);
 
@@ -118,8 +155,16 @@ impl Renderer {
         let out = backend::cpu::render(&scene);
         report.timings.raster_ms = ms(t);
         for (node, ratio) in out.contrast {
-            if ratio < 4.5 && !report.warnings.iter().any(|w| matches!(w, Warning::LowContrast { node: n, .. } if *n == node)) {
-                report.warnings.push(Warning::LowContrast { node, ratio: (ratio * 100.0).round() / 100.0 });
+            if ratio < 4.5
+                && !report
+                    .warnings
+                    .iter()
+                    .any(|w| matches!(w, Warning::LowContrast { node: n, .. } if *n == node))
+            {
+                report.warnings.push(Warning::LowContrast {
+                    node,
+                    ratio: (ratio * 100.0).round() / 100.0,
+                });
             }
         }
         dedup(&mut report.warnings);
@@ -133,7 +178,11 @@ impl Renderer {
             None
         };
         report.timings.total_ms = ms(start);
-        Ok(Rendered { pixmap: out.pixmap, png, report })
+        Ok(Rendered {
+            pixmap: out.pixmap,
+            png,
+            report,
+        })
     }
 }
 

@@ -7,9 +7,17 @@ use serde::Serialize;
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Warning {
     /// The font family is not in the font library; `fallback` was used.
-    MissingFont { node: String, family: String, fallback: String },
+    MissingFont {
+        node: String,
+        family: String,
+        fallback: String,
+    },
     /// An image could not be fetched or decoded; the paint was skipped.
-    ImageFailed { node: String, url: String, reason: String },
+    ImageFailed {
+        node: String,
+        url: String,
+        reason: String,
+    },
     /// Shrink-to-fit reduced the font size.
     TextShrunk { node: String, from: f32, to: f32 },
     /// Text does not fit its box even at the minimum size (it is drawn in full, not clipped,

@@ -27,7 +27,11 @@ pub struct FetchLimits {
 
 impl Default for FetchLimits {
     fn default() -> Self {
-        Self { max_bytes: 25 << 20, timeout: Duration::from_secs(10), allow_private: false }
+        Self {
+            max_bytes: 25 << 20,
+            timeout: Duration::from_secs(10),
+            allow_private: false,
+        }
     }
 }
 
@@ -48,9 +52,15 @@ impl HttpFetcher {
             .http_status_as_error(true)
             .user_agent("adforge-renderer")
             .build();
-        let resolver = GuardedResolver { allow_private: limits.allow_private };
+        let resolver = GuardedResolver {
+            allow_private: limits.allow_private,
+        };
         let agent = ureq::Agent::with_parts(config, DefaultConnector::new(), resolver);
-        Self { agent, limits, base_dir: None }
+        Self {
+            agent,
+            limits,
+            base_dir: None,
+        }
     }
 
     /// Also accept local file paths (absolute, `file://`, or relative to `dir`). Only for the
@@ -80,7 +90,11 @@ impl ImageFetcher for HttpFetcher {
         let path = base.join(path);
         let meta = std::fs::metadata(&path).map_err(|e| format!("{}: {e}", path.display()))?;
         if meta.len() > self.limits.max_bytes {
-            return Err(format!("{} is larger than {} bytes", path.display(), self.limits.max_bytes));
+            return Err(format!(
+                "{} is larger than {} bytes",
+                path.display(),
+                self.limits.max_bytes
+            ));
         }
         std::fs::read(&path).map_err(|e| format!("{}: {e}", path.display()))
     }

@@ -18,7 +18,7 @@ pub enum ImageSource {
     /// Premultiplied RGBA pixels.
     Raster(Pixmap),
     /// A vector image, rasterised by the backend at the size it is drawn.
-    Svg(resvg::usvg::Tree),
+    Svg(Box<resvg::usvg::Tree>),
 }
 
 impl std::fmt::Debug for ImageSource {
@@ -47,10 +47,10 @@ pub fn image_urls(tree: &Tree) -> Vec<String> {
     let mut out = Vec::new();
     for n in tree.nodes() {
         for p in n.fills.iter().chain(&n.strokes) {
-            if let Paint::Image { url, .. } = p {
-                if seen.insert(url.clone()) {
-                    out.push(url.clone());
-                }
+            if let Paint::Image { url, .. } = p
+                && seen.insert(url.clone())
+            {
+                out.push(url.clone());
             }
         }
     }
@@ -58,7 +58,11 @@ pub fn image_urls(tree: &Tree) -> Vec<String> {
 }
 
 /// Fetches and decodes all images, a few at a time.
-pub fn load_images(urls: &[String], fetcher: &dyn ImageFetcher, svg_opts: &resvg::usvg::Options) -> ImageMap {
+pub fn load_images(
+    urls: &[String],
+    fetcher: &dyn ImageFetcher,
+    svg_opts: &resvg::usvg::Options,
+) -> ImageMap {
     let results: Vec<(String, Result<Arc<ImageSource>, String>)> = std::thread::scope(|s| {
         let handles: Vec<_> = urls
             .chunks(urls.len().div_ceil(4).max(1))
@@ -66,7 +70,15 @@ pub fn load_images(urls: &[String], fetcher: &dyn ImageFetcher, svg_opts: &resvg
                 s.spawn(move || {
                     chunk
                         .iter()
-                        .map(|u| (u.clone(), fetcher.fetch(u).and_then(|b| decode(&b, svg_opts)).map(Arc::new)))
+                        .map(|u| {
+                            (
+                                u.clone(),
+                                fetcher
+                                    .fetch(u)
+                                    .and_then(|b| decode(&b, svg_opts))
+                                    .map(Arc::new),
+                            )
+                        })
                         .collect::<Vec<_>>()
                 })
             })
@@ -87,8 +99,9 @@ pub fn decode(bytes: &[u8], svg_opts: &resvg::usvg::Options) -> Result<ImageSour
     let head = &bytes[..bytes.len().min(512)];
     let looks_svg = head.windows(4).any(|w| w == b"<svg") || head.starts_with(b"<?xml");
     if looks_svg {
-        let tree = resvg::usvg::Tree::from_data(bytes, svg_opts).map_err(|e| format!("SVG: {e}"))?;
-        return Ok(ImageSource::Svg(tree));
+        let tree =
+            resvg::usvg::Tree::from_data(bytes, svg_opts).map_err(|e| format!("SVG: {e}"))?;
+        return Ok(ImageSource::Svg(Box::new(tree)));
     }
     let mut reader = image::ImageReader::new(std::io::Cursor::new(bytes))
         .with_guessed_format()
@@ -120,5 +133,7 @@ pub fn decode(bytes: &[u8], svg_opts: &resvg::usvg::Options) -> Result<ImageSour
         }
     }
     let size = tiny_skia::IntSize::from_wh(w, h).ok_or("empty image")?;
-    Pixmap::from_vec(data, size).map(ImageSource::Raster).ok_or_else(|| "bad image size".to_owned())
+    Pixmap::from_vec(data, size)
+        .map(ImageSource::Raster)
+        .ok_or_else(|| "bad image size".to_owned())
 }

@@ -28,9 +28,23 @@ pub struct Layout {
 }
 
 /// Lays out the whole tree.
-pub fn layout(tree: &Tree, engine: &mut TextEngine, warnings: &mut Vec<Warning>, fitted: &mut Vec<FittedText>) -> Layout {
+pub fn layout(
+    tree: &Tree,
+    engine: &mut TextEngine,
+    warnings: &mut Vec<Warning>,
+    fitted: &mut Vec<FittedText>,
+) -> Layout {
     let n = tree.nodes().len();
-    let mut cx = Ctx { tree, engine, warnings, fitted, out: Layout { boxes: vec![BoxGeom::default(); n], texts: vec![None; n] } };
+    let mut cx = Ctx {
+        tree,
+        engine,
+        warnings,
+        fitted,
+        out: Layout {
+            boxes: vec![BoxGeom::default(); n],
+            texts: vec![None; n],
+        },
+    };
     let root = tree.root_index();
     let (w, h) = tree.design_size();
     cx.arrange(root, w, h);
@@ -75,13 +89,20 @@ impl<'a> Ctx<'a> {
                 self.engine.shape(style, style.font_size, Some(w), None)
             };
             let out_w = if hug_w { shaped.width.ceil() } else { w };
-            let out_h = if n.sizing_v == Sizing::Hug { shaped.height.ceil() } else { fixed_h };
+            let out_h = if n.sizing_v == Sizing::Hug {
+                shaped.height.ceil()
+            } else {
+                fixed_h
+            };
             return (out_w, out_h);
         }
         let mut w = width.unwrap_or(fixed_w);
         let mut h = fixed_h;
         if let Some(al) = n.auto_layout.clone() {
-            let (hug_w, hug_h) = (n.sizing_h == Sizing::Hug && width.is_none(), n.sizing_v == Sizing::Hug);
+            let (hug_w, hug_h) = (
+                n.sizing_h == Sizing::Hug && width.is_none(),
+                n.sizing_v == Sizing::Hug,
+            );
             if hug_w || hug_h {
                 let (cw, ch) = self.hug_size(i, &al, if hug_w { None } else { Some(w) });
                 if hug_w {
@@ -115,7 +136,13 @@ impl<'a> Ctx<'a> {
     fn hug_size(&mut self, i: usize, al: &AutoLayout, width: Option<f32>) -> (f32, f32) {
         let [pl, pt, pr, pb] = al.padding;
         let inner_w = width.map(|w| (w - pl - pr).max(0.0));
-        let kids: Vec<usize> = self.node(i).children.iter().copied().filter(|&c| self.in_flow(c)).collect();
+        let kids: Vec<usize> = self
+            .node(i)
+            .children
+            .iter()
+            .copied()
+            .filter(|&c| self.in_flow(c))
+            .collect();
         let sizes: Vec<(f32, f32)> = kids
             .iter()
             .map(|&c| {
@@ -123,19 +150,25 @@ impl<'a> Ctx<'a> {
                 self.measure(c, if fill_w { inner_w } else { None })
             })
             .collect();
-        if al.wrap && al.axis == Axis::Horizontal {
-            if let Some(iw) = inner_w {
-                let rows = wrap_rows(&sizes, iw, al.spacing);
-                let h: f32 = rows.iter().map(|r| r.iter().map(|&k| sizes[k].1).fold(0.0, f32::max)).sum::<f32>()
-                    + al.counter_spacing * rows.len().saturating_sub(1) as f32;
-                return (width.unwrap_or(0.0), h + pt + pb);
-            }
+        if al.wrap
+            && al.axis == Axis::Horizontal
+            && let Some(iw) = inner_w
+        {
+            let rows = wrap_rows(&sizes, iw, al.spacing);
+            let h: f32 = rows
+                .iter()
+                .map(|r| r.iter().map(|&k| sizes[k].1).fold(0.0, f32::max))
+                .sum::<f32>()
+                + al.counter_spacing * rows.len().saturating_sub(1) as f32;
+            return (width.unwrap_or(0.0), h + pt + pb);
         }
         let gaps = al.spacing * kids.len().saturating_sub(1) as f32;
-        let (main, cross) = sizes.iter().fold((0.0f32, 0.0f32), |(m, c), &(w, h)| match al.axis {
-            Axis::Horizontal => (m + w, c.max(h)),
-            Axis::Vertical => (m + h, c.max(w)),
-        });
+        let (main, cross) = sizes
+            .iter()
+            .fold((0.0f32, 0.0f32), |(m, c), &(w, h)| match al.axis {
+                Axis::Horizontal => (m + w, c.max(h)),
+                Axis::Vertical => (m + h, c.max(w)),
+            });
         match al.axis {
             Axis::Horizontal => (main + gaps + pl + pr, cross + pt + pb),
             Axis::Vertical => (cross + pl + pr, main + gaps + pt + pb),
@@ -145,7 +178,12 @@ impl<'a> Ctx<'a> {
     /// Gives node `i` its final size and lays out its subtree.
     fn arrange(&mut self, i: usize, w: f32, h: f32) {
         let n = self.node(i);
-        self.out.boxes[i] = BoxGeom { x: n.x, y: n.y, w, h };
+        self.out.boxes[i] = BoxGeom {
+            x: n.x,
+            y: n.y,
+            w,
+            h,
+        };
         if n.text.is_some() {
             self.arrange_text(i, w, h);
             return;
@@ -169,7 +207,11 @@ impl<'a> Ctx<'a> {
             Axis::Horizontal => (iw, ih),
             Axis::Vertical => (ih, iw),
         };
-        let flow: Vec<usize> = children.iter().copied().filter(|&c| self.in_flow(c)).collect();
+        let flow: Vec<usize> = children
+            .iter()
+            .copied()
+            .filter(|&c| self.in_flow(c))
+            .collect();
         // Sizes (w, h) with FILL resolved.
         let mut sizes = Vec::with_capacity(flow.len());
         for &c in &flow {
@@ -193,7 +235,11 @@ impl<'a> Ctx<'a> {
         }
         let n_fill = sizes.iter().filter(|s| s.1).count();
         if n_fill > 0 && !(al.wrap && al.axis == Axis::Horizontal) {
-            let fixed: f32 = sizes.iter().filter(|s| !s.1).map(|s| main_of(al.axis, s.0.0, s.0.1)).sum();
+            let fixed: f32 = sizes
+                .iter()
+                .filter(|s| !s.1)
+                .map(|s| main_of(al.axis, s.0.0, s.0.1))
+                .sum();
             let gaps = al.spacing * flow.len().saturating_sub(1) as f32;
             let share = ((inner_main - fixed - gaps) / n_fill as f32).max(0.0);
             for (k, s) in sizes.iter_mut().enumerate() {
@@ -223,13 +269,27 @@ impl<'a> Ctx<'a> {
             let row_cross = if rows.len() == 1 {
                 inner_cross
             } else {
-                row.iter().map(|&k| if al.axis == Axis::Horizontal { plain[k].1 } else { plain[k].0 }).fold(0.0, f32::max)
+                row.iter()
+                    .map(|&k| {
+                        if al.axis == Axis::Horizontal {
+                            plain[k].1
+                        } else {
+                            plain[k].0
+                        }
+                    })
+                    .fold(0.0, f32::max)
             };
-            let total: f32 = row.iter().map(|&k| main_of(al.axis, plain[k].0, plain[k].1)).sum();
+            let total: f32 = row
+                .iter()
+                .map(|&k| main_of(al.axis, plain[k].0, plain[k].1))
+                .sum();
             let count = row.len() as f32;
             let (mut pos, gap) = match al.primary_align {
                 Align::SpaceBetween if row.len() > 1 => (0.0, (inner_main - total) / (count - 1.0)),
-                Align::Center => ((inner_main - total - al.spacing * (count - 1.0)) / 2.0, al.spacing),
+                Align::Center => (
+                    (inner_main - total - al.spacing * (count - 1.0)) / 2.0,
+                    al.spacing,
+                ),
                 Align::Max => (inner_main - total - al.spacing * (count - 1.0), al.spacing),
                 _ => (0.0, al.spacing),
             };
@@ -274,11 +334,17 @@ impl<'a> Ctx<'a> {
         let n = self.node(i);
         let Some(style) = n.text.clone() else { return };
         let id = n.id.clone();
-        let hug_w = n.sizing_h == Sizing::Hug && n.width.is_none_or(|fw| (fw - w).abs() < 0.5) && style.auto_resize == AutoResize::WidthAndHeight;
+        let hug_w = n.sizing_h == Sizing::Hug
+            && n.width.is_none_or(|fw| (fw - w).abs() < 0.5)
+            && style.auto_resize == AutoResize::WidthAndHeight;
         let fixed_h = n.sizing_v != Sizing::Hug;
         let width = if hug_w { None } else { Some(w) };
         let trunc_h = (style.auto_resize == AutoResize::Truncate).then_some(h);
-        let fits = |s: &ShapedText| !s.broke_word && (!fixed_h || s.height <= h + 0.5) && (width.is_none() || s.width <= w + 0.5);
+        let fits = |s: &ShapedText| {
+            !s.broke_word
+                && (!fixed_h || s.height <= h + 0.5)
+                && (width.is_none() || s.width <= w + 0.5)
+        };
         let mut shaped = self.engine.shape(&style, style.font_size, width, trunc_h);
         if let Some((min, max)) = style.fit {
             // Largest size on a 0.25 px grid in [min, max] that fits.
@@ -305,23 +371,41 @@ impl<'a> Ctx<'a> {
                 best
             };
             if shaped.font_size < style.font_size {
-                self.warnings.push(Warning::TextShrunk { node: id.clone(), from: style.font_size, to: shaped.font_size });
+                self.warnings.push(Warning::TextShrunk {
+                    node: id.clone(),
+                    from: style.font_size,
+                    to: shaped.font_size,
+                });
             }
-            self.fitted.push(FittedText { node: id.clone(), font_size: shaped.font_size });
+            self.fitted.push(FittedText {
+                node: id.clone(),
+                font_size: shaped.font_size,
+            });
         }
         if let Some(family) = &shaped.missing_family {
-            self.warnings.push(Warning::MissingFont { node: id.clone(), family: family.clone(), fallback: crate::fonts::DEFAULT_FAMILY.to_owned() });
+            self.warnings.push(Warning::MissingFont {
+                node: id.clone(),
+                family: family.clone(),
+                fallback: crate::fonts::DEFAULT_FAMILY.to_owned(),
+            });
         }
         if shaped.truncated {
-            self.warnings.push(Warning::TextTruncated { node: id.clone(), lines: shaped.lines });
+            self.warnings.push(Warning::TextTruncated {
+                node: id.clone(),
+                lines: shaped.lines,
+            });
         }
         if !fits(&shaped) {
             let message = if shaped.broke_word {
                 "a word is wider than the box and was broken".to_owned()
             } else {
-                format!("text needs {:.1} x {:.1} but the box is {:.1} x {:.1}", shaped.width, shaped.height, w, h)
+                format!(
+                    "text needs {:.1} x {:.1} but the box is {:.1} x {:.1}",
+                    shaped.width, shaped.height, w, h
+                )
             };
-            self.warnings.push(Warning::TextOverflow { node: id, message });
+            self.warnings
+                .push(Warning::TextOverflow { node: id, message });
         }
         self.out.texts[i] = Some(shaped);
     }
@@ -333,7 +417,11 @@ fn wrap_rows(sizes: &[(f32, f32)], inner_w: f32, spacing: f32) -> Vec<Vec<usize>
     let mut cur: Vec<usize> = Vec::new();
     let mut used = 0.0;
     for (k, &(w, _)) in sizes.iter().enumerate() {
-        let need = if cur.is_empty() { w } else { used + spacing + w };
+        let need = if cur.is_empty() {
+            w
+        } else {
+            used + spacing + w
+        };
         if !cur.is_empty() && need > inner_w + 0.01 {
             rows.push(std::mem::take(&mut cur));
             used = w;

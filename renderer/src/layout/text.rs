@@ -7,8 +7,8 @@
 use std::collections::HashSet;
 
 use cosmic_text::{
-    Align, Attrs, Buffer, CacheKeyFlags, Ellipsize, EllipsizeHeightLimit, Family, FontSystem,
-    Metrics, Shaping, Style, Weight, Wrap, fontdb,
+    Align, Attrs, Buffer, CacheKeyFlags, Family, FontSystem, Metrics, Shaping, Style, Weight, Wrap,
+    fontdb,
 };
 
 use crate::fonts::{DEFAULT_FAMILY, FontLibrary};
@@ -57,7 +57,9 @@ pub struct TextEngine {
 
 impl std::fmt::Debug for TextEngine {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("TextEngine").field("families", &self.families.len()).finish()
+        f.debug_struct("TextEngine")
+            .field("families", &self.families.len())
+            .finish()
     }
 }
 
@@ -70,7 +72,11 @@ impl TextEngine {
             .collect();
         // A fixed locale keeps fallback choices identical on every machine.
         let font_system = FontSystem::new_with_locale_and_db("en-US".to_owned(), db);
-        Self { font_system, swash: cosmic_text::SwashCache::new(), families }
+        Self {
+            font_system,
+            swash: cosmic_text::SwashCache::new(),
+            families,
+        }
     }
 
     /// True when the library has this family (case-insensitive).
@@ -79,7 +85,8 @@ impl TextEngine {
     }
 
     /// Shapes and breaks `style.characters` at `font_size` into lines at most `width` wide
-    /// (`None`: no wrapping). `max_height` enables height truncation with an ellipsis.
+    /// (`None`: no wrapping). `max_height` (TRUNCATE) and `maxLines` limit the lines; with
+    /// `ellipsis` the last kept line ends in "…".
     pub fn shape(
         &mut self,
         style: &TextStyle,
@@ -87,64 +94,132 @@ impl TextEngine {
         width: Option<f32>,
         max_height: Option<f32>,
     ) -> ShapedText {
+        let text = apply_case(&style.characters, style.case);
+        let line_height = line_height(style, font_size);
+        let limit = match (style.max_lines, max_height) {
+            (Some(n), _) => Some(n as usize),
+            (None, Some(h)) => Some(((h + 0.01) / line_height).floor().max(1.0) as usize),
+            _ => None,
+        };
+        let (mut out, starts) = self.run(
+            style,
+            &text,
+            font_size,
+            width,
+            limit.filter(|_| !style.ellipsis),
+        );
+        let Some(n) = limit else { return out };
+        if !style.ellipsis || starts.len() <= n {
+            return out;
+        }
+        // Our own ellipsis (cosmic-text's keeps the wrapped space at the start of the last
+        // line): keep the first n-1 lines, then the longest prefix of the rest of the n-th
+        // line's paragraph that still fits on one line followed by "…".
+        let (para, start) = starts[n - 1];
+        let paragraphs: Vec<&str> = text.split('\n').collect();
+        let mut prefix = paragraphs[..para]
+            .iter()
+            .map(|p| format!("{p}\n"))
+            .collect::<String>();
+        let rest_para = paragraphs.get(para).copied().unwrap_or_default();
+        let start = start.min(rest_para.len());
+        prefix.push_str(&rest_para[..start]);
+        let rest = &rest_para[start..];
+        let cuts: Vec<usize> = rest
+            .char_indices()
+            .map(|(i, _)| i)
+            .chain([rest.len()])
+            .collect();
+        let candidate = |k: usize| format!("{prefix}{}\u{2026}", rest[..cuts[k]].trim_end());
+        let (mut lo, mut hi) = (0usize, cuts.len() - 1);
+        while lo < hi {
+            let mid = (lo + hi).div_ceil(2);
+            let (s, _) = self.run(style, &candidate(mid), font_size, width, None);
+            if s.lines <= n {
+                lo = mid;
+            } else {
+                hi = mid - 1;
+            }
+        }
+        let lines_before = out.lines;
+        (out, _) = self.run(style, &candidate(lo), font_size, width, Some(n));
+        out.truncated = lines_before > out.lines || lo + 1 < cuts.len();
+        out
+    }
+
+    /// One layout pass. Returns the shaped text and, per visual line, its paragraph index and
+    /// the logical byte offset where it starts.
+    fn run(
+        &mut self,
+        style: &TextStyle,
+        text: &str,
+        font_size: f32,
+        width: Option<f32>,
+        max_lines: Option<usize>,
+    ) -> (ShapedText, Vec<(usize, usize)>) {
         let (family, missing_family) = if self.has_family(&style.font_family) {
             (style.font_family.as_str(), None)
         } else {
             (DEFAULT_FAMILY, Some(style.font_family.clone()))
         };
-        let text = apply_case(&style.characters, style.case);
-        let line_height = match style.line_height {
-            LineHeight::Auto => font_size * 1.2,
-            LineHeight::Pixels(px) => px * font_size / style.font_size,
-            LineHeight::Relative(r) => font_size * r,
-        }
-        .max(0.01);
-        let metrics = Metrics::new(font_size, line_height);
+        let metrics = Metrics::new(font_size, line_height(style, font_size));
         let attrs = Attrs::new()
             .family(Family::Name(family))
             .weight(Weight(style.font_weight))
-            .style(if style.italic { Style::Italic } else { Style::Normal })
+            .style(if style.italic {
+                Style::Italic
+            } else {
+                Style::Normal
+            })
             .letter_spacing(style.letter_spacing / style.font_size)
             .cache_key_flags(CacheKeyFlags::DISABLE_HINTING);
         let mut buffer = Buffer::new(&mut self.font_system, metrics);
         buffer.set_hinting(cosmic_text::Hinting::Disabled);
-        buffer.set_wrap(if width.is_some() { Wrap::WordOrGlyph } else { Wrap::None });
+        buffer.set_wrap(if width.is_some() {
+            Wrap::WordOrGlyph
+        } else {
+            Wrap::None
+        });
         buffer.set_size(width.map(|w| w + 0.01), None);
-        let ellipsize = match (style.ellipsis, style.max_lines, max_height) {
-            (true, Some(n), _) => Ellipsize::End(EllipsizeHeightLimit::Lines(n as usize)),
-            (true, None, Some(h)) => Ellipsize::End(EllipsizeHeightLimit::Height(h)),
-            _ => Ellipsize::None,
-        };
-        buffer.set_ellipsize(ellipsize);
         let align = match style.align {
             TextAlign::Left => None,
             TextAlign::Center => Some(Align::Center),
             TextAlign::Right => Some(Align::Right),
             TextAlign::Justified => Some(Align::Justified),
         };
-        buffer.set_text(&text, &attrs, Shaping::Advanced, align);
+        buffer.set_text(text, &attrs, Shaping::Advanced, align);
         buffer.shape_until_scroll(&mut self.font_system, false);
 
-        let mut out = ShapedText { font_size, missing_family, min_x: f32::MAX, ..Default::default() };
-        let max_lines = if style.ellipsis { None } else { style.max_lines.map(|n| n as usize) };
+        let mut out = ShapedText {
+            font_size,
+            missing_family,
+            min_x: f32::MAX,
+            ..Default::default()
+        };
+        let mut starts = Vec::new();
         let mut prev_line: Option<(usize, usize)> = None;
         for run in buffer.layout_runs() {
+            let start = run.glyphs.iter().map(|g| g.start).min();
+            let end = run.glyphs.iter().map(|g| g.end).max();
+            starts.push((run.line_i, start.unwrap_or(0)));
             if max_lines.is_some_and(|m| out.lines >= m) {
                 out.truncated = true;
-                break;
+                continue;
             }
             // A visual line that starts inside a word (not after whitespace) means the word
             // was broken by glyph wrapping. Clusters are compared in logical order, so this
             // also holds for RTL runs.
-            let start = run.glyphs.iter().map(|g| g.start).min();
-            let end = run.glyphs.iter().map(|g| g.end).max();
-            if let (Some((line_i, prev_end)), Some(start)) = (prev_line, start) {
-                if line_i == run.line_i && start <= prev_end && start > 0 {
-                    let before = run.text[..start].chars().next_back();
-                    let at = run.text[start..].chars().next();
-                    if before.is_some_and(|c| !c.is_whitespace()) && at.is_some_and(|c| !c.is_whitespace()) {
-                        out.broke_word = true;
-                    }
+            if let (Some((line_i, prev_end)), Some(start)) = (prev_line, start)
+                && line_i == run.line_i
+                && start <= prev_end
+                && start > 0
+            {
+                let before = run.text[..start].chars().next_back();
+                let at = run.text[start..].chars().next();
+                if before.is_some_and(|c| !c.is_whitespace())
+                    && at.is_some_and(|c| !c.is_whitespace())
+                {
+                    out.broke_word = true;
                 }
             }
             if let Some(end) = end {
@@ -174,10 +249,12 @@ impl TextEngine {
                 match style.decoration {
                     TextDecoration::None => {}
                     TextDecoration::Underline => {
-                        out.decorations.push([lo, run.line_y + font_size * 0.1, hi - lo, thick]);
+                        out.decorations
+                            .push([lo, run.line_y + font_size * 0.1, hi - lo, thick]);
                     }
                     TextDecoration::Strikethrough => {
-                        out.decorations.push([lo, run.line_y - font_size * 0.3, hi - lo, thick]);
+                        out.decorations
+                            .push([lo, run.line_y - font_size * 0.3, hi - lo, thick]);
                     }
                 }
             }
@@ -185,22 +262,17 @@ impl TextEngine {
         if out.min_x == f32::MAX {
             out.min_x = 0.0;
         }
-        if ellipsize != Ellipsize::None {
-            // Did the ellipsis cut anything? Lay out again without it and compare.
-            let mut plain = style.clone();
-            plain.ellipsis = false;
-            plain.max_lines = None;
-            let full = self.shape(&plain, font_size, width, None);
-            let limit = match ellipsize {
-                Ellipsize::End(EllipsizeHeightLimit::Lines(n)) => n,
-                _ => out.lines,
-            };
-            out.truncated = full.lines > limit.max(out.lines)
-                || (full.lines > out.lines)
-                || full.glyphs.len() > out.glyphs.len();
-        }
-        out
+        (out, starts)
     }
+}
+
+fn line_height(style: &TextStyle, font_size: f32) -> f32 {
+    match style.line_height {
+        LineHeight::Auto => font_size * 1.2,
+        LineHeight::Pixels(px) => px * font_size / style.font_size,
+        LineHeight::Relative(r) => font_size * r,
+    }
+    .max(0.01)
 }
 
 fn apply_case(s: &str, case: TextCase) -> String {

@@ -1,20 +1,14 @@
 //! Tree + layout → display list, in device pixels.
 
-use std::sync::Arc;
-
-use cosmic_text::{CacheKey, CacheKeyFlags, Command, SwashContent};
 use tiny_skia::{IntRect, Path, PathBuilder, Rect, Transform};
 
 use super::path::{ellipse, rounded_rect, svg_path};
+use super::text::text_offset;
 use super::{Clip, DrawOp, Layer, LayerEffect, Scene, ScenePaint};
 use crate::image::ImageMap;
-use crate::layout::{Layout, ShapedText, TextEngine};
+use crate::layout::{Layout, TextEngine};
 use crate::report::Warning;
-use crate::tree::{BlendMode, Color, Effect, Node, NodeKind, Paint, ScaleMode, StrokeAlign, Tree, VerticalAlign};
-
-/// Glyph outlines are extracted once at this size and scaled, so one cache entry serves every
-/// font size (shrink-to-fit tries many).
-const OUTLINE_SIZE: f32 = 256.0;
+use crate::tree::{BlendMode, Color, Effect, Node, NodeKind, Paint, ScaleMode, StrokeAlign, Tree};
 
 /// Builds the display list for a `width` × `height` canvas.
 pub fn build_scene(
@@ -35,11 +29,15 @@ pub fn build_scene(
         engine,
         warnings,
         ops: Vec::with_capacity(tree.nodes().len() * 2),
-        canvas: IntRect::from_xywh(0, 0, width, height).unwrap_or_else(|| unreachable_rect()),
+        canvas: IntRect::from_xywh(0, 0, width, height).unwrap_or_else(unreachable_rect),
         scale: (width as f32 / dw).min(height as f32 / dh),
     };
     b.node(tree.root_index(), base, b.canvas);
-    Scene { width, height, ops: b.ops }
+    Scene {
+        width,
+        height,
+        ops: b.ops,
+    }
 }
 
 fn unreachable_rect() -> IntRect {
@@ -47,15 +45,15 @@ fn unreachable_rect() -> IntRect {
     IntRect::from_xywh(0, 0, 1, 1).unwrap_or_else(|| unreachable!())
 }
 
-struct Builder<'a> {
-    tree: &'a Tree,
-    layout: &'a Layout,
-    images: &'a ImageMap,
-    engine: &'a mut TextEngine,
-    warnings: &'a mut Vec<Warning>,
-    ops: Vec<DrawOp>,
-    canvas: IntRect,
-    scale: f32,
+pub(super) struct Builder<'a> {
+    pub(super) tree: &'a Tree,
+    pub(super) layout: &'a Layout,
+    pub(super) images: &'a ImageMap,
+    pub(super) engine: &'a mut TextEngine,
+    pub(super) warnings: &'a mut Vec<Warning>,
+    pub(super) ops: Vec<DrawOp>,
+    pub(super) canvas: IntRect,
+    pub(super) scale: f32,
 }
 
 fn map_rect(t: Transform, r: Rect) -> Option<Rect> {
@@ -71,7 +69,12 @@ fn map_rect(t: Transform, r: Rect) -> Option<Rect> {
 
 fn union(a: Option<Rect>, b: Option<Rect>) -> Option<Rect> {
     match (a, b) {
-        (Some(a), Some(b)) => Rect::from_ltrb(a.left().min(b.left()), a.top().min(b.top()), a.right().max(b.right()), a.bottom().max(b.bottom())),
+        (Some(a), Some(b)) => Rect::from_ltrb(
+            a.left().min(b.left()),
+            a.top().min(b.top()),
+            a.right().max(b.right()),
+            a.bottom().max(b.bottom()),
+        ),
         (a, None) => a,
         (None, b) => b,
     }
@@ -92,7 +95,7 @@ fn to_int(r: Rect, within: IntRect) -> Option<IntRect> {
     IntRect::from_ltrb(l, t, rr, b)
 }
 
-fn with_alpha(c: Color, a: f32) -> Color {
+pub(super) fn with_alpha(c: Color, a: f32) -> Color {
     Color { a: c.a * a, ..c }
 }
 
@@ -104,7 +107,11 @@ impl Builder<'_> {
         let b = self.layout.boxes[i];
         let n = self.tree.node(i);
         let t = parent.pre_translate(b.x, b.y);
-        if n.rotation != 0.0 { t.pre_concat(Transform::from_rotate(-n.rotation)) } else { t }
+        if n.rotation != 0.0 {
+            t.pre_concat(Transform::from_rotate(-n.rotation))
+        } else {
+            t
+        }
     }
 
     fn drawable(&self, i: usize) -> bool {
@@ -116,10 +123,16 @@ impl Builder<'_> {
     fn bounds(&self, i: usize, t: Transform) -> Option<Rect> {
         let n = self.tree.node(i);
         let b = self.layout.boxes[i];
-        let mut r = Rect::from_xywh(0.0, 0.0, b.w.max(0.01), b.h.max(0.01)).and_then(|r| map_rect(t, r));
+        let mut r =
+            Rect::from_xywh(0.0, 0.0, b.w.max(0.01), b.h.max(0.01)).and_then(|r| map_rect(t, r));
         if let Some(s) = &self.layout.texts[i] {
             let oy = text_offset(n, b.h, s);
-            let ink = Rect::from_xywh(s.min_x.min(0.0) - s.font_size, oy - s.font_size * 0.5, s.width.max(b.w) + 2.0 * s.font_size, s.height + s.font_size);
+            let ink = Rect::from_xywh(
+                s.min_x.min(0.0) - s.font_size,
+                oy - s.font_size * 0.5,
+                s.width.max(b.w) + 2.0 * s.font_size,
+                s.height + s.font_size,
+            );
             r = union(r, ink.and_then(|ink| map_rect(t, ink)));
         }
         if !n.strokes.is_empty() {
@@ -135,12 +148,21 @@ impl Builder<'_> {
         let mut grow = 0.0f32;
         for e in &n.effects {
             grow = grow.max(match e {
-                Effect::DropShadow { offset, radius, spread, .. } => offset.x.abs().max(offset.y.abs()) + radius * 1.5 + spread.max(0.0),
+                Effect::DropShadow {
+                    offset,
+                    radius,
+                    spread,
+                    ..
+                } => offset.x.abs().max(offset.y.abs()) + radius * 1.5 + spread.max(0.0),
                 Effect::LayerBlur { radius } => radius * 1.5,
                 _ => 0.0,
             });
         }
-        if grow > 0.0 { r.and_then(|r| outset(r, grow * self.scale + 2.0)) } else { r }
+        if grow > 0.0 {
+            r.and_then(|r| outset(r, grow * self.scale + 2.0))
+        } else {
+            r
+        }
     }
 
     fn node(&mut self, i: usize, parent: Transform, clip_bounds: IntRect) {
@@ -150,10 +172,20 @@ impl Builder<'_> {
         let n = self.tree.node(i);
         let t = self.local(i, parent);
         let b = self.layout.boxes[i];
-        let kids: Vec<usize> = n.children.iter().copied().filter(|&c| self.drawable(c)).collect();
-        let stroke_paints = if n.stroke_weight > 0.0 { n.strokes.len() } else { 0 };
+        let kids: Vec<usize> = n
+            .children
+            .iter()
+            .copied()
+            .filter(|&c| self.drawable(c))
+            .collect();
+        let stroke_paints = if n.stroke_weight > 0.0 {
+            n.strokes.len()
+        } else {
+            0
+        };
         let paint_count = n.fills.len() + stroke_paints;
-        let effects: Vec<LayerEffect> = n.effects.iter().filter_map(|e| self.effect(n, e)).collect();
+        let effects: Vec<LayerEffect> =
+            n.effects.iter().filter_map(|e| self.effect(n, e)).collect();
         let backdrop = n.effects.iter().find_map(|e| match e {
             Effect::BackgroundBlur { radius } if *radius > 0.0 => Some(*radius),
             _ => None,
@@ -161,22 +193,41 @@ impl Builder<'_> {
         let needs_layer = n.blend_mode != BlendMode::Normal
             || !effects.is_empty()
             || backdrop.is_some()
-            || (n.opacity < 1.0 && (!kids.is_empty() || paint_count > 1 || n.kind == NodeKind::Text));
+            || (n.opacity < 1.0
+                && (!kids.is_empty() || paint_count > 1 || n.kind == NodeKind::Text));
         let fold = if needs_layer { 1.0 } else { n.opacity };
         let shape = self.shape(n, b.w, b.h);
         let mut layer_bounds = clip_bounds;
         if needs_layer {
-            let Some(bounds) = self.bounds(i, t).and_then(|r| to_int(r, clip_bounds)) else { return };
+            let Some(bounds) = self.bounds(i, t).and_then(|r| to_int(r, clip_bounds)) else {
+                return;
+            };
             layer_bounds = bounds;
             let backdrop_blur = match (backdrop, &shape) {
-                (Some(r), Some(p)) => Some((r / 2.0 * self.scale, Clip { path: p.clone(), transform: t })),
+                (Some(r), Some(p)) => Some((
+                    r / 2.0 * self.scale,
+                    Clip {
+                        path: p.clone(),
+                        transform: t,
+                    },
+                )),
                 _ => None,
             };
-            self.ops.push(DrawOp::PushLayer(Layer { bounds, opacity: n.opacity, blend_mode: n.blend_mode, clip: None, effects, backdrop_blur }));
+            self.ops.push(DrawOp::PushLayer(Layer {
+                bounds,
+                opacity: n.opacity,
+                blend_mode: n.blend_mode,
+                clip: None,
+                effects,
+                backdrop_blur,
+            }));
         }
         for e in &n.effects {
             if let Effect::Unsupported { kind } = e {
-                self.warnings.push(Warning::Unsupported { node: n.id.clone(), feature: format!("effect {kind} (not supported yet)") });
+                self.warnings.push(Warning::Unsupported {
+                    node: n.id.clone(),
+                    feature: format!("effect {kind} (not supported yet)"),
+                });
             }
         }
         // Fills.
@@ -187,23 +238,37 @@ impl Builder<'_> {
                 if let Some(p) = svg_path(&vp.data) {
                     for paint in &n.fills {
                         if let Some(sp) = self.paint(n, paint, b.w, b.h, fold) {
-                            self.ops.push(DrawOp::Fill { path: p.clone(), transform: t, paint: sp, even_odd: vp.even_odd });
+                            self.ops.push(DrawOp::Fill {
+                                path: p.clone(),
+                                transform: t,
+                                paint: sp,
+                                even_odd: vp.even_odd,
+                            });
                         }
                     }
                 }
             }
-        } else if n.kind != NodeKind::Group {
-            if let Some(p) = &shape {
-                for paint in &n.fills {
-                    if let Some(sp) = self.paint(n, paint, b.w, b.h, fold) {
-                        self.ops.push(DrawOp::Fill { path: p.clone(), transform: t, paint: sp, even_odd: false });
-                    }
+        } else if n.kind != NodeKind::Group
+            && let Some(p) = &shape
+        {
+            for paint in &n.fills {
+                if let Some(sp) = self.paint(n, paint, b.w, b.h, fold) {
+                    self.ops.push(DrawOp::Fill {
+                        path: p.clone(),
+                        transform: t,
+                        paint: sp,
+                        even_odd: false,
+                    });
                 }
             }
         }
         // Children, clipped.
         if !kids.is_empty() {
-            let clip = if n.clips_content && n.kind != NodeKind::Group { shape.clone() } else { None };
+            let clip = if n.clips_content && n.kind != NodeKind::Group {
+                shape.clone()
+            } else {
+                None
+            };
             let pushed = match clip {
                 Some(p) => self.push_clip(p, t, layer_bounds),
                 None => Some(None),
@@ -234,12 +299,25 @@ impl Builder<'_> {
         let bounds = to_int(dev, within)?;
         let axis_aligned = t.kx == 0.0 && t.ky == 0.0;
         let is_rect = path.len() <= 5;
-        let pixel_exact = [dev.left(), dev.top(), dev.right(), dev.bottom()].iter().all(|v| (v - v.round()).abs() < 0.01);
+        let pixel_exact = [dev.left(), dev.top(), dev.right(), dev.bottom()]
+            .iter()
+            .all(|v| (v - v.round()).abs() < 0.01);
         if axis_aligned && is_rect && pixel_exact && bounds == within {
             return Some(None);
         }
-        let clip = if axis_aligned && is_rect && pixel_exact { None } else { Some(Clip { path, transform: t }) };
-        self.ops.push(DrawOp::PushLayer(Layer { bounds, opacity: 1.0, blend_mode: BlendMode::Normal, clip, effects: Vec::new(), backdrop_blur: None }));
+        let clip = if axis_aligned && is_rect && pixel_exact {
+            None
+        } else {
+            Some(Clip { path, transform: t })
+        };
+        self.ops.push(DrawOp::PushLayer(Layer {
+            bounds,
+            opacity: 1.0,
+            blend_mode: BlendMode::Normal,
+            clip,
+            effects: Vec::new(),
+            backdrop_blur: None,
+        }));
         Some(Some(bounds))
     }
 
@@ -255,7 +333,9 @@ impl Builder<'_> {
                 }
                 pb.finish()
             }
-            NodeKind::Text | NodeKind::Effect => Rect::from_xywh(0.0, 0.0, w, h).map(PathBuilder::from_rect),
+            NodeKind::Text | NodeKind::Effect => {
+                Rect::from_xywh(0.0, 0.0, w, h).map(PathBuilder::from_rect)
+            }
             _ => rounded_rect(0.0, 0.0, w, h, n.radii),
         }
     }
@@ -263,9 +343,33 @@ impl Builder<'_> {
     fn effect(&self, n: &Node, e: &Effect) -> Option<LayerEffect> {
         let s = self.scale;
         match e {
-            Effect::DropShadow { color, offset, radius, spread } => Some(LayerEffect::DropShadow { color: *color, dx: offset.x * s, dy: offset.y * s, sigma: radius / 2.0 * s, spread: spread * s }),
-            Effect::InnerShadow { color, offset, radius, spread } => Some(LayerEffect::InnerShadow { color: *color, dx: offset.x * s, dy: offset.y * s, sigma: radius / 2.0 * s, spread: spread * s }),
-            Effect::LayerBlur { radius } if *radius > 0.0 => Some(LayerEffect::Blur { sigma: radius / 2.0 * s }),
+            Effect::DropShadow {
+                color,
+                offset,
+                radius,
+                spread,
+            } => Some(LayerEffect::DropShadow {
+                color: *color,
+                dx: offset.x * s,
+                dy: offset.y * s,
+                sigma: radius / 2.0 * s,
+                spread: spread * s,
+            }),
+            Effect::InnerShadow {
+                color,
+                offset,
+                radius,
+                spread,
+            } => Some(LayerEffect::InnerShadow {
+                color: *color,
+                dx: offset.x * s,
+                dy: offset.y * s,
+                sigma: radius / 2.0 * s,
+                spread: spread * s,
+            }),
+            Effect::LayerBlur { radius } if *radius > 0.0 => Some(LayerEffect::Blur {
+                sigma: radius / 2.0 * s,
+            }),
             _ => {
                 let _ = n;
                 None
@@ -274,10 +378,20 @@ impl Builder<'_> {
     }
 
     fn stops(stops: &[crate::tree::GradientStop], a: f32) -> Vec<(f32, Color)> {
-        stops.iter().map(|s| (s.position, with_alpha(s.color, a))).collect()
+        stops
+            .iter()
+            .map(|s| (s.position, with_alpha(s.color, a)))
+            .collect()
     }
 
-    fn paint(&mut self, n: &Node, p: &Paint, w: f32, h: f32, fold: f32) -> Option<ScenePaint> {
+    pub(super) fn paint(
+        &mut self,
+        n: &Node,
+        p: &Paint,
+        w: f32,
+        h: f32,
+        fold: f32,
+    ) -> Option<ScenePaint> {
         let grad = |handles: &[crate::tree::Vec2; 3]| {
             let [h0, h1, h2] = handles;
             let (ax, ay) = ((h1.x - h0.x) * w, (h1.y - h0.y) * h);
@@ -288,14 +402,40 @@ impl Builder<'_> {
             Transform::from_row(ax, ay, bx, by, h0.x * w, h0.y * h)
         };
         Some(match p {
-            Paint::Solid { color, opacity } => ScenePaint::Solid(with_alpha(*color, opacity * fold)),
-            Paint::LinearGradient { handles, stops, opacity } => ScenePaint::LinearGradient { stops: Self::stops(stops, opacity * fold), transform: grad(handles) },
-            Paint::RadialGradient { handles, stops, opacity } => ScenePaint::RadialGradient { stops: Self::stops(stops, opacity * fold), transform: grad(handles) },
-            Paint::Image { url, scale_mode, transform, scaling_factor, opacity } => {
+            Paint::Solid { color, opacity } => {
+                ScenePaint::Solid(with_alpha(*color, opacity * fold))
+            }
+            Paint::LinearGradient {
+                handles,
+                stops,
+                opacity,
+            } => ScenePaint::LinearGradient {
+                stops: Self::stops(stops, opacity * fold),
+                transform: grad(handles),
+            },
+            Paint::RadialGradient {
+                handles,
+                stops,
+                opacity,
+            } => ScenePaint::RadialGradient {
+                stops: Self::stops(stops, opacity * fold),
+                transform: grad(handles),
+            },
+            Paint::Image {
+                url,
+                scale_mode,
+                transform,
+                scaling_factor,
+                opacity,
+            } => {
                 let img = match self.images.get(url) {
                     Some(Ok(img)) => img.clone(),
                     Some(Err(reason)) => {
-                        self.warnings.push(Warning::ImageFailed { node: n.id.clone(), url: url.clone(), reason: reason.clone() });
+                        self.warnings.push(Warning::ImageFailed {
+                            node: n.id.clone(),
+                            url: url.clone(),
+                            reason: reason.clone(),
+                        });
                         return None;
                     }
                     None => return None,
@@ -306,10 +446,27 @@ impl Builder<'_> {
                 }
                 let (t, tile) = match scale_mode {
                     ScaleMode::Fill | ScaleMode::Fit => {
-                        let s = if *scale_mode == ScaleMode::Fill { (w / iw).max(h / ih) } else { (w / iw).min(h / ih) };
-                        (Transform::from_row(s, 0.0, 0.0, s, (w - iw * s) / 2.0, (h - ih * s) / 2.0), false)
+                        let s = if *scale_mode == ScaleMode::Fill {
+                            (w / iw).max(h / ih)
+                        } else {
+                            (w / iw).min(h / ih)
+                        };
+                        (
+                            Transform::from_row(
+                                s,
+                                0.0,
+                                0.0,
+                                s,
+                                (w - iw * s) / 2.0,
+                                (h - ih * s) / 2.0,
+                            ),
+                            false,
+                        )
                     }
-                    ScaleMode::Tile => (Transform::from_scale(*scaling_factor, *scaling_factor), true),
+                    ScaleMode::Tile => (
+                        Transform::from_scale(*scaling_factor, *scaling_factor),
+                        true,
+                    ),
                     ScaleMode::Stretch | ScaleMode::Crop => {
                         // imageTransform maps the node's unit square into the image's unit
                         // square; invert it to place the image.
@@ -317,13 +474,26 @@ impl Builder<'_> {
                             .map(|[[a, c, e], [b, d, f]]| Transform::from_row(a, b, c, d, e, f))
                             .and_then(|m| m.invert())
                             .unwrap_or_default();
-                        (Transform::from_scale(w, h).pre_concat(crop).pre_scale(1.0 / iw, 1.0 / ih), false)
+                        (
+                            Transform::from_scale(w, h)
+                                .pre_concat(crop)
+                                .pre_scale(1.0 / iw, 1.0 / ih),
+                            false,
+                        )
                     }
                 };
-                ScenePaint::Image { image: img, transform: t, tile, opacity: opacity * fold }
+                ScenePaint::Image {
+                    image: img,
+                    transform: t,
+                    tile,
+                    opacity: opacity * fold,
+                }
             }
             Paint::Unsupported { kind } => {
-                self.warnings.push(Warning::Unsupported { node: n.id.clone(), feature: format!("paint {kind} (not supported yet)") });
+                self.warnings.push(Warning::Unsupported {
+                    node: n.id.clone(),
+                    feature: format!("paint {kind} (not supported yet)"),
+                });
                 return None;
             }
         })
@@ -339,94 +509,30 @@ impl Builder<'_> {
         };
         let path = match n.kind {
             NodeKind::Ellipse => ellipse(d, d, w - 2.0 * d, h - 2.0 * d),
-            NodeKind::Rectangle | NodeKind::Frame | NodeKind::Group => rounded_rect(d, d, w - 2.0 * d, h - 2.0 * d, n.radii.map(|r| if r > 0.0 { (r - d).max(0.0) } else { 0.0 })),
+            NodeKind::Rectangle | NodeKind::Frame | NodeKind::Group => rounded_rect(
+                d,
+                d,
+                w - 2.0 * d,
+                h - 2.0 * d,
+                n.radii
+                    .map(|r| if r > 0.0 { (r - d).max(0.0) } else { 0.0 }),
+            ),
             NodeKind::Vector => self.shape(n, w, h),
-            NodeKind::Text => self.layout.texts[i].as_ref().and_then(|s| self.glyph_path(n, s, h).0),
+            NodeKind::Text => self.layout.texts[i]
+                .as_ref()
+                .and_then(|s| self.glyph_path(n, s, h).0),
             NodeKind::Effect => None,
         };
         let Some(path) = path else { return };
         for p in &n.strokes {
             if let Some(sp) = self.paint(n, p, w, h, fold) {
-                self.ops.push(DrawOp::Stroke { path: path.clone(), transform: t, paint: sp, width: sw });
+                self.ops.push(DrawOp::Stroke {
+                    path: path.clone(),
+                    transform: t,
+                    paint: sp,
+                    width: sw,
+                });
             }
         }
-    }
-
-    /// Glyph outlines (and decoration rectangles) of a text node in its box coordinates,
-    /// plus the colour bitmaps (emoji) that have no outline.
-    fn glyph_path(&mut self, n: &Node, s: &ShapedText, box_h: f32) -> (Option<Path>, Vec<(CacheKey, f32, f32, f32)>) {
-        let oy = text_offset(n, box_h, s);
-        let mut pb = PathBuilder::new();
-        let mut bitmaps = Vec::new();
-        for g in &s.glyphs {
-            let (key, _, _) = CacheKey::new(g.font_id, g.glyph_id, OUTLINE_SIZE, (0.0, 0.0), g.weight, g.flags | CacheKeyFlags::DISABLE_HINTING);
-            let k = g.font_size / OUTLINE_SIZE;
-            let (gx, gy) = (g.x, g.y + oy);
-            match self.engine.swash.get_outline_commands(&mut self.engine.font_system, key) {
-                Some(cmds) if !cmds.is_empty() => {
-                    for c in cmds {
-                        match *c {
-                            Command::MoveTo(p) => pb.move_to(gx + p.x * k, gy - p.y * k),
-                            Command::LineTo(p) => pb.line_to(gx + p.x * k, gy - p.y * k),
-                            Command::QuadTo(a, p) => pb.quad_to(gx + a.x * k, gy - a.y * k, gx + p.x * k, gy - p.y * k),
-                            Command::CurveTo(a, b, p) => pb.cubic_to(gx + a.x * k, gy - a.y * k, gx + b.x * k, gy - b.y * k, gx + p.x * k, gy - p.y * k),
-                            Command::Close => pb.close(),
-                        }
-                    }
-                }
-                _ => bitmaps.push((key, gx, gy, g.font_size)),
-            }
-        }
-        for [x, y, w, h] in &s.decorations {
-            if let Some(r) = Rect::from_xywh(*x, y + oy, *w, *h) {
-                pb.push_rect(r);
-            }
-        }
-        (pb.finish(), bitmaps)
-    }
-
-    fn text(&mut self, i: usize, t: Transform, fold: f32) {
-        let n = self.tree.node(i);
-        let Some(s) = self.layout.texts[i].as_ref() else { return };
-        let b = self.layout.boxes[i];
-        let (path, bitmaps) = self.glyph_path(n, s, b.h);
-        let color = n.fills.iter().find_map(|p| match p {
-            Paint::Solid { color, opacity } => Some(with_alpha(*color, *opacity)),
-            _ => None,
-        });
-        if let Some(path) = path {
-            for p in &n.fills {
-                if let Some(sp) = self.paint(n, p, b.w, b.h, fold) {
-                    self.ops.push(DrawOp::Text { path: path.clone(), transform: t, paint: sp, node: n.id.clone(), color });
-                }
-            }
-        }
-        // Colour glyphs: rasterised at their device size so they stay sharp.
-        let dev_scale = (t.sx * t.sx + t.ky * t.ky).sqrt().max(0.01);
-        for (key, gx, gy, size) in bitmaps {
-            let (dkey, _, _) = CacheKey::new(key.font_id, key.glyph_id, size * dev_scale, (0.0, 0.0), key.font_weight, key.flags);
-            let Some(img) = self.engine.swash.get_image_uncached(&mut self.engine.font_system, dkey) else { continue };
-            let (w, h) = (img.placement.width, img.placement.height);
-            let Some(size) = tiny_skia::IntSize::from_wh(w, h) else { continue };
-            let data: Vec<u8> = match img.content {
-                SwashContent::Color => img.data.chunks_exact(4).flat_map(|p| {
-                    let a = u16::from(p[3]);
-                    [((u16::from(p[0]) * a + 127) / 255) as u8, ((u16::from(p[1]) * a + 127) / 255) as u8, ((u16::from(p[2]) * a + 127) / 255) as u8, p[3]]
-                }).collect(),
-                _ => continue,
-            };
-            let Some(pixmap) = tiny_skia::Pixmap::from_vec(data, size) else { continue };
-            let transform = t.pre_translate(gx, gy).pre_scale(1.0 / dev_scale, 1.0 / dev_scale).pre_translate(img.placement.left as f32, -img.placement.top as f32);
-            self.ops.push(DrawOp::Bitmap { image: Arc::new(pixmap), transform, opacity: fold });
-        }
-    }
-}
-
-/// Vertical offset of the text block inside its box.
-fn text_offset(n: &Node, box_h: f32, s: &ShapedText) -> f32 {
-    match n.text.as_ref().map(|t| t.vertical_align) {
-        Some(VerticalAlign::Center) => (box_h - s.height) / 2.0,
-        Some(VerticalAlign::Bottom) => box_h - s.height,
-        _ => 0.0,
     }
 }

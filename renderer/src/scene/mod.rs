@@ -12,6 +12,7 @@
 
 mod build;
 pub(crate) mod path;
+mod text;
 
 use std::sync::Arc;
 
@@ -28,20 +29,43 @@ pub enum ScenePaint {
     Solid(Color),
     /// Gradient from `(0,0)` to `(1,0)` in gradient space; `transform` maps gradient space to
     /// the path's space.
-    LinearGradient { stops: Vec<(f32, Color)>, transform: Transform },
+    LinearGradient {
+        stops: Vec<(f32, Color)>,
+        transform: Transform,
+    },
     /// Circle of radius 1 at the origin of gradient space.
-    RadialGradient { stops: Vec<(f32, Color)>, transform: Transform },
+    RadialGradient {
+        stops: Vec<(f32, Color)>,
+        transform: Transform,
+    },
     /// An image; `transform` maps image pixels to the path's space.
-    Image { image: Arc<ImageSource>, transform: Transform, tile: bool, opacity: f32 },
+    Image {
+        image: Arc<ImageSource>,
+        transform: Transform,
+        tile: bool,
+        opacity: f32,
+    },
 }
 
 /// A layer effect, in device pixels.
 #[derive(Debug, Clone, PartialEq)]
 pub enum LayerEffect {
     /// Shadow of the layer's alpha, drawn below it.
-    DropShadow { color: Color, dx: f32, dy: f32, sigma: f32, spread: f32 },
+    DropShadow {
+        color: Color,
+        dx: f32,
+        dy: f32,
+        sigma: f32,
+        spread: f32,
+    },
     /// Shadow inside the layer's alpha, drawn above it.
-    InnerShadow { color: Color, dx: f32, dy: f32, sigma: f32, spread: f32 },
+    InnerShadow {
+        color: Color,
+        dx: f32,
+        dy: f32,
+        sigma: f32,
+        spread: f32,
+    },
     /// Gaussian blur of the layer itself.
     Blur { sigma: f32 },
 }
@@ -70,13 +94,33 @@ pub struct Layer {
 /// One drawing command.
 #[derive(Debug, Clone)]
 pub enum DrawOp {
-    Fill { path: Path, transform: Transform, paint: ScenePaint, even_odd: bool },
-    Stroke { path: Path, transform: Transform, paint: ScenePaint, width: f32 },
+    Fill {
+        path: Path,
+        transform: Transform,
+        paint: ScenePaint,
+        even_odd: bool,
+    },
+    Stroke {
+        path: Path,
+        transform: Transform,
+        paint: ScenePaint,
+        width: f32,
+    },
     /// Glyph outlines of one TEXT node. Like `Fill`, plus the node id and text colour so a
     /// backend can measure contrast against what is behind.
-    Text { path: Path, transform: Transform, paint: ScenePaint, node: String, color: Option<Color> },
+    Text {
+        path: Path,
+        transform: Transform,
+        paint: ScenePaint,
+        node: String,
+        color: Option<Color>,
+    },
     /// A bitmap (colour emoji): image pixels mapped by `transform` to device space.
-    Bitmap { image: Arc<tiny_skia::Pixmap>, transform: Transform, opacity: f32 },
+    Bitmap {
+        image: Arc<tiny_skia::Pixmap>,
+        transform: Transform,
+        opacity: f32,
+    },
     PushLayer(Layer),
     PopLayer,
 }

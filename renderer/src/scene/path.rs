@@ -23,7 +23,14 @@ pub(crate) fn svg_path(data: &str) -> Option<Path> {
             svgtypes::SimplePathSegment::Quadratic { x1, y1, x, y } => {
                 pb.quad_to(x1 as f32, y1 as f32, x as f32, y as f32)
             }
-            svgtypes::SimplePathSegment::CurveTo { x1, y1, x2, y2, x, y } => pb.cubic_to(
+            svgtypes::SimplePathSegment::CurveTo {
+                x1,
+                y1,
+                x2,
+                y2,
+                x,
+                y,
+            } => pb.cubic_to(
                 x1 as f32, y1 as f32, x2 as f32, y2 as f32, x as f32, y as f32,
             ),
             svgtypes::SimplePathSegment::ClosePath => pb.close(),
@@ -60,19 +67,47 @@ pub(crate) fn rounded_rect(x: f32, y: f32, w: f32, h: f32, radii: [f32; 4]) -> O
     pb.move_to(x + r[0], y);
     pb.line_to(x1 - r[1], y);
     if r[1] > 0.0 {
-        pb.cubic_to(x1 - r[1] * (1.0 - K), y, x1, y + r[1] * (1.0 - K), x1, y + r[1]);
+        pb.cubic_to(
+            x1 - r[1] * (1.0 - K),
+            y,
+            x1,
+            y + r[1] * (1.0 - K),
+            x1,
+            y + r[1],
+        );
     }
     pb.line_to(x1, y1 - r[2]);
     if r[2] > 0.0 {
-        pb.cubic_to(x1, y1 - r[2] * (1.0 - K), x1 - r[2] * (1.0 - K), y1, x1 - r[2], y1);
+        pb.cubic_to(
+            x1,
+            y1 - r[2] * (1.0 - K),
+            x1 - r[2] * (1.0 - K),
+            y1,
+            x1 - r[2],
+            y1,
+        );
     }
     pb.line_to(x + r[3], y1);
     if r[3] > 0.0 {
-        pb.cubic_to(x + r[3] * (1.0 - K), y1, x, y1 - r[3] * (1.0 - K), x, y1 - r[3]);
+        pb.cubic_to(
+            x + r[3] * (1.0 - K),
+            y1,
+            x,
+            y1 - r[3] * (1.0 - K),
+            x,
+            y1 - r[3],
+        );
     }
     pb.line_to(x, y + r[0]);
     if r[0] > 0.0 {
-        pb.cubic_to(x, y + r[0] * (1.0 - K), x + r[0] * (1.0 - K), y, x + r[0], y);
+        pb.cubic_to(
+            x,
+            y + r[0] * (1.0 - K),
+            x + r[0] * (1.0 - K),
+            y,
+            x + r[0],
+            y,
+        );
     }
     pb.close();
     pb.finish()

@@ -12,6 +12,8 @@
 mod model;
 pub mod node;
 mod normalise;
+mod text;
+mod values;
 
 use std::collections::HashMap;
 

@@ -17,12 +17,21 @@ pub struct Color {
 }
 
 impl Color {
-    pub const BLACK: Color = Color { r: 0.0, g: 0.0, b: 0.0, a: 1.0 };
+    pub const BLACK: Color = Color {
+        r: 0.0,
+        g: 0.0,
+        b: 0.0,
+        a: 1.0,
+    };
 
     /// WCAG relative luminance.
     pub fn luminance(&self) -> f32 {
         fn lin(c: f32) -> f32 {
-            if c <= 0.03928 { c / 12.92 } else { ((c + 0.055) / 1.055).powf(2.4) }
+            if c <= 0.03928 {
+                c / 12.92
+            } else {
+                ((c + 0.055) / 1.055).powf(2.4)
+            }
         }
         0.2126 * lin(self.r) + 0.7152 * lin(self.g) + 0.0722 * lin(self.b)
     }
@@ -129,7 +138,9 @@ pub enum Paint {
     },
     /// A paint type the renderer does not draw yet (e.g. GRADIENT_ANGULAR); reported and
     /// skipped.
-    Unsupported { kind: String },
+    Unsupported {
+        kind: String,
+    },
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

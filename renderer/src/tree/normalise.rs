@@ -2,12 +2,14 @@
 
 use serde_json::Value;
 
-use super::model::{EffectSpec, LineHeightSpec, NodeKind, NodeSpec, PaintSpec, Rgba};
+use super::model::{NodeKind, NodeSpec};
 use super::node::*;
+use super::text::text_style;
+use super::values::{align, blend, check_range, choice, effect, paint, sizing};
 use crate::Error;
 
 /// Largest accepted design coordinate / size (in design pixels).
-const MAX_COORD: f32 = 1.0e6;
+pub(super) const MAX_COORD: f32 = 1.0e6;
 
 pub(super) fn normalise(raw: &Value) -> Result<(Vec<Node>, usize), Error> {
     let obj = raw
@@ -67,7 +69,11 @@ pub(super) fn normalise(raw: &Value) -> Result<(Vec<Node>, usize), Error> {
             at = p;
             steps += 1;
             if steps > specs.len() {
-                return Err(Error::node(specs[start].0, "children", "the children form a cycle"));
+                return Err(Error::node(
+                    specs[start].0,
+                    "children",
+                    "the children form a cycle",
+                ));
             }
         }
     }
@@ -95,8 +101,14 @@ pub(super) fn normalise(raw: &Value) -> Result<(Vec<Node>, usize), Error> {
         let grow = spec.layout_grow > 0.0;
         let stretch = spec.layout_align.as_deref() == Some("STRETCH");
         let (primary_set, counter_set) = match axis {
-            Axis::Horizontal => (spec.layout_sizing_horizontal.is_some(), spec.layout_sizing_vertical.is_some()),
-            Axis::Vertical => (spec.layout_sizing_vertical.is_some(), spec.layout_sizing_horizontal.is_some()),
+            Axis::Horizontal => (
+                spec.layout_sizing_horizontal.is_some(),
+                spec.layout_sizing_vertical.is_some(),
+            ),
+            Axis::Vertical => (
+                spec.layout_sizing_vertical.is_some(),
+                spec.layout_sizing_horizontal.is_some(),
+            ),
         };
         let n = &mut nodes[i];
         let (primary, counter) = match axis {
@@ -112,11 +124,19 @@ pub(super) fn normalise(raw: &Value) -> Result<(Vec<Node>, usize), Error> {
     }
     let r = &nodes[root];
     if r.kind == NodeKind::Effect || r.kind == NodeKind::Text {
-        return Err(Error::node(&r.id, "type", "the root must be a FRAME, GROUP or shape"));
+        return Err(Error::node(
+            &r.id,
+            "type",
+            "the root must be a FRAME, GROUP or shape",
+        ));
     }
     for (field, v) in [("width", r.width), ("height", r.height)] {
         if !v.is_some_and(|v| v >= 1.0) {
-            return Err(Error::node(&r.id, field, "the root node needs a size of at least 1"));
+            return Err(Error::node(
+                &r.id,
+                field,
+                "the root node needs a size of at least 1",
+            ));
         }
     }
     Ok((nodes, root))
@@ -129,25 +149,37 @@ fn find_root(
     parent: &[Option<usize>],
 ) -> Result<usize, Error> {
     if let Some(r) = obj.get("root") {
-        let id = r.as_str().ok_or_else(|| Error::tree("root", "must be a node id (string)"))?;
+        let id = r
+            .as_str()
+            .ok_or_else(|| Error::tree("root", "must be a node id (string)"))?;
         let &i = index
             .get(id)
             .ok_or_else(|| Error::tree("root", format!("no node with id `{id}`")))?;
         if let Some(p) = parent[i] {
-            return Err(Error::tree("root", format!("`{id}` is a child of `{}`", specs[p].0)));
+            return Err(Error::tree(
+                "root",
+                format!("`{id}` is a child of `{}`", specs[p].0),
+            ));
         }
         return Ok(i);
     }
     let tops: Vec<usize> = (0..specs.len()).filter(|&i| parent[i].is_none()).collect();
     match tops.as_slice() {
         [one] => Ok(*one),
-        [] => Err(Error::tree("root", "every node is a child: the children form a cycle")),
+        [] => Err(Error::tree(
+            "root",
+            "every node is a child: the children form a cycle",
+        )),
         many => Err(Error::tree(
             "root",
             format!(
                 "{} nodes have no parent ({}); set `root` or nest them",
                 many.len(),
-                many.iter().take(5).map(|&i| specs[i].0).collect::<Vec<_>>().join(", ")
+                many.iter()
+                    .take(5)
+                    .map(|&i| specs[i].0)
+                    .collect::<Vec<_>>()
+                    .join(", ")
             ),
         )),
     }
@@ -157,10 +189,14 @@ fn parse_spec(id: &str, value: &Value) -> Result<NodeSpec, Error> {
     let obj = value
         .as_object()
         .ok_or_else(|| Error::node(id, "(node)", "a node must be a JSON object"))?;
-    if let Some(v) = obj.get("id") {
-        if v.as_str() != Some(id) {
-            return Err(Error::node(id, "id", "must equal the node's key in `nodes`"));
-        }
+    if let Some(v) = obj.get("id")
+        && v.as_str() != Some(id)
+    {
+        return Err(Error::node(
+            id,
+            "id",
+            "must equal the node's key in `nodes`",
+        ));
     }
     // Figma keeps text properties in `style`; fields on the node itself win.
     let merged;
@@ -177,181 +213,14 @@ fn parse_spec(id: &str, value: &Value) -> Result<NodeSpec, Error> {
     };
     serde_path_to_error::deserialize::<_, NodeSpec>(value).map_err(|e| {
         let path = e.path().to_string();
-        let field = if path == "." { "(node)".to_owned() } else { path };
+        let field = if path == "." {
+            "(node)".to_owned()
+        } else {
+            path
+        };
         let msg = e.into_inner().to_string();
         let msg = msg.split(" at line ").next().unwrap_or_default().to_owned();
         Error::node(id, field, msg)
-    })
-}
-
-fn check_range(id: &str, field: &str, v: f32, lo: f32, hi: f32) -> Result<f32, Error> {
-    if v.is_finite() && v >= lo && v <= hi {
-        Ok(v)
-    } else {
-        Err(Error::node(id, field, format!("{v} is outside {lo}..={hi}")))
-    }
-}
-
-fn choice<'a>(id: &str, field: &str, v: Option<&'a str>, allowed: &[&str]) -> Result<Option<&'a str>, Error> {
-    match v {
-        None => Ok(None),
-        Some(s) if allowed.contains(&s) => Ok(Some(s)),
-        Some(s) => Err(Error::node(
-            id,
-            field,
-            format!("unknown value `{s}`; allowed: {}", allowed.join(", ")),
-        )),
-    }
-}
-
-fn color(id: &str, field: &str, c: &Rgba) -> Result<Color, Error> {
-    Ok(Color {
-        r: check_range(id, &format!("{field}.r"), c.r, 0.0, 1.0)?,
-        g: check_range(id, &format!("{field}.g"), c.g, 0.0, 1.0)?,
-        b: check_range(id, &format!("{field}.b"), c.b, 0.0, 1.0)?,
-        a: check_range(id, &format!("{field}.a"), c.a, 0.0, 1.0)?,
-    })
-}
-
-fn blend(id: &str, field: &str, v: Option<&str>) -> Result<BlendMode, Error> {
-    Ok(match choice(id, field, v, BlendMode::NAMES)? {
-        Some(s) => BlendMode::from_name(s).unwrap_or_default(),
-        None => BlendMode::Normal,
-    })
-}
-
-fn check_url(id: &str, field: &str, url: &str) -> Result<String, Error> {
-    let u = url.trim();
-    if u.len() >= 5 && u[..5].eq_ignore_ascii_case("data:") {
-        return Err(Error::node(
-            id,
-            field,
-            "base64 / data: image data is not accepted; upload the image and use its public URL",
-        ));
-    }
-    if u.is_empty() {
-        return Err(Error::node(id, field, "the image URL is empty"));
-    }
-    if u.len() > 8192 {
-        return Err(Error::node(id, field, "the image URL is longer than 8192 characters"));
-    }
-    Ok(u.to_owned())
-}
-
-fn paint(id: &str, field: &str, p: &PaintSpec) -> Result<Paint, Error> {
-    let opacity = check_range(id, &format!("{field}.opacity"), p.opacity, 0.0, 1.0)?;
-    blend(id, &format!("{field}.blendMode"), p.blend_mode.as_deref())?;
-    let stops = |p: &PaintSpec| -> Result<Vec<GradientStop>, Error> {
-        if p.gradient_stops.is_empty() {
-            return Err(Error::node(id, format!("{field}.gradientStops"), "a gradient needs at least one stop"));
-        }
-        p.gradient_stops
-            .iter()
-            .enumerate()
-            .map(|(k, s)| {
-                Ok(GradientStop {
-                    position: check_range(id, &format!("{field}.gradientStops[{k}].position"), s.position, 0.0, 1.0)?,
-                    color: color(id, &format!("{field}.gradientStops[{k}].color"), &s.color)?,
-                })
-            })
-            .collect()
-    };
-    let handles = |p: &PaintSpec, default: [Vec2; 3]| -> Result<[Vec2; 3], Error> {
-        let h = &p.gradient_handle_positions;
-        match h.len() {
-            0 => Ok(default),
-            2 => {
-                // Third handle: perpendicular to start→end, same length (Figma's default).
-                let (s, e) = (h[0], h[1]);
-                Ok([s, e, Vec2 { x: s.x - (e.y - s.y), y: s.y + (e.x - s.x) }])
-            }
-            3 => Ok([h[0], h[1], h[2]]),
-            n => Err(Error::node(
-                id,
-                format!("{field}.gradientHandlePositions"),
-                format!("expected 2 or 3 positions, got {n}"),
-            )),
-        }
-    };
-    Ok(match p.kind.as_str() {
-        "SOLID" => {
-            let c = p
-                .color
-                .as_ref()
-                .ok_or_else(|| Error::node(id, format!("{field}.color"), "a SOLID paint needs `color`"))?;
-            Paint::Solid { color: color(id, &format!("{field}.color"), c)?, opacity }
-        }
-        "GRADIENT_LINEAR" => Paint::LinearGradient {
-            handles: handles(p, [Vec2 { x: 0.0, y: 0.5 }, Vec2 { x: 1.0, y: 0.5 }, Vec2 { x: 0.0, y: 1.0 }])?,
-            stops: stops(p)?,
-            opacity,
-        },
-        "GRADIENT_RADIAL" => Paint::RadialGradient {
-            handles: handles(p, [Vec2 { x: 0.5, y: 0.5 }, Vec2 { x: 1.0, y: 0.5 }, Vec2 { x: 0.5, y: 1.0 }])?,
-            stops: stops(p)?,
-            opacity,
-        },
-        "IMAGE" => {
-            let (url, f) = match (&p.image_fill_url, &p.image_url, &p.image_ref) {
-                (Some(u), _, _) => (u, "imageFillUrl"),
-                (None, Some(u), _) => (u, "imageUrl"),
-                (None, None, Some(u)) => (u, "imageRef"),
-                _ => return Err(Error::node(id, format!("{field}.imageFillUrl"), "an IMAGE paint needs `imageFillUrl`")),
-            };
-            let scaling_factor = p.scaling_factor.unwrap_or(1.0);
-            check_range(id, &format!("{field}.scalingFactor"), scaling_factor, 0.001, 1000.0)?;
-            if let Some(t) = &p.image_transform {
-                if t.iter().flatten().any(|v| !v.is_finite()) {
-                    return Err(Error::node(id, format!("{field}.imageTransform"), "must be finite numbers"));
-                }
-            }
-            Paint::Image {
-                url: check_url(id, &format!("{field}.{f}"), url)?,
-                scale_mode: p.scale_mode,
-                transform: p.image_transform,
-                scaling_factor,
-                opacity,
-            }
-        }
-        other => Paint::Unsupported { kind: other.to_owned() },
-    })
-}
-
-fn effect(id: &str, k: usize, e: &EffectSpec) -> Result<Effect, Error> {
-    let field = format!("effects[{k}]");
-    let radius = check_range(id, &format!("{field}.radius"), e.radius, 0.0, 1000.0)?;
-    let shadow_color = |e: &EffectSpec| -> Result<Color, Error> {
-        match &e.color {
-            Some(c) => color(id, &format!("{field}.color"), c),
-            None => Ok(Color { r: 0.0, g: 0.0, b: 0.0, a: 0.25 }),
-        }
-    };
-    if !e.visible {
-        return Ok(Effect::Unsupported { kind: String::new() });
-    }
-    Ok(match e.kind.as_str() {
-        "DROP_SHADOW" => Effect::DropShadow { color: shadow_color(e)?, offset: e.offset, radius, spread: e.spread },
-        "INNER_SHADOW" => Effect::InnerShadow { color: shadow_color(e)?, offset: e.offset, radius, spread: e.spread },
-        "LAYER_BLUR" => Effect::LayerBlur { radius },
-        "BACKGROUND_BLUR" => Effect::BackgroundBlur { radius },
-        other => Effect::Unsupported { kind: other.to_owned() },
-    })
-}
-
-fn sizing(id: &str, field: &str, v: Option<&str>) -> Result<Option<Sizing>, Error> {
-    Ok(choice(id, field, v, &["FIXED", "HUG", "FILL"])?.map(|s| match s {
-        "HUG" => Sizing::Hug,
-        "FILL" => Sizing::Fill,
-        _ => Sizing::Fixed,
-    }))
-}
-
-fn align(id: &str, field: &str, v: Option<&str>, allowed: &[&str]) -> Result<Align, Error> {
-    Ok(match choice(id, field, v, allowed)? {
-        Some("CENTER") => Align::Center,
-        Some("MAX") => Align::Max,
-        Some("SPACE_BETWEEN") => Align::SpaceBetween,
-        _ => Align::Min,
     })
 }
 
@@ -370,16 +239,43 @@ fn convert(id: &str, s: &NodeSpec) -> Result<Node, Error> {
     check_range(id, "cornerRadius", s.corner_radius, 0.0, MAX_COORD)?;
     if let Some(r) = s.rectangle_corner_radii {
         for (k, v) in r.iter().enumerate() {
-            check_range(id, &format!("rectangleCornerRadii[{k}]"), *v, 0.0, MAX_COORD)?;
+            check_range(
+                id,
+                &format!("rectangleCornerRadii[{k}]"),
+                *v,
+                0.0,
+                MAX_COORD,
+            )?;
         }
         radii = r;
     }
-    let fills = s.fills.iter().enumerate().filter(|(_, p)| p.visible)
-        .map(|(k, p)| paint(id, &format!("fills[{k}]"), p)).collect::<Result<Vec<_>, _>>()?;
-    let strokes = s.strokes.iter().enumerate().filter(|(_, p)| p.visible)
-        .map(|(k, p)| paint(id, &format!("strokes[{k}]"), p)).collect::<Result<Vec<_>, _>>()?;
-    let stroke_weight = check_range(id, "strokeWeight", s.stroke_weight.unwrap_or(1.0), 0.0, 10000.0)?;
-    let stroke_align = match choice(id, "strokeAlign", s.stroke_align.as_deref(), &["INSIDE", "OUTSIDE", "CENTER"])? {
+    let fills = s
+        .fills
+        .iter()
+        .enumerate()
+        .filter(|(_, p)| p.visible)
+        .map(|(k, p)| paint(id, &format!("fills[{k}]"), p))
+        .collect::<Result<Vec<_>, _>>()?;
+    let strokes = s
+        .strokes
+        .iter()
+        .enumerate()
+        .filter(|(_, p)| p.visible)
+        .map(|(k, p)| paint(id, &format!("strokes[{k}]"), p))
+        .collect::<Result<Vec<_>, _>>()?;
+    let stroke_weight = check_range(
+        id,
+        "strokeWeight",
+        s.stroke_weight.unwrap_or(1.0),
+        0.0,
+        10000.0,
+    )?;
+    let stroke_align = match choice(
+        id,
+        "strokeAlign",
+        s.stroke_align.as_deref(),
+        &["INSIDE", "OUTSIDE", "CENTER"],
+    )? {
         Some("CENTER") => StrokeAlign::Center,
         Some("OUTSIDE") => StrokeAlign::Outside,
         Some(_) => StrokeAlign::Inside,
@@ -389,17 +285,56 @@ fn convert(id: &str, s: &NodeSpec) -> Result<Node, Error> {
         None => StrokeAlign::Inside,
     };
     let blend_mode = blend(id, "blendMode", s.blend_mode.as_deref())?;
-    let effects = s.effects.iter().enumerate().map(|(k, e)| effect(id, k, e))
+    let effects = s
+        .effects
+        .iter()
+        .enumerate()
+        .map(|(k, e)| effect(id, k, e))
         .filter(|e| !matches!(e, Ok(Effect::Unsupported { kind }) if kind.is_empty()))
         .collect::<Result<Vec<_>, _>>()?;
-    let auto_layout = match choice(id, "layoutMode", s.layout_mode.as_deref(), &["NONE", "HORIZONTAL", "VERTICAL"])? {
+    let primary_align = align(
+        id,
+        "primaryAxisAlignItems",
+        s.primary_axis_align_items.as_deref(),
+        &["MIN", "CENTER", "MAX", "SPACE_BETWEEN"],
+    )?;
+    let counter_align = align(
+        id,
+        "counterAxisAlignItems",
+        s.counter_axis_align_items.as_deref(),
+        &["MIN", "CENTER", "MAX", "BASELINE"],
+    )?;
+    let wrap = choice(
+        id,
+        "layoutWrap",
+        s.layout_wrap.as_deref(),
+        &["NO_WRAP", "WRAP"],
+    )? == Some("WRAP");
+    let auto_layout = match choice(
+        id,
+        "layoutMode",
+        s.layout_mode.as_deref(),
+        &["NONE", "HORIZONTAL", "VERTICAL"],
+    )? {
         Some("HORIZONTAL") | Some("VERTICAL") => {
             if s.kind == NodeKind::Text || s.kind == NodeKind::Vector {
-                return Err(Error::node(id, "layoutMode", "only FRAME, GROUP and shapes can use auto-layout"));
+                return Err(Error::node(
+                    id,
+                    "layoutMode",
+                    "only FRAME, GROUP and shapes can use auto-layout",
+                ));
             }
-            let axis = if s.layout_mode.as_deref() == Some("HORIZONTAL") { Axis::Horizontal } else { Axis::Vertical };
-            let wrap = choice(id, "layoutWrap", s.layout_wrap.as_deref(), &["NO_WRAP", "WRAP"])? == Some("WRAP");
-            for (f, v) in [("paddingLeft", s.padding_left), ("paddingTop", s.padding_top), ("paddingRight", s.padding_right), ("paddingBottom", s.padding_bottom)] {
+            let axis = if s.layout_mode.as_deref() == Some("HORIZONTAL") {
+                Axis::Horizontal
+            } else {
+                Axis::Vertical
+            };
+            for (f, v) in [
+                ("paddingLeft", s.padding_left),
+                ("paddingTop", s.padding_top),
+                ("paddingRight", s.padding_right),
+                ("paddingBottom", s.padding_bottom),
+            ] {
                 check_range(id, f, v, 0.0, MAX_COORD)?;
             }
             check_range(id, "itemSpacing", s.item_spacing, -MAX_COORD, MAX_COORD)?;
@@ -408,18 +343,45 @@ fn convert(id: &str, s: &NodeSpec) -> Result<Node, Error> {
                 wrap,
                 spacing: s.item_spacing,
                 counter_spacing: s.counter_axis_spacing.unwrap_or(s.item_spacing),
-                padding: [s.padding_left, s.padding_top, s.padding_right, s.padding_bottom],
-                primary_align: align(id, "primaryAxisAlignItems", s.primary_axis_align_items.as_deref(), &["MIN", "CENTER", "MAX", "SPACE_BETWEEN"])?,
-                counter_align: align(id, "counterAxisAlignItems", s.counter_axis_align_items.as_deref(), &["MIN", "CENTER", "MAX", "BASELINE"])?,
+                padding: [
+                    s.padding_left,
+                    s.padding_top,
+                    s.padding_right,
+                    s.padding_bottom,
+                ],
+                primary_align,
+                counter_align,
             })
         }
         _ => None,
     };
-    choice(id, "layoutAlign", s.layout_align.as_deref(), &["INHERIT", "STRETCH", "MIN", "CENTER", "MAX"])?;
-    let absolute = choice(id, "layoutPositioning", s.layout_positioning.as_deref(), &["AUTO", "ABSOLUTE"])? == Some("ABSOLUTE");
-    let mut sizing_h = sizing(id, "layoutSizingHorizontal", s.layout_sizing_horizontal.as_deref())?;
-    let mut sizing_v = sizing(id, "layoutSizingVertical", s.layout_sizing_vertical.as_deref())?;
-    let text = if s.kind == NodeKind::Text { Some(text_style(id, s)?) } else { None };
+    choice(
+        id,
+        "layoutAlign",
+        s.layout_align.as_deref(),
+        &["INHERIT", "STRETCH", "MIN", "CENTER", "MAX"],
+    )?;
+    let absolute = choice(
+        id,
+        "layoutPositioning",
+        s.layout_positioning.as_deref(),
+        &["AUTO", "ABSOLUTE"],
+    )? == Some("ABSOLUTE");
+    let mut sizing_h = sizing(
+        id,
+        "layoutSizingHorizontal",
+        s.layout_sizing_horizontal.as_deref(),
+    )?;
+    let mut sizing_v = sizing(
+        id,
+        "layoutSizingVertical",
+        s.layout_sizing_vertical.as_deref(),
+    )?;
+    let text = if s.kind == NodeKind::Text {
+        Some(text_style(id, s)?)
+    } else {
+        None
+    };
     if let Some(t) = &text {
         match t.auto_resize {
             AutoResize::WidthAndHeight => {
@@ -443,24 +405,40 @@ fn convert(id: &str, s: &NodeSpec) -> Result<Node, Error> {
     let needs_size = matches!(s.kind, NodeKind::Rectangle | NodeKind::Ellipse);
     if needs_size {
         if s.width.is_none() && sizing_h != Some(Sizing::Fill) {
-            return Err(Error::node(id, "width", "required for this node type (or use layoutSizingHorizontal FILL)"));
+            return Err(Error::node(
+                id,
+                "width",
+                "required for this node type (or use layoutSizingHorizontal FILL)",
+            ));
         }
         if s.height.is_none() && sizing_v != Some(Sizing::Fill) {
-            return Err(Error::node(id, "height", "required for this node type (or use layoutSizingVertical FILL)"));
+            return Err(Error::node(
+                id,
+                "height",
+                "required for this node type (or use layoutSizingVertical FILL)",
+            ));
         }
     }
     let mut vector_paths = Vec::new();
-    for (list, name) in [(&s.vector_paths, "vectorPaths"), (&s.fill_geometry, "fillGeometry")] {
+    for (list, name) in [
+        (&s.vector_paths, "vectorPaths"),
+        (&s.fill_geometry, "fillGeometry"),
+    ] {
         for (k, p) in list.iter().enumerate() {
             let field = format!("{name}[{k}]");
-            let even_odd = match choice(id, &format!("{field}.windingRule"), p.winding_rule.as_deref(), &["NONZERO", "EVENODD", "NONE"])? {
-                Some("EVENODD") => true,
-                _ => false,
-            };
+            let even_odd = choice(
+                id,
+                &format!("{field}.windingRule"),
+                p.winding_rule.as_deref(),
+                &["NONZERO", "EVENODD", "NONE"],
+            )? == Some("EVENODD");
             if let Some(e) = crate::scene::path::validate_svg_path(&p.data) {
                 return Err(Error::node(id, format!("{field}.data"), e));
             }
-            vector_paths.push(VectorPath { data: p.data.clone(), even_odd });
+            vector_paths.push(VectorPath {
+                data: p.data.clone(),
+                even_odd,
+            });
         }
     }
     Ok(Node {
@@ -489,97 +467,5 @@ fn convert(id: &str, s: &NodeSpec) -> Result<Node, Error> {
         absolute,
         text,
         vector_paths,
-    })
-}
-
-fn text_style(id: &str, s: &NodeSpec) -> Result<TextStyle, Error> {
-    let font_size = check_range(id, "fontSize", s.font_size.unwrap_or(16.0), 0.5, 10000.0)?;
-    let font_weight = check_range(id, "fontWeight", s.font_weight.unwrap_or(400.0), 1.0, 1000.0)? as u16;
-    let italic = s.italic.unwrap_or_else(|| {
-        s.font_style.as_deref().is_some_and(|st| st.to_ascii_lowercase().contains("italic"))
-    });
-    let line_height = if let Some(px) = s.line_height_px {
-        LineHeight::Pixels(check_range(id, "lineHeightPx", px, 0.0, 100000.0)?)
-    } else if let Some(p) = s.line_height_percent_font_size {
-        LineHeight::Relative(check_range(id, "lineHeightPercentFontSize", p, 0.0, 10000.0)? / 100.0)
-    } else {
-        match &s.line_height {
-            None => LineHeight::Auto,
-            Some(LineHeightSpec::Pixels(px)) => LineHeight::Pixels(check_range(id, "lineHeight", *px, 0.0, 100000.0)?),
-            Some(LineHeightSpec::Object { value, unit }) => match unit.as_str() {
-                "PIXELS" => LineHeight::Pixels(check_range(id, "lineHeight.value", *value, 0.0, 100000.0)?),
-                "PERCENT" | "FONT_SIZE_%" => LineHeight::Relative(check_range(id, "lineHeight.value", *value, 0.0, 10000.0)? / 100.0),
-                "AUTO" | "INTRINSIC_%" => LineHeight::Auto,
-                other => return Err(Error::node(id, "lineHeight.unit", format!("unknown value `{other}`; allowed: PIXELS, PERCENT, AUTO"))),
-            },
-        }
-    };
-    check_range(id, "letterSpacing", s.letter_spacing, -1000.0, 1000.0)?;
-    let align = match choice(id, "textAlignHorizontal", s.text_align_horizontal.as_deref(), &["LEFT", "CENTER", "RIGHT", "JUSTIFIED"])? {
-        Some("CENTER") => TextAlign::Center,
-        Some("RIGHT") => TextAlign::Right,
-        Some("JUSTIFIED") => TextAlign::Justified,
-        _ => TextAlign::Left,
-    };
-    let vertical_align = match choice(id, "textAlignVertical", s.text_align_vertical.as_deref(), &["TOP", "CENTER", "BOTTOM"])? {
-        Some("CENTER") => VerticalAlign::Center,
-        Some("BOTTOM") => VerticalAlign::Bottom,
-        _ => VerticalAlign::Top,
-    };
-    let case = match choice(id, "textCase", s.text_case.as_deref(), &["ORIGINAL", "UPPER", "LOWER", "TITLE", "SMALL_CAPS", "SMALL_CAPS_FORCED"])? {
-        Some("UPPER") => TextCase::Upper,
-        Some("LOWER") => TextCase::Lower,
-        Some("TITLE") => TextCase::Title,
-        _ => TextCase::Original,
-    };
-    let decoration = match choice(id, "textDecoration", s.text_decoration.as_deref(), &["NONE", "UNDERLINE", "STRIKETHROUGH"])? {
-        Some("UNDERLINE") => TextDecoration::Underline,
-        Some("STRIKETHROUGH") => TextDecoration::Strikethrough,
-        _ => TextDecoration::None,
-    };
-    let auto_resize = match choice(id, "textAutoResize", s.text_auto_resize.as_deref(), &["NONE", "HEIGHT", "WIDTH_AND_HEIGHT", "TRUNCATE"])? {
-        Some("HEIGHT") => AutoResize::Height,
-        Some("WIDTH_AND_HEIGHT") => AutoResize::WidthAndHeight,
-        Some("TRUNCATE") => AutoResize::Truncate,
-        Some(_) => AutoResize::None,
-        None if s.width.is_none() => AutoResize::WidthAndHeight,
-        None if s.height.is_none() => AutoResize::Height,
-        None => AutoResize::None,
-    };
-    let truncation = choice(id, "textTruncation", s.text_truncation.as_deref(), &["DISABLED", "ENDING"])?;
-    if let Some(m) = s.max_lines {
-        if m == 0 {
-            return Err(Error::node(id, "maxLines", "must be at least 1"));
-        }
-    }
-    let fit = match &s.text_fit {
-        None => None,
-        Some(f) => {
-            let min = check_range(id, "textFit.minFontSize", f.min_font_size, 0.5, 10000.0)?;
-            let max = check_range(id, "textFit.maxFontSize", f.max_font_size.unwrap_or(font_size), 0.5, 10000.0)?;
-            if min > max {
-                return Err(Error::node(id, "textFit.minFontSize", format!("{min} is larger than maxFontSize {max}")));
-            }
-            Some((min, max))
-        }
-    };
-    Ok(TextStyle {
-        characters: s.characters.clone().unwrap_or_default(),
-        font_family: s.font_family.clone().unwrap_or_else(|| "Inter".to_owned()),
-        font_size,
-        font_weight,
-        italic,
-        line_height,
-        letter_spacing: s.letter_spacing,
-        align,
-        vertical_align,
-        case,
-        decoration,
-        auto_resize,
-        max_lines: s.max_lines,
-        // Figma: maxLines only truncates with textTruncation ENDING; we also ellipsize for
-        // TRUNCATE auto-resize and whenever maxLines is set without an explicit DISABLED.
-        ellipsis: truncation != Some("DISABLED"),
-        fit,
     })
 }

@@ -10,11 +10,16 @@ fn box_sizes(sigma: f32) -> [usize; 3] {
     }
     let wl = wl.max(1);
     let wu = wl + 2;
-    let m_ideal = (12.0 * sigma * sigma - n * (wl * wl) as f32 - 4.0 * n * wl as f32 - 3.0 * n) / (-4.0 * wl as f32 - 4.0);
+    let m_ideal = (12.0 * sigma * sigma - n * (wl * wl) as f32 - 4.0 * n * wl as f32 - 3.0 * n)
+        / (-4.0 * wl as f32 - 4.0);
     let m = m_ideal.round() as i64;
     let mut out = [0usize; 3];
     for (i, o) in out.iter_mut().enumerate() {
-        *o = if (i as i64) < m { wl as usize } else { wu as usize };
+        *o = if (i as i64) < m {
+            wl as usize
+        } else {
+            wu as usize
+        };
     }
     out
 }
@@ -42,7 +47,13 @@ fn box_h(src: &[u8], dst: &mut [u8], w: usize, h: usize, ch: usize, r: usize) {
         let row = &src[y * w * ch..(y + 1) * w * ch];
         let out = &mut dst[y * w * ch..(y + 1) * w * ch];
         for c in 0..ch {
-            let px = |x: isize| -> u32 { if x < 0 || x >= w as isize { 0 } else { u32::from(row[x as usize * ch + c]) } };
+            let px = |x: isize| -> u32 {
+                if x < 0 || x >= w as isize {
+                    0
+                } else {
+                    u32::from(row[x as usize * ch + c])
+                }
+            };
             let mut acc: u32 = (0..=r as isize).map(px).sum();
             for x in 0..w {
                 out[x * ch + c] = ((acc + half) / div) as u8;
@@ -93,13 +104,18 @@ pub fn spread(alpha: &mut [u8], w: usize, h: usize, d: f32) {
     }
     let grow = d > 0.0;
     let pick = |a: u8, b: u8| if grow { a.max(b) } else { a.min(b) };
-    let edge = if grow { 0u8 } else { 0u8 };
+    // Beyond the plane counts as empty (alpha 0) for both directions.
+    let edge = 0u8;
     let mut tmp = vec![0u8; alpha.len()];
     for y in 0..h {
         for x in 0..w {
             let lo = x.saturating_sub(r);
             let hi = (x + r).min(w - 1);
-            let mut v = if !grow && (x < r || x + r >= w) { edge } else { alpha[y * w + x] };
+            let mut v = if !grow && (x < r || x + r >= w) {
+                edge
+            } else {
+                alpha[y * w + x]
+            };
             for k in lo..=hi {
                 v = pick(v, alpha[y * w + k]);
             }
@@ -110,7 +126,11 @@ pub fn spread(alpha: &mut [u8], w: usize, h: usize, d: f32) {
         let lo = y.saturating_sub(r);
         let hi = (y + r).min(h - 1);
         for x in 0..w {
-            let mut v = if !grow && (y < r || y + r >= h) { edge } else { tmp[y * w + x] };
+            let mut v = if !grow && (y < r || y + r >= h) {
+                edge
+            } else {
+                tmp[y * w + x]
+            };
             for k in lo..=hi {
                 v = pick(v, tmp[k * w + x]);
             }

@@ -18,15 +18,22 @@ pub struct Prepared {
 /// Prepares `src` for drawing with `to_device` (image pixels → device pixels).
 pub fn prepare(src: &ImageSource, to_device: Transform, tile: bool) -> Option<Prepared> {
     let (iw, ih) = src.size();
-    let axis_aligned = to_device.kx == 0.0 && to_device.ky == 0.0 && to_device.sx > 0.0 && to_device.sy > 0.0;
+    let axis_aligned =
+        to_device.kx == 0.0 && to_device.ky == 0.0 && to_device.sx > 0.0 && to_device.sy > 0.0;
     if !axis_aligned {
         // Rotated or skewed: sample the original with bicubic filtering (SVG at 2x its size).
         let pixmap = match src {
             ImageSource::Raster(p) => p.clone(),
-            ImageSource::Svg(t) => rasterise_svg(t, (iw * 2.0).ceil() as u32, (ih * 2.0).ceil() as u32)?,
+            ImageSource::Svg(t) => {
+                rasterise_svg(t, (iw * 2.0).ceil() as u32, (ih * 2.0).ceil() as u32)?
+            }
         };
         let k = iw / pixmap.width() as f32;
-        return Some(Prepared { pixmap, to_device: to_device.pre_scale(k, k), quality: FilterQuality::Bicubic });
+        return Some(Prepared {
+            pixmap,
+            to_device: to_device.pre_scale(k, k),
+            quality: FilterQuality::Bicubic,
+        });
     }
     let tw = (iw * to_device.sx).round().max(1.0) as u32;
     let th = (ih * to_device.sy).round().max(1.0) as u32;
@@ -41,19 +48,50 @@ pub fn prepare(src: &ImageSource, to_device: Transform, tile: bool) -> Option<Pr
     // Map the resized pixels onto exactly the same device rectangle.
     let fx = iw * to_device.sx / tw as f32;
     let fy = ih * to_device.sy / th as f32;
-    let (pixmap, pad) = if tile { (resized, 0.0) } else { (with_border(&resized)?, 1.0) };
-    let to_device = Transform::from_row(fx, 0.0, 0.0, fy, to_device.tx - pad * fx, to_device.ty - pad * fy);
-    let exact = (fx - 1.0).abs() < 1e-4 && (fy - 1.0).abs() < 1e-4 && (to_device.tx - to_device.tx.round()).abs() < 1e-3 && (to_device.ty - to_device.ty.round()).abs() < 1e-3;
-    Some(Prepared { pixmap, to_device, quality: if exact { FilterQuality::Nearest } else { FilterQuality::Bilinear } })
+    let (pixmap, pad) = if tile {
+        (resized, 0.0)
+    } else {
+        (with_border(&resized)?, 1.0)
+    };
+    let to_device = Transform::from_row(
+        fx,
+        0.0,
+        0.0,
+        fy,
+        to_device.tx - pad * fx,
+        to_device.ty - pad * fy,
+    );
+    let exact = (fx - 1.0).abs() < 1e-4
+        && (fy - 1.0).abs() < 1e-4
+        && (to_device.tx - to_device.tx.round()).abs() < 1e-3
+        && (to_device.ty - to_device.ty.round()).abs() < 1e-3;
+    Some(Prepared {
+        pixmap,
+        to_device,
+        quality: if exact {
+            FilterQuality::Nearest
+        } else {
+            FilterQuality::Bilinear
+        },
+    })
 }
 
 impl Prepared {
     /// A shader for a path drawn with `path_transform`.
-    pub fn shader(&self, path_transform: Transform, tile: bool, opacity: f32) -> Option<Shader<'_>> {
+    pub fn shader(
+        &self,
+        path_transform: Transform,
+        tile: bool,
+        opacity: f32,
+    ) -> Option<Shader<'_>> {
         let local = path_transform.invert()?.pre_concat(self.to_device);
         Some(Pattern::new(
             self.pixmap.as_ref(),
-            if tile { SpreadMode::Repeat } else { SpreadMode::Pad },
+            if tile {
+                SpreadMode::Repeat
+            } else {
+                SpreadMode::Pad
+            },
             self.quality,
             opacity,
             local,
@@ -79,9 +117,15 @@ fn with_border(p: &Pixmap) -> Option<Pixmap> {
 fn resize(p: &Pixmap, tw: u32, th: u32) -> Option<Pixmap> {
     let src = ImageRef::new(p.width(), p.height(), p.data(), PixelType::U8x4).ok()?;
     let mut dst = Image::new(tw, th, PixelType::U8x4);
-    let filter = if tw < p.width() { FilterType::Lanczos3 } else { FilterType::CatmullRom };
+    let filter = if tw < p.width() {
+        FilterType::Lanczos3
+    } else {
+        FilterType::CatmullRom
+    };
     // The pixels are premultiplied already, so no alpha handling is needed.
-    let opts = ResizeOptions::new().resize_alg(ResizeAlg::Convolution(filter)).use_alpha(false);
+    let opts = ResizeOptions::new()
+        .resize_alg(ResizeAlg::Convolution(filter))
+        .use_alpha(false);
     Resizer::new().resize(&src, &mut dst, &opts).ok()?;
     let mut data = dst.into_vec();
     // Ringing can push a colour channel above alpha; keep the premultiplied invariant.
@@ -97,6 +141,10 @@ fn resize(p: &Pixmap, tw: u32, th: u32) -> Option<Pixmap> {
 fn rasterise_svg(t: &resvg::usvg::Tree, w: u32, h: u32) -> Option<Pixmap> {
     let mut pixmap = Pixmap::new(w, h)?;
     let s = t.size();
-    resvg::render(t, Transform::from_scale(w as f32 / s.width(), h as f32 / s.height()), &mut pixmap.as_mut());
+    resvg::render(
+        t,
+        Transform::from_scale(w as f32 / s.width(), h as f32 / s.height()),
+        &mut pixmap.as_mut(),
+    );
     Some(pixmap)
 }

@@ -7,8 +7,8 @@ mod blur;
 mod image;
 
 use tiny_skia::{
-    BlendMode as SkBlend, FillRule, GradientStop, LinearGradient, Mask, Paint, Pixmap, PixmapPaint, Point,
-    RadialGradient, Shader, SpreadMode, Stroke, Transform,
+    BlendMode as SkBlend, FillRule, GradientStop, LinearGradient, Mask, Paint, Pixmap, PixmapPaint,
+    Point, RadialGradient, Shader, SpreadMode, Stroke, Transform,
 };
 
 use crate::scene::{Clip, DrawOp, Layer, LayerEffect, Scene, ScenePaint};
@@ -32,46 +32,90 @@ struct Target {
 
 /// Executes `scene`. Never fails: ops that cannot be drawn (degenerate paths) are skipped.
 pub fn render(scene: &Scene) -> CpuOutput {
-    let canvas = Pixmap::new(scene.width.max(1), scene.height.max(1)).unwrap_or_else(|| tiny_pixmap());
-    let mut stack = vec![Target { pixmap: canvas, x: 0, y: 0, layer: None }];
+    let canvas = Pixmap::new(scene.width.max(1), scene.height.max(1)).unwrap_or_else(tiny_pixmap);
+    let mut stack = vec![Target {
+        pixmap: canvas,
+        x: 0,
+        y: 0,
+        layer: None,
+    }];
     let mut contrast = Vec::new();
     for op in &scene.ops {
         match op {
-            DrawOp::Fill { path, transform, paint, even_odd } => {
+            DrawOp::Fill {
+                path,
+                transform,
+                paint,
+                even_odd,
+            } => {
                 let top = top(&mut stack);
                 let t = transform.post_translate(-top.x as f32, -top.y as f32);
-                let rule = if *even_odd { FillRule::EvenOdd } else { FillRule::Winding };
+                let rule = if *even_odd {
+                    FillRule::EvenOdd
+                } else {
+                    FillRule::Winding
+                };
                 fill(&mut top.pixmap, path, t, paint, rule);
             }
-            DrawOp::Text { path, transform, paint, node, color } => {
-                if let Some(c) = color {
-                    if let Some(r) = measure_contrast(&stack, path, *transform, *c) {
-                        contrast.push((node.clone(), r));
-                    }
+            DrawOp::Text {
+                path,
+                transform,
+                paint,
+                node,
+                color,
+            } => {
+                if let Some(c) = color
+                    && let Some(r) = measure_contrast(&stack, path, *transform, *c)
+                {
+                    contrast.push((node.clone(), r));
                 }
                 let top = top(&mut stack);
                 let t = transform.post_translate(-top.x as f32, -top.y as f32);
                 fill(&mut top.pixmap, path, t, paint, FillRule::Winding);
             }
-            DrawOp::Stroke { path, transform, paint, width } => {
+            DrawOp::Stroke {
+                path,
+                transform,
+                paint,
+                width,
+            } => {
                 let top = top(&mut stack);
                 let t = transform.post_translate(-top.x as f32, -top.y as f32);
-                let stroke = Stroke { width: *width, ..Stroke::default() };
-                with_paint(paint, t, |p| top.pixmap.stroke_path(path, p, &stroke, t, None));
+                let stroke = Stroke {
+                    width: *width,
+                    ..Stroke::default()
+                };
+                with_paint(paint, t, |p| {
+                    top.pixmap.stroke_path(path, p, &stroke, t, None)
+                });
             }
-            DrawOp::Bitmap { image, transform, opacity } => {
+            DrawOp::Bitmap {
+                image,
+                transform,
+                opacity,
+            } => {
                 let top = top(&mut stack);
                 let t = transform.post_translate(-top.x as f32, -top.y as f32);
-                let paint = PixmapPaint { opacity: *opacity, quality: tiny_skia::FilterQuality::Bicubic, ..PixmapPaint::default() };
-                top.pixmap.draw_pixmap(0, 0, image.as_ref().as_ref(), &paint, t, None);
+                let paint = PixmapPaint {
+                    opacity: *opacity,
+                    quality: tiny_skia::FilterQuality::Bicubic,
+                    ..PixmapPaint::default()
+                };
+                top.pixmap
+                    .draw_pixmap(0, 0, image.as_ref().as_ref(), &paint, t, None);
             }
             DrawOp::PushLayer(layer) => {
                 if let Some((sigma, shape)) = &layer.backdrop_blur {
                     backdrop_blur(top(&mut stack), layer, *sigma, shape);
                 }
                 let b = layer.bounds;
-                let pixmap = Pixmap::new(b.width(), b.height()).unwrap_or_else(|| tiny_pixmap());
-                stack.push(Target { pixmap, x: b.x(), y: b.y(), layer: Some(layer.clone()) });
+                let pixmap = Pixmap::new(b.width(), b.height()).unwrap_or_else(tiny_pixmap);
+                stack.push(Target {
+                    pixmap,
+                    x: b.x(),
+                    y: b.y(),
+                    layer: Some(layer.clone()),
+                });
             }
             DrawOp::PopLayer => {
                 if stack.len() < 2 {
@@ -87,7 +131,7 @@ pub fn render(scene: &Scene) -> CpuOutput {
             composite(done, top(&mut stack));
         }
     }
-    let pixmap = stack.pop().map(|t| t.pixmap).unwrap_or_else(|| tiny_pixmap());
+    let pixmap = stack.pop().map(|t| t.pixmap).unwrap_or_else(tiny_pixmap);
     CpuOutput { pixmap, contrast }
 }
 
@@ -127,42 +171,74 @@ fn sk_blend(b: BlendMode) -> SkBlend {
 }
 
 fn stops(s: &[(f32, Color)]) -> Vec<GradientStop> {
-    s.iter().map(|(p, c)| GradientStop::new(*p, sk_color(*c))).collect()
+    s.iter()
+        .map(|(p, c)| GradientStop::new(*p, sk_color(*c)))
+        .collect()
 }
 
 /// Calls `draw` with a tiny-skia paint for `paint` drawn under `t` (path → layer pixels).
 fn with_paint(paint: &ScenePaint, t: Transform, mut draw: impl FnMut(&Paint)) {
-    let mut p = Paint { anti_alias: true, ..Paint::default() };
+    let mut p = Paint {
+        anti_alias: true,
+        ..Paint::default()
+    };
     match paint {
         ScenePaint::Solid(c) => {
             p.shader = Shader::SolidColor(sk_color(*c));
             draw(&p);
         }
-        ScenePaint::LinearGradient { stops: s, transform } => {
+        ScenePaint::LinearGradient {
+            stops: s,
+            transform,
+        } => {
             let shader = if s.len() == 1 {
                 Some(Shader::SolidColor(sk_color(s[0].1)))
             } else {
-                LinearGradient::new(Point::from_xy(0.0, 0.0), Point::from_xy(1.0, 0.0), stops(s), SpreadMode::Pad, *transform)
+                LinearGradient::new(
+                    Point::from_xy(0.0, 0.0),
+                    Point::from_xy(1.0, 0.0),
+                    stops(s),
+                    SpreadMode::Pad,
+                    *transform,
+                )
             };
             if let Some(shader) = shader {
                 p.shader = shader;
                 draw(&p);
             }
         }
-        ScenePaint::RadialGradient { stops: s, transform } => {
+        ScenePaint::RadialGradient {
+            stops: s,
+            transform,
+        } => {
             let shader = if s.len() == 1 {
                 Some(Shader::SolidColor(sk_color(s[0].1)))
             } else {
-                RadialGradient::new(Point::from_xy(0.0, 0.0), 0.0, Point::from_xy(0.0, 0.0), 1.0, stops(s), SpreadMode::Pad, *transform)
+                RadialGradient::new(
+                    Point::from_xy(0.0, 0.0),
+                    0.0,
+                    Point::from_xy(0.0, 0.0),
+                    1.0,
+                    stops(s),
+                    SpreadMode::Pad,
+                    *transform,
+                )
             };
             if let Some(shader) = shader {
                 p.shader = shader;
                 draw(&p);
             }
         }
-        ScenePaint::Image { image, transform, tile, opacity } => {
+        ScenePaint::Image {
+            image,
+            transform,
+            tile,
+            opacity,
+        } => {
             let to_device = t.pre_concat(*transform);
-            let Some(prepared) = image::prepare(image, to_device, *tile) else { return };
+            let Some(prepared) = image::prepare(image, to_device, *tile) else {
+                return;
+            };
             if let Some(shader) = prepared.shader(t, *tile, *opacity) {
                 p.shader = shader;
                 draw(&p);
@@ -171,27 +247,49 @@ fn with_paint(paint: &ScenePaint, t: Transform, mut draw: impl FnMut(&Paint)) {
     }
 }
 
-fn fill(pixmap: &mut Pixmap, path: &tiny_skia::Path, t: Transform, paint: &ScenePaint, rule: FillRule) {
+fn fill(
+    pixmap: &mut Pixmap,
+    path: &tiny_skia::Path,
+    t: Transform,
+    paint: &ScenePaint,
+    rule: FillRule,
+) {
     with_paint(paint, t, |p| pixmap.fill_path(path, p, rule, t, None));
 }
 
 fn clip_mask(clip: &Clip, w: u32, h: u32, x: i32, y: i32) -> Option<Mask> {
     let mut mask = Mask::new(w, h)?;
-    mask.fill_path(&clip.path, FillRule::Winding, true, clip.transform.post_translate(-x as f32, -y as f32));
+    mask.fill_path(
+        &clip.path,
+        FillRule::Winding,
+        true,
+        clip.transform.post_translate(-x as f32, -y as f32),
+    );
     Some(mask)
 }
 
 fn backdrop_blur(parent: &mut Target, layer: &Layer, sigma: f32, shape: &Clip) {
     let b = layer.bounds;
     let (rx, ry) = (b.x() - parent.x, b.y() - parent.y);
-    let Some(rect) = tiny_skia::IntRect::from_xywh(rx, ry, b.width(), b.height()) else { return };
-    let Some(mut region) = parent.pixmap.clone_rect(rect) else { return };
+    let Some(rect) = tiny_skia::IntRect::from_xywh(rx, ry, b.width(), b.height()) else {
+        return;
+    };
+    let Some(mut region) = parent.pixmap.clone_rect(rect) else {
+        return;
+    };
     let (w, h) = (region.width() as usize, region.height() as usize);
     blur::gaussian(region.data_mut(), w, h, 4, sigma);
     if let Some(mask) = clip_mask(shape, region.width(), region.height(), b.x(), b.y()) {
         region.apply_mask(&mask);
     }
-    parent.pixmap.draw_pixmap(rx, ry, region.as_ref(), &PixmapPaint::default(), Transform::identity(), None);
+    parent.pixmap.draw_pixmap(
+        rx,
+        ry,
+        region.as_ref(),
+        &PixmapPaint::default(),
+        Transform::identity(),
+        None,
+    );
 }
 
 fn alpha_of(p: &Pixmap) -> Vec<u8> {
@@ -221,8 +319,14 @@ fn apply_effects(content: Pixmap, effects: &[LayerEffect]) -> Pixmap {
             blur::gaussian(content.data_mut(), wu, hu, 4, *sigma);
         }
     }
-    let drops: Vec<_> = effects.iter().filter(|e| matches!(e, LayerEffect::DropShadow { .. })).collect();
-    let inners: Vec<_> = effects.iter().filter(|e| matches!(e, LayerEffect::InnerShadow { .. })).collect();
+    let drops: Vec<_> = effects
+        .iter()
+        .filter(|e| matches!(e, LayerEffect::DropShadow { .. }))
+        .collect();
+    let inners: Vec<_> = effects
+        .iter()
+        .filter(|e| matches!(e, LayerEffect::InnerShadow { .. }))
+        .collect();
     if drops.is_empty() && inners.is_empty() {
         return content;
     }
@@ -232,20 +336,48 @@ fn apply_effects(content: Pixmap, effects: &[LayerEffect]) -> Pixmap {
         _ => content.clone(),
     };
     for e in &drops {
-        if let LayerEffect::DropShadow { color, dx, dy, sigma, spread } = e {
+        if let LayerEffect::DropShadow {
+            color,
+            dx,
+            dy,
+            sigma,
+            spread,
+        } = e
+        {
             let mut a = alpha.clone();
             blur::spread(&mut a, wu, hu, *spread);
             blur::gaussian(&mut a, wu, hu, 1, *sigma);
             if let Some(s) = shadow(&a, w, h, *color) {
-                out.draw_pixmap(0, 0, s.as_ref(), &PixmapPaint::default(), Transform::from_translate(*dx, *dy), None);
+                out.draw_pixmap(
+                    0,
+                    0,
+                    s.as_ref(),
+                    &PixmapPaint::default(),
+                    Transform::from_translate(*dx, *dy),
+                    None,
+                );
             }
         }
     }
     if !drops.is_empty() {
-        out.draw_pixmap(0, 0, content.as_ref(), &PixmapPaint::default(), Transform::identity(), None);
+        out.draw_pixmap(
+            0,
+            0,
+            content.as_ref(),
+            &PixmapPaint::default(),
+            Transform::identity(),
+            None,
+        );
     }
     for e in &inners {
-        if let LayerEffect::InnerShadow { color, dx, dy, sigma, spread } = e {
+        if let LayerEffect::InnerShadow {
+            color,
+            dx,
+            dy,
+            sigma,
+            spread,
+        } = e
+        {
             // The outside of the shape (alpha inverted; beyond the layer counts as outside),
             // moved by the offset, grown by the spread, blurred, then kept only inside.
             let (ox, oy) = (dx.round() as isize, dy.round() as isize);
@@ -258,7 +390,8 @@ fn apply_effects(content: Pixmap, effects: &[LayerEffect]) -> Pixmap {
                 for x in 0..wu as isize {
                     let sx = x - ox;
                     if sx >= 0 && sx < wu as isize {
-                        inv[y as usize * wu + x as usize] = 255 - alpha[sy as usize * wu + sx as usize];
+                        inv[y as usize * wu + x as usize] =
+                            255 - alpha[sy as usize * wu + sx as usize];
                     }
                 }
             }
@@ -268,7 +401,14 @@ fn apply_effects(content: Pixmap, effects: &[LayerEffect]) -> Pixmap {
                 *v = ((u16::from(*v) * u16::from(*a) + 127) / 255) as u8;
             }
             if let Some(s) = shadow(&inv, w, h, *color) {
-                out.draw_pixmap(0, 0, s.as_ref(), &PixmapPaint::default(), Transform::identity(), None);
+                out.draw_pixmap(
+                    0,
+                    0,
+                    s.as_ref(),
+                    &PixmapPaint::default(),
+                    Transform::identity(),
+                    None,
+                );
             }
         }
     }
@@ -278,20 +418,36 @@ fn apply_effects(content: Pixmap, effects: &[LayerEffect]) -> Pixmap {
 fn composite(done: Target, parent: &mut Target) {
     let Some(layer) = done.layer else { return };
     let mut content = done.pixmap;
-    if let Some(clip) = &layer.clip {
-        if let Some(mask) = clip_mask(clip, content.width(), content.height(), done.x, done.y) {
-            content.apply_mask(&mask);
-        }
+    if let Some(clip) = &layer.clip
+        && let Some(mask) = clip_mask(clip, content.width(), content.height(), done.x, done.y)
+    {
+        content.apply_mask(&mask);
     }
     if !layer.effects.is_empty() {
         content = apply_effects(content, &layer.effects);
     }
-    let paint = PixmapPaint { opacity: layer.opacity, blend_mode: sk_blend(layer.blend_mode), ..PixmapPaint::default() };
-    parent.pixmap.draw_pixmap(done.x - parent.x, done.y - parent.y, content.as_ref(), &paint, Transform::identity(), None);
+    let paint = PixmapPaint {
+        opacity: layer.opacity,
+        blend_mode: sk_blend(layer.blend_mode),
+        ..PixmapPaint::default()
+    };
+    parent.pixmap.draw_pixmap(
+        done.x - parent.x,
+        done.y - parent.y,
+        content.as_ref(),
+        &paint,
+        Transform::identity(),
+        None,
+    );
 }
 
 /// WCAG contrast of `color` against the mean of what is painted behind the text's bounds.
-fn measure_contrast(stack: &[Target], path: &tiny_skia::Path, t: Transform, color: Color) -> Option<f32> {
+fn measure_contrast(
+    stack: &[Target],
+    path: &tiny_skia::Path,
+    t: Transform,
+    color: Color,
+) -> Option<f32> {
     let b = path.clone().transform(t)?.bounds();
     let (x0, y0, x1, y1) = (b.left().max(0.0), b.top().max(0.0), b.right(), b.bottom());
     if x1 <= x0 || y1 <= y0 {
@@ -325,7 +481,12 @@ fn measure_contrast(stack: &[Target], path: &tiny_skia::Path, t: Transform, colo
             count += 1.0;
         }
     }
-    let bg = Color { r: sum[0] / count, g: sum[1] / count, b: sum[2] / count, a: 1.0 };
+    let bg = Color {
+        r: sum[0] / count,
+        g: sum[1] / count,
+        b: sum[2] / count,
+        a: 1.0,
+    };
     let fg = Color {
         r: color.r * color.a + bg.r * (1.0 - color.a),
         g: color.g * color.a + bg.g * (1.0 - color.a),

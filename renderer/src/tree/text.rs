@@ -1,0 +1,165 @@
+//! Validation and normalisation of TEXT properties.
+
+use super::model::{LineHeightSpec, NodeSpec};
+use super::node::*;
+use super::values::{check_range, choice};
+use crate::Error;
+
+pub(super) fn text_style(id: &str, s: &NodeSpec) -> Result<TextStyle, Error> {
+    let font_size = check_range(id, "fontSize", s.font_size.unwrap_or(16.0), 0.5, 10000.0)?;
+    let font_weight = check_range(
+        id,
+        "fontWeight",
+        s.font_weight.unwrap_or(400.0),
+        1.0,
+        1000.0,
+    )? as u16;
+    let italic = s.italic.unwrap_or_else(|| {
+        s.font_style
+            .as_deref()
+            .is_some_and(|st| st.to_ascii_lowercase().contains("italic"))
+    });
+    let line_height = if let Some(px) = s.line_height_px {
+        LineHeight::Pixels(check_range(id, "lineHeightPx", px, 0.0, 100000.0)?)
+    } else if let Some(p) = s.line_height_percent_font_size {
+        LineHeight::Relative(check_range(id, "lineHeightPercentFontSize", p, 0.0, 10000.0)? / 100.0)
+    } else {
+        match &s.line_height {
+            None => LineHeight::Auto,
+            Some(LineHeightSpec::Pixels(px)) => {
+                LineHeight::Pixels(check_range(id, "lineHeight", *px, 0.0, 100000.0)?)
+            }
+            Some(LineHeightSpec::Object { value, unit }) => match unit.as_str() {
+                "PIXELS" => {
+                    LineHeight::Pixels(check_range(id, "lineHeight.value", *value, 0.0, 100000.0)?)
+                }
+                "PERCENT" | "FONT_SIZE_%" => LineHeight::Relative(
+                    check_range(id, "lineHeight.value", *value, 0.0, 10000.0)? / 100.0,
+                ),
+                "AUTO" | "INTRINSIC_%" => LineHeight::Auto,
+                other => {
+                    return Err(Error::node(
+                        id,
+                        "lineHeight.unit",
+                        format!("unknown value `{other}`; allowed: PIXELS, PERCENT, AUTO"),
+                    ));
+                }
+            },
+        }
+    };
+    check_range(id, "letterSpacing", s.letter_spacing, -1000.0, 1000.0)?;
+    let align = match choice(
+        id,
+        "textAlignHorizontal",
+        s.text_align_horizontal.as_deref(),
+        &["LEFT", "CENTER", "RIGHT", "JUSTIFIED"],
+    )? {
+        Some("CENTER") => TextAlign::Center,
+        Some("RIGHT") => TextAlign::Right,
+        Some("JUSTIFIED") => TextAlign::Justified,
+        _ => TextAlign::Left,
+    };
+    let vertical_align = match choice(
+        id,
+        "textAlignVertical",
+        s.text_align_vertical.as_deref(),
+        &["TOP", "CENTER", "BOTTOM"],
+    )? {
+        Some("CENTER") => VerticalAlign::Center,
+        Some("BOTTOM") => VerticalAlign::Bottom,
+        _ => VerticalAlign::Top,
+    };
+    let case = match choice(
+        id,
+        "textCase",
+        s.text_case.as_deref(),
+        &[
+            "ORIGINAL",
+            "UPPER",
+            "LOWER",
+            "TITLE",
+            "SMALL_CAPS",
+            "SMALL_CAPS_FORCED",
+        ],
+    )? {
+        Some("UPPER") => TextCase::Upper,
+        Some("LOWER") => TextCase::Lower,
+        Some("TITLE") => TextCase::Title,
+        _ => TextCase::Original,
+    };
+    let decoration = match choice(
+        id,
+        "textDecoration",
+        s.text_decoration.as_deref(),
+        &["NONE", "UNDERLINE", "STRIKETHROUGH"],
+    )? {
+        Some("UNDERLINE") => TextDecoration::Underline,
+        Some("STRIKETHROUGH") => TextDecoration::Strikethrough,
+        _ => TextDecoration::None,
+    };
+    let auto_resize = match choice(
+        id,
+        "textAutoResize",
+        s.text_auto_resize.as_deref(),
+        &["NONE", "HEIGHT", "WIDTH_AND_HEIGHT", "TRUNCATE"],
+    )? {
+        Some("HEIGHT") => AutoResize::Height,
+        Some("WIDTH_AND_HEIGHT") => AutoResize::WidthAndHeight,
+        Some("TRUNCATE") => AutoResize::Truncate,
+        Some(_) => AutoResize::None,
+        None if s.width.is_none() => AutoResize::WidthAndHeight,
+        None if s.height.is_none() => AutoResize::Height,
+        None => AutoResize::None,
+    };
+    let truncation = choice(
+        id,
+        "textTruncation",
+        s.text_truncation.as_deref(),
+        &["DISABLED", "ENDING"],
+    )?;
+    if let Some(m) = s.max_lines
+        && m == 0
+    {
+        return Err(Error::node(id, "maxLines", "must be at least 1"));
+    }
+    let fit = match &s.text_fit {
+        None => None,
+        Some(f) => {
+            let min = check_range(id, "textFit.minFontSize", f.min_font_size, 0.5, 10000.0)?;
+            let max = check_range(
+                id,
+                "textFit.maxFontSize",
+                f.max_font_size.unwrap_or(font_size),
+                0.5,
+                10000.0,
+            )?;
+            if min > max {
+                return Err(Error::node(
+                    id,
+                    "textFit.minFontSize",
+                    format!("{min} is larger than maxFontSize {max}"),
+                ));
+            }
+            Some((min, max))
+        }
+    };
+    Ok(TextStyle {
+        characters: s.characters.clone().unwrap_or_default(),
+        font_family: s.font_family.clone().unwrap_or_else(|| "Inter".to_owned()),
+        font_size,
+        font_weight,
+        italic,
+        line_height,
+        letter_spacing: s.letter_spacing,
+        align,
+        vertical_align,
+        case,
+        decoration,
+        auto_resize,
+        max_lines: s.max_lines,
+        // Figma: maxLines only truncates with textTruncation ENDING; we also ellipsize for
+        // TRUNCATE auto-resize and whenever maxLines is set without an explicit DISABLED.
+        ellipsis: truncation != Some("DISABLED"),
+        fit,
+    })
+}

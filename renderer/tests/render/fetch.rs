@@ -1,0 +1,151 @@
+//! The http fetcher against a local server: limits and the private-address guard.
+
+use std::io::{Read, Write};
+use std::net::TcpListener;
+use std::sync::Arc;
+use std::time::Duration;
+
+use adforge_renderer::{
+    FetchLimits, FontLibrary, HttpFetcher, ImageFetcher, RenderOptions, Renderer, Tree, Warning,
+};
+
+use crate::harness::repo_root;
+
+/// Serves `body` to every request (up to `n`), with an optional delay before answering.
+fn serve(body: Vec<u8>, n: usize, delay: Duration) -> String {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    std::thread::spawn(move || {
+        for stream in listener.incoming().take(n) {
+            let Ok(mut s) = stream else { continue };
+            let mut buf = [0u8; 4096];
+            let _ = s.read(&mut buf);
+            std::thread::sleep(delay);
+            let head = format!(
+                "HTTP/1.1 200 OK\r\nContent-Type: image/png\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+                body.len()
+            );
+            let _ = s.write_all(head.as_bytes());
+            let _ = s.write_all(&body);
+        }
+    });
+    format!("http://{addr}/photo.png")
+}
+
+fn coffee() -> Vec<u8> {
+    std::fs::read(repo_root().join("assets/samples/coffee.png")).unwrap()
+}
+
+#[test]
+fn fetches_from_a_local_server_when_private_urls_are_allowed() {
+    let url = serve(coffee(), 1, Duration::ZERO);
+    let fetcher = HttpFetcher::new(FetchLimits {
+        allow_private: true,
+        ..FetchLimits::default()
+    });
+    let renderer = Renderer::new(FontLibrary::bundled(), Arc::new(fetcher));
+    let json = format!(
+        r#"{{"nodes":{{"r":{{"type":"FRAME","width":40,"height":40,"fills":[{{"type":"IMAGE","imageFillUrl":"{url}","scaleMode":"FILL"}}]}}}}}}"#
+    );
+    let out = renderer
+        .render(
+            &Tree::parse(&json).unwrap(),
+            &RenderOptions {
+                width: Some(40),
+                encode_png: false,
+            },
+        )
+        .unwrap();
+    assert!(out.report.warnings.is_empty(), "{:?}", out.report.warnings);
+    assert!(out.pixmap.pixel(20, 20).unwrap().alpha() == 255);
+}
+
+#[test]
+fn private_addresses_are_refused_by_default() {
+    let url = serve(coffee(), 1, Duration::ZERO);
+    let err = HttpFetcher::new(FetchLimits::default())
+        .fetch(&url)
+        .unwrap_err();
+    assert!(err.contains("private"), "{err}");
+    for ip in [
+        "127.0.0.1",
+        "10.1.2.3",
+        "192.168.0.1",
+        "169.254.169.254",
+        "::1",
+        "fe80::1",
+        "fd00:ec2::254",
+        "100.64.0.1",
+    ] {
+        assert!(
+            adforge_renderer::image::fetch::is_private(ip.parse().unwrap()),
+            "{ip}"
+        );
+    }
+    assert!(!adforge_renderer::image::fetch::is_private(
+        "93.184.216.34".parse().unwrap()
+    ));
+}
+
+#[test]
+fn size_limit() {
+    let url = serve(coffee(), 1, Duration::ZERO);
+    let fetcher = HttpFetcher::new(FetchLimits {
+        allow_private: true,
+        max_bytes: 1000,
+        ..FetchLimits::default()
+    });
+    assert!(fetcher.fetch(&url).is_err());
+}
+
+#[test]
+fn time_limit() {
+    let url = serve(coffee(), 1, Duration::from_secs(3));
+    let fetcher = HttpFetcher::new(FetchLimits {
+        allow_private: true,
+        timeout: Duration::from_millis(300),
+        ..FetchLimits::default()
+    });
+    let start = std::time::Instant::now();
+    assert!(fetcher.fetch(&url).is_err());
+    assert!(start.elapsed() < Duration::from_secs(2));
+}
+
+#[test]
+fn local_paths_only_with_a_base_dir() {
+    let err = HttpFetcher::new(FetchLimits::default())
+        .fetch("assets/samples/coffee.png")
+        .unwrap_err();
+    assert!(err.contains("http"), "{err}");
+    let ok = HttpFetcher::new(FetchLimits::default())
+        .with_local_files(repo_root())
+        .fetch("assets/samples/coffee.png");
+    assert!(ok.is_ok());
+}
+
+#[test]
+fn undecodable_image_is_reported() {
+    let url = serve(b"not an image at all".to_vec(), 1, Duration::ZERO);
+    let fetcher = HttpFetcher::new(FetchLimits {
+        allow_private: true,
+        ..FetchLimits::default()
+    });
+    let renderer = Renderer::new(FontLibrary::bundled(), Arc::new(fetcher));
+    let json = format!(
+        r#"{{"nodes":{{"r":{{"type":"FRAME","width":40,"height":40,"fills":[{{"type":"IMAGE","imageFillUrl":"{url}"}}]}}}}}}"#
+    );
+    let out = renderer
+        .render(
+            &Tree::parse(&json).unwrap(),
+            &RenderOptions {
+                width: Some(40),
+                encode_png: false,
+            },
+        )
+        .unwrap();
+    assert!(
+        matches!(&out.report.warnings[..], [Warning::ImageFailed { node, .. }] if node == "r"),
+        "{:?}",
+        out.report.warnings
+    );
+}

@@ -1,0 +1,12 @@
+//! Integration tests of the renderer, one binary with a module per area (as tiny-skia and
+//! resvg do). Golden fixtures live in `renderer/tests/goldens/<area>/<name>.{json,png}`;
+//! `UPDATE_GOLDENS=1 cargo test -p adforge-renderer --test render` rewrites the PNGs.
+#![expect(clippy::unwrap_used, reason = "tests fail loudly on purpose")]
+
+mod cli;
+mod cross_resvg;
+mod fetch;
+mod goldens;
+mod harness;
+mod output;
+mod tree;

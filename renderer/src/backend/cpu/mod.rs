@@ -3,6 +3,7 @@
 //! Layers are pixmaps the size of their device bounds (not of the canvas), so a clipped
 //! photo or a card with a shadow costs only its own area.
 
+mod blit;
 mod blur;
 mod image;
 
@@ -40,7 +41,9 @@ pub fn render(scene: &Scene) -> CpuOutput {
         layer: None,
     }];
     let mut contrast = Vec::new();
+    let trace = std::env::var_os("ADFORGE_TRACE_OPS").is_some();
     for op in &scene.ops {
+        let t0 = std::time::Instant::now();
         match op {
             DrawOp::Fill {
                 path,
@@ -85,7 +88,11 @@ pub fn render(scene: &Scene) -> CpuOutput {
                     width: *width,
                     ..Stroke::default()
                 };
-                with_paint(paint, t, |p| {
+                let scale = (t.sx * t.sx + t.ky * t.ky).sqrt();
+                let Some(visible) = visible_area(&top.pixmap, path, t, width * scale) else {
+                    continue;
+                };
+                with_paint(paint, t, visible, |p| {
                     top.pixmap.stroke_path(path, p, &stroke, t, None)
                 });
             }
@@ -124,6 +131,10 @@ pub fn render(scene: &Scene) -> CpuOutput {
                 let Some(done) = stack.pop() else { continue };
                 composite(done, top(&mut stack));
             }
+        }
+        if trace {
+            let name = format!("{op:?}");
+            eprintln!("{:8.2} ms {}", t0.elapsed().as_secs_f64() * 1e3, &name[..name.len().min(60)]);
         }
     }
     while stack.len() > 1 {
@@ -177,7 +188,7 @@ fn stops(s: &[(f32, Color)]) -> Vec<GradientStop> {
 }
 
 /// Calls `draw` with a tiny-skia paint for `paint` drawn under `t` (path → layer pixels).
-fn with_paint(paint: &ScenePaint, t: Transform, mut draw: impl FnMut(&Paint)) {
+fn with_paint(paint: &ScenePaint, t: Transform, visible: tiny_skia::Rect, mut draw: impl FnMut(&Paint)) {
     let mut p = Paint {
         anti_alias: true,
         ..Paint::default()
@@ -236,7 +247,7 @@ fn with_paint(paint: &ScenePaint, t: Transform, mut draw: impl FnMut(&Paint)) {
             opacity,
         } => {
             let to_device = t.pre_concat(*transform);
-            let Some(prepared) = image::prepare(image, to_device, *tile) else {
+            let Some(prepared) = image::prepare(image, to_device, *tile, visible) else {
                 return;
             };
             if let Some(shader) = prepared.shader(t, *tile, *opacity) {
@@ -254,7 +265,27 @@ fn fill(
     paint: &ScenePaint,
     rule: FillRule,
 ) {
-    with_paint(paint, t, |p| pixmap.fill_path(path, p, rule, t, None));
+    let Some(visible) = visible_area(pixmap, path, t, 0.0) else {
+        return;
+    };
+    if let ScenePaint::Image { image, transform, tile: false, opacity } = paint {
+        if let Some((img, x, y)) = image::prepare_aligned(image, t.pre_concat(*transform), visible) {
+            blit::fill_aligned(pixmap, path, t, rule, &img, x, y, *opacity);
+            return;
+        }
+    }
+    with_paint(paint, t, visible, |p| pixmap.fill_path(path, p, rule, t, None));
+}
+
+/// Device bounds of `path` under `t`, grown by `grow`, intersected with the pixmap.
+fn visible_area(pixmap: &Pixmap, path: &tiny_skia::Path, t: Transform, grow: f32) -> Option<tiny_skia::Rect> {
+    let b = path.clone().transform(t)?.bounds();
+    tiny_skia::Rect::from_ltrb(
+        (b.left() - grow).max(0.0),
+        (b.top() - grow).max(0.0),
+        (b.right() + grow).min(pixmap.width() as f32),
+        (b.bottom() + grow).min(pixmap.height() as f32),
+    )
 }
 
 fn clip_mask(clip: &Clip, w: u32, h: u32, x: i32, y: i32) -> Option<Mask> {
@@ -278,18 +309,9 @@ fn backdrop_blur(parent: &mut Target, layer: &Layer, sigma: f32, shape: &Clip) {
         return;
     };
     let (w, h) = (region.width() as usize, region.height() as usize);
-    blur::gaussian(region.data_mut(), w, h, 4, sigma);
-    if let Some(mask) = clip_mask(shape, region.width(), region.height(), b.x(), b.y()) {
-        region.apply_mask(&mask);
-    }
-    parent.pixmap.draw_pixmap(
-        rx,
-        ry,
-        region.as_ref(),
-        &PixmapPaint::default(),
-        Transform::identity(),
-        None,
-    );
+    blur::gaussian_fast(region.data_mut(), w, h, 4, sigma);
+    let mask = clip_mask(shape, region.width(), region.height(), b.x(), b.y());
+    blit::blend_over(&mut parent.pixmap, &region, rx, ry, 1.0, mask.as_ref().map(Mask::data));
 }
 
 fn alpha_of(p: &Pixmap) -> Vec<u8> {
@@ -316,7 +338,7 @@ fn apply_effects(content: Pixmap, effects: &[LayerEffect]) -> Pixmap {
     let mut content = content;
     for e in effects {
         if let LayerEffect::Blur { sigma } = e {
-            blur::gaussian(content.data_mut(), wu, hu, 4, *sigma);
+            blur::gaussian_fast(content.data_mut(), wu, hu, 4, *sigma);
         }
     }
     let drops: Vec<_> = effects
@@ -346,28 +368,15 @@ fn apply_effects(content: Pixmap, effects: &[LayerEffect]) -> Pixmap {
         {
             let mut a = alpha.clone();
             blur::spread(&mut a, wu, hu, *spread);
-            blur::gaussian(&mut a, wu, hu, 1, *sigma);
+            blur::gaussian_fast(&mut a, wu, hu, 1, *sigma);
             if let Some(s) = shadow(&a, w, h, *color) {
-                out.draw_pixmap(
-                    0,
-                    0,
-                    s.as_ref(),
-                    &PixmapPaint::default(),
-                    Transform::from_translate(*dx, *dy),
-                    None,
-                );
+                // Whole-pixel offsets: invisible on a blurred shadow, and a plain blend.
+                blit::blend_over(&mut out, &s, dx.round() as i32, dy.round() as i32, 1.0, None);
             }
         }
     }
     if !drops.is_empty() {
-        out.draw_pixmap(
-            0,
-            0,
-            content.as_ref(),
-            &PixmapPaint::default(),
-            Transform::identity(),
-            None,
-        );
+        blit::blend_over(&mut out, &content, 0, 0, 1.0, None);
     }
     for e in &inners {
         if let LayerEffect::InnerShadow {
@@ -396,19 +405,12 @@ fn apply_effects(content: Pixmap, effects: &[LayerEffect]) -> Pixmap {
                 }
             }
             blur::spread(&mut inv, wu, hu, *spread);
-            blur::gaussian(&mut inv, wu, hu, 1, *sigma);
+            blur::gaussian_fast(&mut inv, wu, hu, 1, *sigma);
             for (v, a) in inv.iter_mut().zip(&alpha) {
                 *v = ((u16::from(*v) * u16::from(*a) + 127) / 255) as u8;
             }
             if let Some(s) = shadow(&inv, w, h, *color) {
-                out.draw_pixmap(
-                    0,
-                    0,
-                    s.as_ref(),
-                    &PixmapPaint::default(),
-                    Transform::identity(),
-                    None,
-                );
+                blit::blend_over(&mut out, &s, 0, 0, 1.0, None);
             }
         }
     }
@@ -418,13 +420,23 @@ fn apply_effects(content: Pixmap, effects: &[LayerEffect]) -> Pixmap {
 fn composite(done: Target, parent: &mut Target) {
     let Some(layer) = done.layer else { return };
     let mut content = done.pixmap;
-    if let Some(clip) = &layer.clip
-        && let Some(mask) = clip_mask(clip, content.width(), content.height(), done.x, done.y)
-    {
-        content.apply_mask(&mask);
-    }
+    let mut mask = layer
+        .clip
+        .as_ref()
+        .and_then(|clip| clip_mask(clip, content.width(), content.height(), done.x, done.y));
     if !layer.effects.is_empty() {
+        if let Some(m) = mask.take() {
+            content.apply_mask(&m);
+        }
         content = apply_effects(content, &layer.effects);
+    }
+    if layer.blend_mode == BlendMode::Normal {
+        let (x, y) = (done.x - parent.x, done.y - parent.y);
+        blit::blend_over(&mut parent.pixmap, &content, x, y, layer.opacity, mask.as_ref().map(Mask::data));
+        return;
+    }
+    if let Some(m) = &mask {
+        content.apply_mask(m);
     }
     let paint = PixmapPaint {
         opacity: layer.opacity,

@@ -69,6 +69,11 @@ pub fn build(db: Db, blobs: Arc<dyn BlobStore>, limiter: SharedLimiter) -> Route
             state.clone(),
             crate::idempotency::idempotency,
         ))
+        // `limit_body` enforces the 15 MiB limit; without this, axum's own 2 MB default
+        // for `Multipart` and `Bytes` would refuse uploads between 2 and 15 MiB.
+        .layer(axum::extract::DefaultBodyLimit::max(
+            middleware::MAX_BODY_BYTES,
+        ))
         .layer(from_fn(middleware::limit_body))
         .layer(from_fn_with_state(state.clone(), crate::ratelimit::enforce))
         .layer(from_fn_with_state(state.clone(), crate::auth::authenticate))

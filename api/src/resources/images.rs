@@ -385,15 +385,27 @@ async fn make_derivatives(
             .map_err(|e| e.to_string())?;
         keys.push(key);
     }
+    // Lower-cased here, not with SQL `lower()`, which folds ASCII only: the search needle
+    // is lower-cased in Rust, so `Été` must be stored as `été` to be found.
+    let alt_text: Option<String> = sqlx::query_scalar("SELECT alt_text FROM images WHERE id = ?")
+        .bind(id)
+        .fetch_one(&db.read)
+        .await
+        .map_err(|e| e.to_string())?;
+    let search_text = format!(
+        "{} {}",
+        alt_text.unwrap_or_default().to_lowercase(),
+        description.to_lowercase()
+    );
     sqlx::query(
         "UPDATE images SET thumb_small_key = ?, thumb_medium_key = ?, thumb_large_key = ?, enriched_description = ?, \
-         search_text = lower(coalesce(alt_text, '')) || ' ' || ? WHERE id = ?",
+         search_text = ? WHERE id = ?",
     )
     .bind(&keys[0])
     .bind(&keys[1])
     .bind(&keys[2])
     .bind(&description)
-    .bind(description.to_lowercase())
+    .bind(search_text)
     .bind(id)
     .execute(&db.write)
     .await

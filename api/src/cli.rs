@@ -25,6 +25,8 @@ pub enum Command {
     /// Operator tasks the spec leaves to the web dashboard: organizations, API keys,
     /// wallet top-ups. Each prints one JSON object on stdout.
     Admin(crate::admin::AdminArgs),
+    /// Print the OpenAPI 3.1 document (the same one the server serves at /openapi.json).
+    Openapi,
 }
 
 #[derive(Args, Clone, Debug)]
@@ -79,6 +81,16 @@ pub fn main() -> ExitCode {
             runtime.block_on(crate::app::run(args))
         }
         Command::Admin(args) => runtime.block_on(crate::admin::run(args)),
+        Command::Openapi => {
+            let doc = crate::app::openapi_document();
+            match serde_json::to_string_pretty(&doc) {
+                Ok(text) => {
+                    println!("{text}");
+                    Ok(())
+                }
+                Err(e) => Err(crate::Error::Invalid(e.to_string())),
+            }
+        }
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

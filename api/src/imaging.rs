@@ -242,7 +242,11 @@ pub fn describe(img: &DynamicImage) -> String {
         .collect();
     // Perceived lightness L* (0-100) of the mean luminance.
     let mean = if opaque > 0 { lum / opaque as f64 } else { 0.0 };
-    let lightness = if mean > 0.008856 { 116.0 * mean.cbrt() - 16.0 } else { 903.3 * mean };
+    let lightness = if mean > 0.008856 {
+        116.0 * mean.cbrt() - 16.0
+    } else {
+        903.3 * mean
+    };
     let brightness = if lightness > 70.0 {
         "bright"
     } else if lightness < 30.0 {

@@ -91,7 +91,11 @@ fn describe_json_error(path: &str, e: &serde_json::Error) -> FieldError {
             } else if let (Some(name), true) = (&backticked, text.starts_with("unknown field")) {
                 let expected = text.split(", expected ").nth(1).unwrap_or("");
                 // For an unknown field the path already ends at the field itself.
-                let field = if at_root { name.clone() } else { path.to_string() };
+                let field = if at_root {
+                    name.clone()
+                } else {
+                    path.to_string()
+                };
                 FieldError::new(field, format!("is not a known field; expected {expected}"))
             } else if at_root && text.starts_with("invalid type") {
                 FieldError::new("body", "must be a JSON object")

@@ -256,6 +256,8 @@ async fn create_brand(
     }
     finish(errors)?;
     check_image_ids(&state.db, &caller.org_id, "logo_image_ids", &logos).await?;
+    // Timestamps are taken under the write lock, so they agree with list order.
+    let mut tx = state.db.begin_write().await?;
     let now = crate::timestamp::now();
     let brand = Brand {
         id: crate::ids::new_id("brand"),
@@ -269,7 +271,6 @@ async fn create_brand(
         created_at: now.clone(),
         updated_at: now,
     };
-    let mut tx = state.db.begin_write().await?;
     insert(&mut tx, &caller.org_id, &brand).await?;
     tx.commit().await?;
     Ok(envelope::created(brand))

@@ -292,8 +292,10 @@ async fn upload_image(
                 "Storing the image failed; retry the upload",
             )
         })?;
-    let now = crate::timestamp::now();
     let search_text = form.alt_text.as_deref().unwrap_or("").to_lowercase();
+    // Timestamps are taken under the write lock, so they agree with list order.
+    let mut tx = state.db.begin_write().await?;
+    let now = crate::timestamp::now();
     sqlx::query(
         "INSERT INTO images (id, org_id, blob_key, width, height, format, size_bytes, alt_text, image_type, \
          is_ai_generated, logo_theme, product_id, search_text, created_at, updated_at) \
@@ -314,8 +316,9 @@ async fn upload_image(
     .bind(search_text)
     .bind(&now)
     .bind(&now)
-    .execute(&state.db.write)
+    .execute(&mut *tx)
     .await?;
+    tx.commit().await?;
     let row = load(&state.db, &caller.org_id, &id).await?;
     spawn_derivatives(
         state.db.clone(),

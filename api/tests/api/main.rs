@@ -1,0 +1,16 @@
+//! End-to-end tests of the API over real HTTP on loopback, against real SQLite files.
+//! One binary with a module per area (STYLE.md).
+
+// Test helpers may unwrap: a panic is the failure report.
+#![allow(clippy::unwrap_used)]
+
+mod support;
+
+mod auth;
+mod envelope;
+mod images;
+mod isolation;
+mod limits;
+mod paging;
+mod resources;
+mod search;

@@ -192,34 +192,36 @@ impl Builder<'_> {
         });
         let needs_layer = n.blend_mode != BlendMode::Normal
             || !effects.is_empty()
-            || backdrop.is_some()
             || (n.opacity < 1.0
                 && (!kids.is_empty() || paint_count > 1 || n.kind == NodeKind::Text));
         let fold = if needs_layer { 1.0 } else { n.opacity };
         let shape = self.shape(n, b.w, b.h);
         let mut layer_bounds = clip_bounds;
+        // BACKGROUND_BLUR blurs what is already painted behind the node's shape; it needs no
+        // layer of its own.
+        if let (Some(r), Some(p)) = (backdrop, &shape)
+            && let Some(bounds) = map_rect(t, p.bounds()).and_then(|r| to_int(r, clip_bounds))
+        {
+            self.ops.push(DrawOp::BackdropBlur {
+                sigma: r / 2.0 * self.scale,
+                clip: Clip {
+                    path: p.clone(),
+                    transform: t,
+                },
+                bounds,
+            });
+        }
         if needs_layer {
             let Some(bounds) = self.bounds(i, t).and_then(|r| to_int(r, clip_bounds)) else {
                 return;
             };
             layer_bounds = bounds;
-            let backdrop_blur = match (backdrop, &shape) {
-                (Some(r), Some(p)) => Some((
-                    r / 2.0 * self.scale,
-                    Clip {
-                        path: p.clone(),
-                        transform: t,
-                    },
-                )),
-                _ => None,
-            };
             self.ops.push(DrawOp::PushLayer(Layer {
                 bounds,
                 opacity: n.opacity,
                 blend_mode: n.blend_mode,
                 clip: None,
                 effects,
-                backdrop_blur,
             }));
         }
         for e in &n.effects {
@@ -264,7 +266,10 @@ impl Builder<'_> {
         }
         // Children, clipped.
         if !kids.is_empty() {
-            let clip = if n.clips_content && n.kind != NodeKind::Group {
+            let clip = if n.clips_content
+                && n.kind != NodeKind::Group
+                && !self.kids_inside(n, &kids, t, b.w, b.h)
+            {
                 shape.clone()
             } else {
                 None
@@ -316,9 +321,34 @@ impl Builder<'_> {
             blend_mode: BlendMode::Normal,
             clip,
             effects: Vec::new(),
-            backdrop_blur: None,
         }));
         Some(Some(bounds))
+    }
+
+    /// True when every child's bounds lie inside the node's box minus its largest corner
+    /// radius, so clipping would change nothing and its layer can be skipped.
+    fn kids_inside(&self, n: &Node, kids: &[usize], t: Transform, w: f32, h: f32) -> bool {
+        if t.kx != 0.0 || t.ky != 0.0 || n.kind == NodeKind::Ellipse || n.kind == NodeKind::Vector {
+            return false;
+        }
+        let r = n
+            .radii
+            .iter()
+            .fold(0.0f32, |a, &b| a.max(b))
+            .min(w.min(h) / 2.0);
+        let Some(inner) =
+            Rect::from_xywh(r, r, w - 2.0 * r, h - 2.0 * r).and_then(|x| map_rect(t, x))
+        else {
+            return false;
+        };
+        kids.iter().all(|&c| {
+            self.bounds(c, self.local(c, t)).is_some_and(|b| {
+                b.left() >= inner.left() - 0.01
+                    && b.top() >= inner.top() - 0.01
+                    && b.right() <= inner.right() + 0.01
+                    && b.bottom() <= inner.bottom() + 0.01
+            })
+        })
     }
 
     fn shape(&self, n: &Node, w: f32, h: f32) -> Option<Path> {

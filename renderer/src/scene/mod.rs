@@ -87,8 +87,6 @@ pub struct Layer {
     /// `None` when `bounds` alone is the clip (or there is none).
     pub clip: Option<Clip>,
     pub effects: Vec<LayerEffect>,
-    /// BACKGROUND_BLUR: blur what is already painted behind `shape` before the layer.
-    pub backdrop_blur: Option<(f32, Clip)>,
 }
 
 /// One drawing command.
@@ -120,6 +118,13 @@ pub enum DrawOp {
         image: Arc<tiny_skia::Pixmap>,
         transform: Transform,
         opacity: f32,
+    },
+    /// BACKGROUND_BLUR: blur what is already painted inside `clip` (within `bounds`) with a
+    /// Gaussian of `sigma` device pixels.
+    BackdropBlur {
+        sigma: f32,
+        clip: Clip,
+        bounds: IntRect,
     },
     PushLayer(Layer),
     PopLayer,

@@ -12,7 +12,14 @@ fn div255(v: u32) -> u32 {
 
 /// `dst = src * opacity * coverage + dst * (1 - alpha)`, premultiplied, with `src` placed at
 /// `(x, y)` in `dst`. `coverage` (same size as `src`) is optional.
-pub fn blend_over(dst: &mut Pixmap, src: &Pixmap, x: i32, y: i32, opacity: f32, coverage: Option<&[u8]>) {
+pub fn blend_over(
+    dst: &mut Pixmap,
+    src: &Pixmap,
+    x: i32,
+    y: i32,
+    opacity: f32,
+    coverage: Option<&[u8]>,
+) {
     let op = (opacity.clamp(0.0, 1.0) * 255.0).round() as u32;
     if op == 0 {
         return;
@@ -30,8 +37,13 @@ pub fn blend_over(dst: &mut Pixmap, src: &Pixmap, x: i32, y: i32, opacity: f32, 
         let sy = dy - y;
         let srow = &sdata[((sy * sw + (x0 - x)) * 4) as usize..((sy * sw + (x1 - x)) * 4) as usize];
         let drow = &mut ddata[((dy * dw + x0) * 4) as usize..((dy * dw + x1) * 4) as usize];
-        let crow = coverage.map(|c| &c[(sy * sw + (x0 - x)) as usize..(sy * sw + (x1 - x)) as usize]);
-        for (i, (s, d)) in srow.chunks_exact(4).zip(drow.chunks_exact_mut(4)).enumerate() {
+        let crow =
+            coverage.map(|c| &c[(sy * sw + (x0 - x)) as usize..(sy * sw + (x1 - x)) as usize]);
+        for (i, (s, d)) in srow
+            .chunks_exact(4)
+            .zip(drow.chunks_exact_mut(4))
+            .enumerate()
+        {
             let k = match crow {
                 Some(c) => div255(u32::from(c[i]) * op),
                 None => op,
@@ -43,10 +55,18 @@ pub fn blend_over(dst: &mut Pixmap, src: &Pixmap, x: i32, y: i32, opacity: f32, 
                 d.copy_from_slice(s);
                 continue;
             }
-            let sa = if k == 255 { u32::from(s[3]) } else { div255(u32::from(s[3]) * k) };
+            let sa = if k == 255 {
+                u32::from(s[3])
+            } else {
+                div255(u32::from(s[3]) * k)
+            };
             let inv = 255 - sa;
             for c in 0..4 {
-                let sc = if k == 255 { u32::from(s[c]) } else { div255(u32::from(s[c]) * k) };
+                let sc = if k == 255 {
+                    u32::from(s[c])
+                } else {
+                    div255(u32::from(s[c]) * k)
+                };
                 d[c] = (sc + div255(u32::from(d[c]) * inv)).min(255) as u8;
             }
         }
@@ -56,9 +76,24 @@ pub fn blend_over(dst: &mut Pixmap, src: &Pixmap, x: i32, y: i32, opacity: f32, 
 /// Fills `path` (under `t`, device space of `dst`) with `image`, whose pixel `(0, 0)` sits on
 /// device pixel `(x, y)` at scale 1. Coverage comes from a mask of the path, so rounded
 /// corners stay anti-aliased.
-pub fn fill_aligned(dst: &mut Pixmap, path: &Path, t: Transform, rule: FillRule, image: &Pixmap, x: i32, y: i32, opacity: f32) {
+#[expect(
+    clippy::too_many_arguments,
+    reason = "a private fast path; a struct would only add noise"
+)]
+pub fn fill_aligned(
+    dst: &mut Pixmap,
+    path: &Path,
+    t: Transform,
+    rule: FillRule,
+    image: &Pixmap,
+    x: i32,
+    y: i32,
+    opacity: f32,
+) {
     let (w, h) = (image.width(), image.height());
-    let Some(mut mask) = Mask::new(w, h) else { return };
+    let Some(mut mask) = Mask::new(w, h) else {
+        return;
+    };
     mask.fill_path(path, rule, true, t.post_translate(-x as f32, -y as f32));
     blend_over(dst, image, x, y, opacity, Some(mask.data()));
 }

@@ -42,10 +42,11 @@ pub fn gaussian_fast(data: &mut [u8], w: usize, h: usize, ch: usize, sigma: f32)
     for y in 0..h {
         let row = &data[y * w * ch..(y + 1) * w * ch];
         let srow = &mut acc[(y / f) * sw * ch..(y / f + 1) * sw * ch];
-        for x in 0..w {
-            let (d, s) = (x * ch, (x / f) * ch);
-            for c in 0..ch {
-                srow[s + c] += u32::from(row[d + c]);
+        for (block, out) in row.chunks(f * ch).zip(srow.chunks_exact_mut(ch)) {
+            for px in block.chunks_exact(ch) {
+                for (o, v) in out.iter_mut().zip(px) {
+                    *o += u32::from(*v);
+                }
             }
         }
     }
@@ -61,9 +62,12 @@ pub fn gaussian_fast(data: &mut [u8], w: usize, h: usize, ch: usize, sigma: f32)
         }
     }
     // Box averaging already contributed variance (f² - 1) / 12 in full-size pixels.
-    let rest = (sigma * sigma - ((f * f) as f32 - 1.0) / 12.0).max(0.0).sqrt();
+    let rest = (sigma * sigma - ((f * f) as f32 - 1.0) / 12.0)
+        .max(0.0)
+        .sqrt();
     gaussian(&mut small, sw, sh, ch, rest / f as f32);
-    // Bilinear upsampling, sample centres aligned.
+    // Bilinear upsampling with aligned sample centres: rows first into a buffer, then
+    // columns, 8-bit weights.
     let taps = |n: usize, sn: usize| -> Vec<(usize, usize, u32)> {
         (0..n)
             .map(|i| {
@@ -74,16 +78,23 @@ pub fn gaussian_fast(data: &mut [u8], w: usize, h: usize, ch: usize, sigma: f32)
             })
             .collect()
     };
-    let xs = taps(w, sw);
+    let xs: Vec<(usize, usize, u32)> = taps(w, sw)
+        .into_iter()
+        .map(|(a, b, wx)| (a * ch, b * ch, wx))
+        .collect();
     let ys = taps(h, sh);
+    let mut rowbuf = vec![0u32; sw * ch];
     for (y, &(y0, y1, wy)) in ys.iter().enumerate() {
-        let (r0, r1) = (&small[y0 * sw * ch..(y0 + 1) * sw * ch], &small[y1 * sw * ch..(y1 + 1) * sw * ch]);
+        let r0 = &small[y0 * sw * ch..(y0 + 1) * sw * ch];
+        let r1 = &small[y1 * sw * ch..(y1 + 1) * sw * ch];
+        for ((o, a), b) in rowbuf.iter_mut().zip(r0).zip(r1) {
+            *o = u32::from(*a) * (256 - wy) + u32::from(*b) * wy;
+        }
         let out = &mut data[y * w * ch..(y + 1) * w * ch];
-        for (x, &(x0, x1, wx)) in xs.iter().enumerate() {
+        for (px, &(x0, x1, wx)) in out.chunks_exact_mut(ch).zip(&xs) {
+            let (a, b) = (&rowbuf[x0..x0 + ch], &rowbuf[x1..x1 + ch]);
             for c in 0..ch {
-                let a = u32::from(r0[x0 * ch + c]) * (256 - wx) + u32::from(r0[x1 * ch + c]) * wx;
-                let b = u32::from(r1[x0 * ch + c]) * (256 - wx) + u32::from(r1[x1 * ch + c]) * wx;
-                out[x * ch + c] = ((a * (256 - wy) + b * wy + 32768) >> 16) as u8;
+                px[c] = ((a[c] * (256 - wx) + b[c] * wx + 32768) >> 16) as u8;
             }
         }
     }

@@ -17,17 +17,32 @@ pub struct Prepared {
 
 /// Prepares `src` for drawing with `to_device` (image pixels → device pixels). Only the
 /// part of the image inside `visible` (device pixels) is resampled.
-pub fn prepare(src: &ImageSource, to_device: Transform, tile: bool, visible: tiny_skia::Rect) -> Option<Prepared> {
+pub fn prepare(
+    src: &ImageSource,
+    to_device: Transform,
+    tile: bool,
+    visible: tiny_skia::Rect,
+) -> Option<Prepared> {
     let (iw, ih) = src.size();
-    let axis_aligned = to_device.kx == 0.0 && to_device.ky == 0.0 && to_device.sx > 0.0 && to_device.sy > 0.0;
+    let axis_aligned =
+        to_device.kx == 0.0 && to_device.ky == 0.0 && to_device.sx > 0.0 && to_device.sy > 0.0;
     if !axis_aligned {
         // Rotated or skewed: sample the original with bicubic filtering (SVG at 2x its size).
         let pixmap = match src {
             ImageSource::Raster(p) => p.clone(),
-            ImageSource::Svg(t) => rasterise_svg(t, (iw * 2.0).ceil() as u32, (ih * 2.0).ceil() as u32, (0.0, 0.0, iw, ih))?,
+            ImageSource::Svg(t) => rasterise_svg(
+                t,
+                (iw * 2.0).ceil() as u32,
+                (ih * 2.0).ceil() as u32,
+                (0.0, 0.0, iw, ih),
+            )?,
         };
         let k = iw / pixmap.width() as f32;
-        return Some(Prepared { pixmap, to_device: to_device.pre_scale(k, k), quality: FilterQuality::Bicubic });
+        return Some(Prepared {
+            pixmap,
+            to_device: to_device.pre_scale(k, k),
+            quality: FilterQuality::Bicubic,
+        });
     }
     let (sx, sy, tx, ty) = (to_device.sx, to_device.sy, to_device.tx, to_device.ty);
     // Source rectangle that covers the visible device area (plus filter support).
@@ -58,19 +73,42 @@ pub fn prepare(src: &ImageSource, to_device: Transform, tile: bool, visible: tin
     // Map the resized pixels onto exactly the same device rectangle.
     let fx = cw * sx / tw as f32;
     let fy = ch * sy / th as f32;
-    let (pixmap, pad) = if tile { (resized, 0.0) } else { (with_border(&resized)?, 1.0) };
-    let to_device = Transform::from_row(fx, 0.0, 0.0, fy, tx + cx * sx - pad * fx, ty + cy * sy - pad * fy);
+    let (pixmap, pad) = if tile {
+        (resized, 0.0)
+    } else {
+        (with_border(&resized)?, 1.0)
+    };
+    let to_device = Transform::from_row(
+        fx,
+        0.0,
+        0.0,
+        fy,
+        tx + cx * sx - pad * fx,
+        ty + cy * sy - pad * fy,
+    );
     let exact = (fx - 1.0).abs() < 1e-4
         && (fy - 1.0).abs() < 1e-4
         && (to_device.tx - to_device.tx.round()).abs() < 1e-3
         && (to_device.ty - to_device.ty.round()).abs() < 1e-3;
-    Some(Prepared { pixmap, to_device, quality: if exact { FilterQuality::Nearest } else { FilterQuality::Bilinear } })
+    Some(Prepared {
+        pixmap,
+        to_device,
+        quality: if exact {
+            FilterQuality::Nearest
+        } else {
+            FilterQuality::Bilinear
+        },
+    })
 }
 
 /// Resamples the part of `src` that lands in the integer device rectangle covering
 /// `visible` onto the device grid exactly: the result is drawn 1:1 at the returned offset.
 /// `None` when `to_device` rotates or skews (use [`prepare`]).
-pub fn prepare_aligned(src: &ImageSource, to_device: Transform, visible: tiny_skia::Rect) -> Option<(Pixmap, i32, i32)> {
+pub fn prepare_aligned(
+    src: &ImageSource,
+    to_device: Transform,
+    visible: tiny_skia::Rect,
+) -> Option<(Pixmap, i32, i32)> {
     let (sx, sy, tx, ty) = (to_device.sx, to_device.sy, to_device.tx, to_device.ty);
     if to_device.kx != 0.0 || to_device.ky != 0.0 || sx <= 0.0 || sy <= 0.0 {
         return None;
@@ -138,12 +176,21 @@ fn with_border(p: &Pixmap) -> Option<Pixmap> {
 fn resize(p: &Pixmap, crop: (f32, f32, f32, f32), tw: u32, th: u32) -> Option<Pixmap> {
     let src = ImageRef::new(p.width(), p.height(), p.data(), PixelType::U8x4).ok()?;
     let mut dst = Image::new(tw, th, PixelType::U8x4);
-    let filter = if (tw as f32) < crop.2 { FilterType::Lanczos3 } else { FilterType::CatmullRom };
+    let filter = if (tw as f32) < crop.2 {
+        FilterType::Lanczos3
+    } else {
+        FilterType::CatmullRom
+    };
     // The pixels are premultiplied already, so no alpha handling is needed.
     let opts = ResizeOptions::new()
         .resize_alg(ResizeAlg::Convolution(filter))
         .use_alpha(false)
-        .crop(f64::from(crop.0), f64::from(crop.1), f64::from(crop.2), f64::from(crop.3));
+        .crop(
+            f64::from(crop.0),
+            f64::from(crop.1),
+            f64::from(crop.2),
+            f64::from(crop.3),
+        );
     Resizer::new().resize(&src, &mut dst, &opts).ok()?;
     let mut data = dst.into_vec();
     // Ringing can push a colour channel above alpha; keep the premultiplied invariant.
@@ -156,7 +203,12 @@ fn resize(p: &Pixmap, crop: (f32, f32, f32, f32), tw: u32, th: u32) -> Option<Pi
     Pixmap::from_vec(data, IntSize::from_wh(tw, th)?)
 }
 
-fn rasterise_svg(t: &resvg::usvg::Tree, w: u32, h: u32, crop: (f32, f32, f32, f32)) -> Option<Pixmap> {
+fn rasterise_svg(
+    t: &resvg::usvg::Tree,
+    w: u32,
+    h: u32,
+    crop: (f32, f32, f32, f32),
+) -> Option<Pixmap> {
     let mut pixmap = Pixmap::new(w, h)?;
     let (cx, cy, cw, ch) = crop;
     let transform = Transform::from_scale(w as f32 / cw, h as f32 / ch).pre_translate(-cx, -cy);

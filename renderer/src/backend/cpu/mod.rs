@@ -53,6 +53,9 @@ pub fn render(scene: &Scene) -> CpuOutput {
             } => {
                 let top = top(&mut stack);
                 let t = transform.post_translate(-top.x as f32, -top.y as f32);
+                if fill_whole(&mut top.pixmap, path, t, paint) {
+                    continue;
+                }
                 let rule = if *even_odd {
                     FillRule::EvenOdd
                 } else {
@@ -111,10 +114,14 @@ pub fn render(scene: &Scene) -> CpuOutput {
                 top.pixmap
                     .draw_pixmap(0, 0, image.as_ref().as_ref(), &paint, t, None);
             }
+            DrawOp::BackdropBlur {
+                sigma,
+                clip,
+                bounds,
+            } => {
+                backdrop_blur(top(&mut stack), *bounds, *sigma, clip);
+            }
             DrawOp::PushLayer(layer) => {
-                if let Some((sigma, shape)) = &layer.backdrop_blur {
-                    backdrop_blur(top(&mut stack), layer, *sigma, shape);
-                }
                 let b = layer.bounds;
                 let pixmap = Pixmap::new(b.width(), b.height()).unwrap_or_else(tiny_pixmap);
                 stack.push(Target {
@@ -134,7 +141,11 @@ pub fn render(scene: &Scene) -> CpuOutput {
         }
         if trace {
             let name = format!("{op:?}");
-            eprintln!("{:8.2} ms {}", t0.elapsed().as_secs_f64() * 1e3, &name[..name.len().min(60)]);
+            eprintln!(
+                "{:8.2} ms {}",
+                t0.elapsed().as_secs_f64() * 1e3,
+                &name[..name.len().min(60)]
+            );
         }
     }
     while stack.len() > 1 {
@@ -188,7 +199,12 @@ fn stops(s: &[(f32, Color)]) -> Vec<GradientStop> {
 }
 
 /// Calls `draw` with a tiny-skia paint for `paint` drawn under `t` (path → layer pixels).
-fn with_paint(paint: &ScenePaint, t: Transform, visible: tiny_skia::Rect, mut draw: impl FnMut(&Paint)) {
+fn with_paint(
+    paint: &ScenePaint,
+    t: Transform,
+    visible: tiny_skia::Rect,
+    mut draw: impl FnMut(&Paint),
+) {
     let mut p = Paint {
         anti_alias: true,
         ..Paint::default()
@@ -268,17 +284,62 @@ fn fill(
     let Some(visible) = visible_area(pixmap, path, t, 0.0) else {
         return;
     };
-    if let ScenePaint::Image { image, transform, tile: false, opacity } = paint {
-        if let Some((img, x, y)) = image::prepare_aligned(image, t.pre_concat(*transform), visible) {
-            blit::fill_aligned(pixmap, path, t, rule, &img, x, y, *opacity);
-            return;
-        }
+    if let ScenePaint::Image {
+        image,
+        transform,
+        tile: false,
+        opacity,
+    } = paint
+        && let Some((img, x, y)) = image::prepare_aligned(image, t.pre_concat(*transform), visible)
+    {
+        blit::fill_aligned(pixmap, path, t, rule, &img, x, y, *opacity);
+        return;
     }
-    with_paint(paint, t, visible, |p| pixmap.fill_path(path, p, rule, t, None));
+    with_paint(paint, t, visible, |p| {
+        pixmap.fill_path(path, p, rule, t, None)
+    });
+}
+
+/// An opaque solid rectangle covering the whole target (backgrounds) is a plain fill.
+fn fill_whole(
+    pixmap: &mut Pixmap,
+    path: &tiny_skia::Path,
+    t: Transform,
+    paint: &ScenePaint,
+) -> bool {
+    let ScenePaint::Solid(c) = paint else {
+        return false;
+    };
+    if c.a < 1.0 || t.kx != 0.0 || t.ky != 0.0 || path.len() > 5 {
+        return false;
+    }
+    let Some(b) = path.clone().transform(t).map(|p| p.bounds()) else {
+        return false;
+    };
+    let covers = b.left() <= 0.0
+        && b.top() <= 0.0
+        && b.right() >= pixmap.width() as f32
+        && b.bottom() >= pixmap.height() as f32;
+    // A rectangle path has at most 5 verbs; its bounds equal its area only if it is one.
+    let is_rect = path.points().iter().all(|p| {
+        let q = [p.x, p.y];
+        let pb = path.bounds();
+        (q[0] == pb.left() || q[0] == pb.right()) && (q[1] == pb.top() || q[1] == pb.bottom())
+    });
+    if covers && is_rect {
+        pixmap.fill(sk_color(*c));
+        return true;
+    }
+    false
 }
 
 /// Device bounds of `path` under `t`, grown by `grow`, intersected with the pixmap.
-fn visible_area(pixmap: &Pixmap, path: &tiny_skia::Path, t: Transform, grow: f32) -> Option<tiny_skia::Rect> {
+fn visible_area(
+    pixmap: &Pixmap,
+    path: &tiny_skia::Path,
+    t: Transform,
+    grow: f32,
+) -> Option<tiny_skia::Rect> {
     let b = path.clone().transform(t)?.bounds();
     tiny_skia::Rect::from_ltrb(
         (b.left() - grow).max(0.0),
@@ -299,8 +360,7 @@ fn clip_mask(clip: &Clip, w: u32, h: u32, x: i32, y: i32) -> Option<Mask> {
     Some(mask)
 }
 
-fn backdrop_blur(parent: &mut Target, layer: &Layer, sigma: f32, shape: &Clip) {
-    let b = layer.bounds;
+fn backdrop_blur(parent: &mut Target, b: tiny_skia::IntRect, sigma: f32, shape: &Clip) {
     let (rx, ry) = (b.x() - parent.x, b.y() - parent.y);
     let Some(rect) = tiny_skia::IntRect::from_xywh(rx, ry, b.width(), b.height()) else {
         return;
@@ -311,7 +371,14 @@ fn backdrop_blur(parent: &mut Target, layer: &Layer, sigma: f32, shape: &Clip) {
     let (w, h) = (region.width() as usize, region.height() as usize);
     blur::gaussian_fast(region.data_mut(), w, h, 4, sigma);
     let mask = clip_mask(shape, region.width(), region.height(), b.x(), b.y());
-    blit::blend_over(&mut parent.pixmap, &region, rx, ry, 1.0, mask.as_ref().map(Mask::data));
+    blit::blend_over(
+        &mut parent.pixmap,
+        &region,
+        rx,
+        ry,
+        1.0,
+        mask.as_ref().map(Mask::data),
+    );
 }
 
 fn alpha_of(p: &Pixmap) -> Vec<u8> {
@@ -371,7 +438,14 @@ fn apply_effects(content: Pixmap, effects: &[LayerEffect]) -> Pixmap {
             blur::gaussian_fast(&mut a, wu, hu, 1, *sigma);
             if let Some(s) = shadow(&a, w, h, *color) {
                 // Whole-pixel offsets: invisible on a blurred shadow, and a plain blend.
-                blit::blend_over(&mut out, &s, dx.round() as i32, dy.round() as i32, 1.0, None);
+                blit::blend_over(
+                    &mut out,
+                    &s,
+                    dx.round() as i32,
+                    dy.round() as i32,
+                    1.0,
+                    None,
+                );
             }
         }
     }
@@ -432,7 +506,14 @@ fn composite(done: Target, parent: &mut Target) {
     }
     if layer.blend_mode == BlendMode::Normal {
         let (x, y) = (done.x - parent.x, done.y - parent.y);
-        blit::blend_over(&mut parent.pixmap, &content, x, y, layer.opacity, mask.as_ref().map(Mask::data));
+        blit::blend_over(
+            &mut parent.pixmap,
+            &content,
+            x,
+            y,
+            layer.opacity,
+            mask.as_ref().map(Mask::data),
+        );
         return;
     }
     if let Some(m) = &mask {

@@ -25,6 +25,9 @@ pub enum Command {
     /// Operator tasks the spec leaves to the web dashboard: organizations, API keys,
     /// wallet top-ups. Each prints one JSON object on stdout.
     Admin(crate::admin::AdminArgs),
+    /// Render a JSON tree file to PNG (long edge 3840 px by default). Image paths in the
+    /// tree may be URLs or paths relative to the tree file.
+    Render(RenderArgs),
     /// Print the OpenAPI 3.1 document (the same one the server serves at /openapi.json).
     Openapi,
 }
@@ -47,6 +50,48 @@ pub struct ServeArgs {
     /// Log lines as JSON objects instead of text.
     #[arg(long, env = "ADFORGE_LOG_JSON", default_value_t = false)]
     pub log_json: bool,
+}
+
+#[derive(Args, Clone, Debug)]
+pub struct RenderArgs {
+    /// The JSON tree file.
+    pub tree: PathBuf,
+    /// Where to write the PNG.
+    #[arg(short = 'o', long)]
+    pub output: PathBuf,
+    /// Output width in pixels (the height follows the root frame's aspect ratio).
+    #[arg(long)]
+    pub width: Option<u32>,
+    /// Write the render report (warnings, text sizes, phase timings) as JSON here.
+    #[arg(long)]
+    pub report: Option<PathBuf>,
+    /// Allow image URLs on loopback and private addresses (local demos and tests).
+    #[arg(long, env = "ADFORGE_ALLOW_PRIVATE_URLS", default_value_t = false)]
+    pub allow_private_urls: bool,
+}
+
+/// `adforge render`: prints a one-line JSON summary on stdout; progress goes to stderr.
+fn render(args: RenderArgs) -> Result<(), crate::Error> {
+    let cmd = adforge_renderer::cli::RenderCommand {
+        tree: args.tree,
+        output: args.output.clone(),
+        width: args.width,
+        report: args.report,
+        allow_private_urls: args.allow_private_urls,
+    };
+    let s = adforge_renderer::cli::run(&cmd).map_err(|e| crate::Error::Invalid(e.to_string()))?;
+    println!(
+        "{}",
+        serde_json::json!({
+            "output": args.output.display().to_string(),
+            "width": s.width,
+            "height": s.height,
+            "png_bytes": s.png_bytes,
+            "warnings": s.warnings,
+            "total_ms": s.total_ms,
+        })
+    );
+    Ok(())
 }
 
 fn init_logging(filter: &str, json: bool) {
@@ -81,6 +126,7 @@ pub fn main() -> ExitCode {
             runtime.block_on(crate::app::run(args))
         }
         Command::Admin(args) => runtime.block_on(crate::admin::run(args)),
+        Command::Render(args) => render(args),
         Command::Openapi => {
             let doc = crate::app::openapi_document();
             match serde_json::to_string_pretty(&doc) {

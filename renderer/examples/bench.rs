@@ -1,1 +1,122 @@
-fn main() {}
+//! Render benchmark: three ads at 4K (3072x3840, 4:5), ours against resvg rendering the
+//! equivalent SVG at the same size in the same run. Run through `scripts/bench-render`.
+//!
+//! Render time is everything after parsing: image decode, layout, display list and
+//! rasterisation (resvg's time likewise covers image decode and rasterisation after parsing).
+//! Encode time is our PNG encoder on the rendered pixmap. Each number is the median of
+//! `--runs` runs (default 7) after one warm-up.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Instant;
+
+use adforge_renderer::{
+    FetchLimits, FontLibrary, HttpFetcher, RenderOptions, Renderer, Tree, encode_png,
+};
+use resvg::usvg;
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+fn ms(t: Instant) -> f64 {
+    t.elapsed().as_secs_f64() * 1e3
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let runs = args
+        .iter()
+        .position(|a| a == "--runs")
+        .and_then(|i| args.get(i + 1))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(7usize)
+        .max(1);
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("examples/ads");
+    let fonts = FontLibrary::bundled();
+    let fetcher = HttpFetcher::new(FetchLimits::default()).with_local_files(dir.clone());
+    let renderer = Renderer::new(fonts.clone(), Arc::new(fetcher));
+    let mut svg_opts = usvg::Options {
+        resources_dir: Some(dir.clone()),
+        fontdb: Arc::new(fonts.usvg_db()),
+        ..Default::default()
+    };
+    svg_opts.image_href_resolver = usvg::ImageHrefResolver::default();
+
+    println!(
+        "{:<9} {:>10} {:>10} {:>10} {:>10} {:>14} {:>9}",
+        "ad", "render ms", "encode ms", "total ms", "resvg ms", "resvg/render", "png KiB"
+    );
+    for name in ["simple", "typical", "heavy"] {
+        let tree = Tree::parse(&read(&dir.join(format!("{name}.json"))))
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
+        let svg = usvg::Tree::from_str(&read(&dir.join(format!("{name}.svg"))), &svg_opts)
+            .unwrap_or_else(|e| panic!("{name}.svg: {e}"));
+        let opts = RenderOptions {
+            width: None,
+            encode_png: false,
+        };
+        let first = renderer
+            .render(&tree, &opts)
+            .unwrap_or_else(|e| panic!("{e}"));
+        let (w, h) = (first.pixmap.width(), first.pixmap.height());
+        let mut png_len = 0;
+        let (mut render, mut encode, mut theirs) = (Vec::new(), Vec::new(), Vec::new());
+        for _ in 0..runs {
+            let t = Instant::now();
+            let out = renderer
+                .render(&tree, &opts)
+                .unwrap_or_else(|e| panic!("{e}"));
+            render.push(ms(t));
+            let t = Instant::now();
+            png_len = encode_png(&out.pixmap).map(|p| p.len()).unwrap_or(0);
+            encode.push(ms(t));
+            drop(out);
+            let t = Instant::now();
+            let mut pixmap = tiny_skia::Pixmap::new(w, h).unwrap_or_else(|| panic!("pixmap"));
+            let s = svg.size();
+            resvg::render(
+                &svg,
+                tiny_skia::Transform::from_scale(w as f32 / s.width(), h as f32 / s.height()),
+                &mut pixmap.as_mut(),
+            );
+            theirs.push(ms(t));
+        }
+        let (r, e, t) = (median(render), median(encode), median(theirs));
+        println!(
+            "{:<9} {:>10.1} {:>10.1} {:>10.1} {:>10.1} {:>13.2}x {:>9}",
+            name,
+            r,
+            e,
+            r + e,
+            t,
+            t / r,
+            png_len / 1024
+        );
+        if std::env::var_os("BENCH_SAVE").is_some() {
+            let _ = std::fs::write(
+                format!("/tmp/bench-{name}.png"),
+                encode_png(&first.pixmap).unwrap_or_default(),
+            );
+            let mut pixmap = tiny_skia::Pixmap::new(w, h).unwrap_or_else(|| panic!("pixmap"));
+            let s = svg.size();
+            resvg::render(
+                &svg,
+                tiny_skia::Transform::from_scale(w as f32 / s.width(), h as f32 / s.height()),
+                &mut pixmap.as_mut(),
+            );
+            let _ = pixmap.save_png(format!("/tmp/bench-{name}-resvg.png"));
+        }
+    }
+    println!(
+        "({w}x{h} each; median of {runs} runs; {} CPU threads)",
+        std::thread::available_parallelism().map_or(1, |n| n.get()),
+        w = 3072,
+        h = 3840
+    );
+}
+
+fn read(p: &Path) -> String {
+    std::fs::read_to_string(p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+}

@@ -132,7 +132,8 @@ impl FontLibrary {
         db
     }
 
-    pub(crate) fn usvg_db(&self) -> resvg::usvg::fontdb::Database {
+    /// The same fonts as a usvg / resvg font database (for SVG images and comparisons).
+    pub fn usvg_db(&self) -> resvg::usvg::fontdb::Database {
         let mut db = resvg::usvg::fontdb::Database::new();
         for (_, bytes) in &self.files {
             db.load_font_source(resvg::usvg::fontdb::Source::Binary(bytes.clone()));

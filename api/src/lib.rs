@@ -24,6 +24,7 @@ pub mod ratelimit;
 pub mod resources;
 pub mod store;
 pub mod timestamp;
+pub mod wallet;
 
 /// Operational failures of the binary (start-up, admin commands); HTTP errors are
 /// [`error::ApiError`].

@@ -48,7 +48,7 @@ pub struct ProductVariant {
     pub product_id: String,
     pub name: String,
     pub description: Option<String>,
-    /// Merchant's stock-keeping unit code.
+    /// Merchant's stock-keeping unit code; unique among the product's variants.
     pub sku: Option<String>,
     #[sqlx(json(nullable))]
     pub price: Option<Price>,
@@ -139,6 +139,35 @@ fn check_sku(sku: Option<String>, errors: &mut Vec<FieldError>) -> Option<String
     check_text("sku", sku, 100, errors)
 }
 
+/// SKUs are unique among a product's live variants.
+///
+/// # Errors
+/// 409 CONFLICT naming the variant that already has the SKU.
+async fn check_sku_free(
+    conn: &mut sqlx::SqliteConnection,
+    product_id: &str,
+    sku: &str,
+    except: Option<&str>,
+) -> ApiResult<()> {
+    let holder: Option<String> = sqlx::query_scalar(
+        "SELECT id FROM product_variants WHERE product_id = ? AND sku = ? AND deleted_at IS NULL AND id != ?",
+    )
+    .bind(product_id)
+    .bind(sku)
+    .bind(except.unwrap_or(""))
+    .fetch_optional(conn)
+    .await?;
+    match holder {
+        Some(id) => Err(ApiError::new(
+            ErrorCode::Conflict,
+            format!(
+                "Variant `{id}` of this product already has sku `{sku}`; SKUs are unique within a product"
+            ),
+        )),
+        None => Ok(()),
+    }
+}
+
 /// Loads a live variant.
 ///
 /// # Errors
@@ -227,6 +256,7 @@ pub async fn insert_copy(
         (status = 201, description = "The new variant", body = Envelope<ProductVariant>),
         (status = 400, description = "VALIDATION_ERROR", body = crate::error::ErrorBody),
         (status = 404, description = "PRODUCT_NOT_FOUND, IMAGE_NOT_FOUND", body = crate::error::ErrorBody),
+        (status = 409, description = "CONFLICT: another variant of the product has this sku", body = crate::error::ErrorBody),
     ),
     security(("api_key" = ["product_variants:write"])))]
 async fn create_variant(
@@ -256,6 +286,9 @@ async fn create_variant(
     check_image_ids(&state.db, &caller.org_id, "image_ids", &image_ids).await?;
     let mut tx = state.db.begin_write().await?;
     super::products::load(&mut *tx, &caller.org_id, &body.product_id).await?;
+    if let Some(sku) = &sku {
+        check_sku_free(&mut tx, &body.product_id, sku, None).await?;
+    }
     let now = crate::timestamp::now();
     let v = ProductVariant {
         id: crate::ids::new_id("pv"),
@@ -345,6 +378,7 @@ async fn get_variant(
         (status = 200, description = "The updated variant", body = Envelope<ProductVariant>),
         (status = 400, description = "VALIDATION_ERROR", body = crate::error::ErrorBody),
         (status = 404, description = "PRODUCT_VARIANT_NOT_FOUND, IMAGE_NOT_FOUND", body = crate::error::ErrorBody),
+        (status = 409, description = "CONFLICT: another variant of the product has this sku", body = crate::error::ErrorBody),
     ),
     security(("api_key" = ["product_variants:write"])))]
 async fn update_variant(
@@ -401,6 +435,9 @@ async fn update_variant(
         v.name = n;
     }
     description.apply_nullable(&mut v.description);
+    if let Patch::Value(new_sku) = &sku {
+        check_sku_free(&mut tx, &v.product_id, new_sku, Some(&v.id)).await?;
+    }
     sku.apply_nullable(&mut v.sku);
     body.price.apply_nullable(&mut v.price);
     body.attributes.apply_nullable(&mut v.attributes);

@@ -662,3 +662,71 @@ async fn duplicate_rolls_back_when_a_step_fails() {
         .expect(201, None);
     assert_eq!(ok.body["duplicated"]["audiences"], 2);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sku_conflicts_are_409() {
+    let s = TestServer::start().await;
+    let org = s.org("Sku").await;
+    let c = s.catalog(&org).await;
+    let a = s
+        .post(
+            &org,
+            "/v1/product-variants",
+            json!({"product_id": c.product, "name": "A", "sku": "TS-1"}),
+        )
+        .await
+        .expect(201, None)
+        .id();
+    let r = s
+        .post(
+            &org,
+            "/v1/product-variants",
+            json!({"product_id": c.product, "name": "B", "sku": "TS-1"}),
+        )
+        .await
+        .expect(409, Some("CONFLICT"));
+    assert!(r.body["error"]["message"].as_str().unwrap().contains(&a));
+    s.patch(
+        &org,
+        &format!("/v1/product-variants/{}", c.variant),
+        json!({"sku": "TS-1"}),
+    )
+    .await
+    .expect(409, Some("CONFLICT"));
+    // The holder may keep its own sku, and a deleted variant frees it.
+    s.patch(
+        &org,
+        &format!("/v1/product-variants/{a}"),
+        json!({"sku": "TS-1", "name": "A2"}),
+    )
+    .await
+    .expect(200, None);
+    s.delete(&org, &format!("/v1/product-variants/{a}"))
+        .await
+        .expect(200, None);
+    s.patch(
+        &org,
+        &format!("/v1/product-variants/{}", c.variant),
+        json!({"sku": "TS-1"}),
+    )
+    .await
+    .expect(200, None);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn storage_failure_is_image_upload_failed_and_stores_nothing() {
+    let s = TestServer::start().await;
+    let org = s.org("Storage").await;
+    // Break the blob store for real: a plain file where the images folder must be.
+    let blobs = s.data_dir.join("blobs");
+    std::fs::create_dir_all(&blobs).unwrap();
+    std::fs::write(blobs.join("images"), b"not a folder").unwrap();
+    s.upload(&org, png(8, 8, [1, 1, 1, 255]), &[])
+        .await
+        .expect(500, Some("IMAGE_UPLOAD_FAILED"));
+    assert_eq!(s.get(&org, "/v1/images").await.body["total_count"], 0);
+    std::fs::remove_file(blobs.join("images")).unwrap();
+    s.upload(&org, png(8, 8, [1, 1, 1, 255]), &[])
+        .await
+        .expect(201, None);
+}

@@ -1,0 +1,269 @@
+//! The wallet: balance, holds and the ledger, so that an image ad is charged exactly once,
+//! when it first completes, and concurrent creates can never spend more than the balance.
+//!
+//! `available = balance − held`. Creating a billable resource places a hold for its price
+//! (refused when `available` is short); completion captures the hold as a charge; failure
+//! releases it. Every movement is a ledger row. All functions run inside the caller's
+//! write transaction (`BEGIN IMMEDIATE`), which serialises them, so two holds can never
+//! both see the same available money.
+
+use sqlx::SqliteConnection;
+
+use crate::error::{ApiError, ApiResult, ErrorCode};
+
+/// Prices of the SKUs, in cents (spec: flat $1.00, editable $4.00).
+pub const FLAT_IMAGE_AD_CENTS: i64 = 100;
+pub const EDITABLE_IMAGE_AD_CENTS: i64 = 400;
+
+/// A wallet's totals.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Balance {
+    pub balance_cents: i64,
+    pub held_cents: i64,
+}
+
+impl Balance {
+    pub fn available_cents(&self) -> i64 {
+        self.balance_cents - self.held_cents
+    }
+}
+
+/// `$12.34`.
+pub fn dollars(cents: i64) -> String {
+    let sign = if cents < 0 { "-" } else { "" };
+    format!("{sign}${}.{:02}", cents.abs() / 100, cents.abs() % 100)
+}
+
+/// Reads an organisation's wallet (zero when it has none yet).
+///
+/// # Errors
+/// Database failures.
+pub async fn balance(conn: &mut SqliteConnection, org_id: &str) -> ApiResult<Balance> {
+    let row: Option<(i64, i64)> =
+        sqlx::query_as("SELECT balance_cents, held_cents FROM wallets WHERE org_id = ?")
+            .bind(org_id)
+            .fetch_optional(conn)
+            .await?;
+    let (balance_cents, held_cents) = row.unwrap_or((0, 0));
+    Ok(Balance {
+        balance_cents,
+        held_cents,
+    })
+}
+
+async fn ledger(
+    conn: &mut SqliteConnection,
+    org_id: &str,
+    kind: &str,
+    cents: i64,
+    reference: &str,
+) -> ApiResult<()> {
+    sqlx::query("INSERT INTO wallet_ledger (id, org_id, kind, amount_cents, reference, created_at) VALUES (?, ?, ?, ?, ?, ?)")
+        .bind(crate::ids::new_id("wle"))
+        .bind(org_id)
+        .bind(kind)
+        .bind(cents)
+        .bind(reference)
+        .bind(crate::timestamp::now())
+        .execute(conn)
+        .await?;
+    Ok(())
+}
+
+/// Places a hold of `cents` for `reference` (e.g. an image ad id).
+///
+/// # Errors
+/// 402 INSUFFICIENT_BALANCE with the amounts and the top-up link when the available
+/// balance is short; database failures.
+pub async fn hold(
+    conn: &mut SqliteConnection,
+    org_id: &str,
+    cents: i64,
+    reference: &str,
+    top_up_url: &str,
+) -> ApiResult<Balance> {
+    let b = balance(conn, org_id).await?;
+    if b.available_cents() < cents {
+        return Err(ApiError::new(
+            ErrorCode::InsufficientBalance,
+            format!(
+                "Insufficient balance: this costs {} and {} is available ({} balance, {} held by work in progress); top up at {top_up_url}",
+                dollars(cents),
+                dollars(b.available_cents()),
+                dollars(b.balance_cents),
+                dollars(b.held_cents),
+            ),
+        ));
+    }
+    sqlx::query("UPDATE wallets SET held_cents = held_cents + ?, updated_at = ? WHERE org_id = ?")
+        .bind(cents)
+        .bind(crate::timestamp::now())
+        .bind(org_id)
+        .execute(&mut *conn)
+        .await?;
+    ledger(conn, org_id, "hold", cents, reference).await?;
+    Ok(Balance {
+        balance_cents: b.balance_cents,
+        held_cents: b.held_cents + cents,
+    })
+}
+
+/// Turns a hold into a charge. Call it exactly once per billable completion (the caller's
+/// state transition guarantees that).
+///
+/// # Errors
+/// Database failures.
+pub async fn capture(
+    conn: &mut SqliteConnection,
+    org_id: &str,
+    cents: i64,
+    reference: &str,
+) -> ApiResult<()> {
+    sqlx::query(
+        "UPDATE wallets SET balance_cents = balance_cents - ?1, held_cents = max(held_cents - ?1, 0), updated_at = ?2 WHERE org_id = ?3",
+    )
+    .bind(cents)
+    .bind(crate::timestamp::now())
+    .bind(org_id)
+    .execute(&mut *conn)
+    .await?;
+    ledger(conn, org_id, "charge", cents, reference).await
+}
+
+/// Releases a hold without charging (the work failed).
+///
+/// # Errors
+/// Database failures.
+pub async fn release(
+    conn: &mut SqliteConnection,
+    org_id: &str,
+    cents: i64,
+    reference: &str,
+) -> ApiResult<()> {
+    sqlx::query(
+        "UPDATE wallets SET held_cents = max(held_cents - ?, 0), updated_at = ? WHERE org_id = ?",
+    )
+    .bind(cents)
+    .bind(crate::timestamp::now())
+    .bind(org_id)
+    .execute(&mut *conn)
+    .await?;
+    ledger(conn, org_id, "release", cents, reference).await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::Db;
+
+    async fn db_with_wallet(cents: i64) -> (tempfile::TempDir, Db, String) {
+        let dir = tempfile::tempdir().unwrap();
+        let db = Db::open(dir.path()).await.unwrap();
+        let org = crate::admin::create_org(&db, "W").await.unwrap();
+        let id = org["id"].as_str().unwrap().to_string();
+        sqlx::query("UPDATE wallets SET balance_cents = ? WHERE org_id = ?")
+            .bind(cents)
+            .bind(&id)
+            .execute(&db.write)
+            .await
+            .unwrap();
+        (dir, db, id)
+    }
+
+    #[test]
+    fn dollars_format() {
+        assert_eq!(dollars(400), "$4.00");
+        assert_eq!(dollars(5), "$0.05");
+        assert_eq!(dollars(-150), "-$1.50");
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn concurrent_holds_never_exceed_the_balance() {
+        let (_dir, db, org) = db_with_wallet(10 * FLAT_IMAGE_AD_CENTS).await;
+        let mut tasks = Vec::new();
+        for i in 0..20 {
+            let (db, org) = (db.clone(), org.clone());
+            tasks.push(tokio::spawn(async move {
+                let mut tx = db.begin_write().await.unwrap();
+                let r = hold(
+                    &mut tx,
+                    &org,
+                    FLAT_IMAGE_AD_CENTS,
+                    &format!("ad_{i}"),
+                    "https://example.test/billing",
+                )
+                .await;
+                if r.is_ok() {
+                    tx.commit().await.unwrap();
+                }
+                r.map(|_| ()).map_err(|e| e.code)
+            }));
+        }
+        let mut ok = 0;
+        for t in tasks {
+            match t.await.unwrap() {
+                Ok(()) => ok += 1,
+                Err(code) => assert_eq!(code, ErrorCode::InsufficientBalance),
+            }
+        }
+        assert_eq!(ok, 10);
+        let mut conn = db.read.acquire().await.unwrap();
+        let b = balance(&mut conn, &org).await.unwrap();
+        assert_eq!(
+            b,
+            Balance {
+                balance_cents: 1000,
+                held_cents: 1000
+            }
+        );
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn capture_and_release_settle_holds() {
+        let (_dir, db, org) = db_with_wallet(500).await;
+        let mut tx = db.begin_write().await.unwrap();
+        hold(&mut tx, &org, EDITABLE_IMAGE_AD_CENTS, "ia_1", "u")
+            .await
+            .unwrap();
+        let e = hold(
+            &mut tx,
+            &org,
+            EDITABLE_IMAGE_AD_CENTS,
+            "ia_2",
+            "https://dash.test/top-up",
+        )
+        .await
+        .unwrap_err();
+        assert!(
+            e.message.contains("$4.00")
+                && e.message.contains("$1.00")
+                && e.message.contains("https://dash.test/top-up"),
+            "{}",
+            e.message
+        );
+        hold(&mut tx, &org, FLAT_IMAGE_AD_CENTS, "ia_3", "u")
+            .await
+            .unwrap();
+        capture(&mut tx, &org, EDITABLE_IMAGE_AD_CENTS, "ia_1")
+            .await
+            .unwrap();
+        release(&mut tx, &org, FLAT_IMAGE_AD_CENTS, "ia_3")
+            .await
+            .unwrap();
+        assert_eq!(
+            balance(&mut tx, &org).await.unwrap(),
+            Balance {
+                balance_cents: 100,
+                held_cents: 0
+            }
+        );
+        let kinds: Vec<String> =
+            sqlx::query_scalar("SELECT kind FROM wallet_ledger WHERE org_id = ? ORDER BY seq")
+                .bind(&org)
+                .fetch_all(&mut *tx)
+                .await
+                .unwrap();
+        assert_eq!(kinds, ["hold", "hold", "charge", "release"]);
+        tx.commit().await.unwrap();
+    }
+}

@@ -9,12 +9,12 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 use super::common::{
-    DESCRIPTION_MAX, IdPath, Patch, archived_condition, check_name, check_object, check_text,
-    finish,
+    DESCRIPTION_MAX, IdPath, Patch, Table, archived_condition, check_name, check_object,
+    check_text, finish, patch_text,
 };
 use crate::app::AppState;
 use crate::auth::{Auth, Scope};
-use crate::error::{ApiError, ApiResult, ErrorCode};
+use crate::error::{ApiResult, ErrorCode};
 use crate::http::envelope::{self, Deleted, Envelope, ListEnvelope};
 use crate::http::extract::{JsonBody, QueryParams};
 use crate::store::list::{Condition, ListParams, ListQuery};
@@ -50,6 +50,13 @@ pub struct Audience {
 
 const COLUMNS: &str = "t.id, t.product_id, t.name, t.description, t.details, t.duplicated_from_id, t.archived_at, \
                        t.created_at, t.updated_at";
+
+const TABLE: Table = Table {
+    name: "audiences",
+    columns: COLUMNS,
+    not_found: ErrorCode::AudienceNotFound,
+    kind: "audience",
+};
 
 #[derive(Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
@@ -87,14 +94,7 @@ pub async fn load<'e, E: sqlx::SqliteExecutor<'e>>(
     org_id: &str,
     id: &str,
 ) -> ApiResult<Audience> {
-    sqlx::query_as::<_, Audience>(&format!(
-        "SELECT {COLUMNS} FROM audiences AS t WHERE t.id = ? AND t.org_id = ? AND t.deleted_at IS NULL"
-    ))
-    .bind(id)
-    .bind(org_id)
-    .fetch_optional(ex)
-    .await?
-    .ok_or_else(|| ApiError::not_found(ErrorCode::AudienceNotFound, "audience", id))
+    TABLE.load(ex, org_id, id).await
 }
 
 /// The active audiences of a product, oldest first.
@@ -279,11 +279,12 @@ async fn update_audience(
         .name
         .required("name", &mut errors)
         .map(|n| check_name("name", &n, &mut errors));
-    let description = match body.description {
-        Patch::Value(d) => check_text("description", Some(d), DESCRIPTION_MAX, &mut errors)
-            .map_or(Patch::Null, Patch::Value),
-        other => other,
-    };
+    let description = patch_text(
+        "description",
+        body.description,
+        DESCRIPTION_MAX,
+        &mut errors,
+    );
     if let Patch::Value(d) = &body.details {
         check_object("details", d, &mut errors);
     }
@@ -329,13 +330,6 @@ async fn delete_audience(
     IdPath(id): IdPath,
 ) -> ApiResult<Response> {
     caller.require(Scope::AudiencesWrite)?;
-    let mut tx = state.db.begin_write().await?;
-    load(&mut *tx, &caller.org_id, &id).await?;
-    sqlx::query("UPDATE audiences SET deleted_at = ? WHERE id = ?")
-        .bind(crate::timestamp::now())
-        .bind(&id)
-        .execute(&mut *tx)
-        .await?;
-    tx.commit().await?;
+    TABLE.soft_delete(&state.db, &caller.org_id, &id).await?;
     Ok(Deleted::response(id))
 }

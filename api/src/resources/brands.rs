@@ -9,7 +9,8 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 use super::common::{
-    IdPath, Patch, check_image_ids, check_name, check_object, check_text, dedup_ids, finish,
+    IdPath, Patch, Table, check_image_ids, check_name, check_object, check_text, dedup_ids, finish,
+    patch_text,
 };
 use super::products::{self, DuplicateCounts};
 use crate::app::AppState;
@@ -74,6 +75,13 @@ pub struct Brand {
 
 const COLUMNS: &str = "t.id, t.name, t.description, t.color_palettes, t.fonts, t.logo_image_ids, t.details, \
                        t.duplicated_from_id, t.created_at, t.updated_at";
+
+const TABLE: Table = Table {
+    name: "brands",
+    columns: COLUMNS,
+    not_found: ErrorCode::BrandNotFound,
+    kind: "brand",
+};
 
 /// Body of POST /v1/brands.
 #[derive(Deserialize, ToSchema)]
@@ -188,14 +196,7 @@ pub async fn load<'e, E: sqlx::SqliteExecutor<'e>>(
     org_id: &str,
     id: &str,
 ) -> ApiResult<Brand> {
-    sqlx::query_as::<_, Brand>(&format!(
-        "SELECT {COLUMNS} FROM brands AS t WHERE t.id = ? AND t.org_id = ? AND t.deleted_at IS NULL"
-    ))
-    .bind(id)
-    .bind(org_id)
-    .fetch_optional(ex)
-    .await?
-    .ok_or_else(|| ApiError::not_found(ErrorCode::BrandNotFound, "brand", id))
+    TABLE.load(ex, org_id, id).await
 }
 
 async fn insert(tx: &mut sqlx::SqliteConnection, org_id: &str, b: &Brand) -> ApiResult<()> {
@@ -355,18 +356,12 @@ async fn update_brand(
         .name
         .required("name", &mut errors)
         .map(|n| check_name("name", &n, &mut errors));
-    let description = match body.description {
-        Patch::Value(d) => match check_text(
-            "description",
-            Some(d),
-            super::common::DESCRIPTION_MAX,
-            &mut errors,
-        ) {
-            Some(d) => Patch::Value(d),
-            None => Patch::Null,
-        },
-        other => other,
-    };
+    let description = patch_text(
+        "description",
+        body.description,
+        super::common::DESCRIPTION_MAX,
+        &mut errors,
+    );
     if let Patch::Value(p) = &body.color_palettes {
         check_palettes(p, &mut errors);
     }

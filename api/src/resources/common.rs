@@ -116,6 +116,73 @@ pub fn check_object(field: &str, value: &Map<String, Value>, errors: &mut Vec<Fi
     }
 }
 
+/// A nullable text field of a PATCH: checked like [`check_text`]; an empty string clears it.
+pub fn patch_text(
+    field: &str,
+    value: Patch<String>,
+    max: usize,
+    errors: &mut Vec<FieldError>,
+) -> Patch<String> {
+    match value {
+        Patch::Value(v) => {
+            check_text(field, Some(v), max, errors).map_or(Patch::Null, Patch::Value)
+        }
+        other => other,
+    }
+}
+
+/// Where a resource lives and how its absence is reported.
+pub struct Table {
+    pub name: &'static str,
+    /// Select list over alias `t`.
+    pub columns: &'static str,
+    pub not_found: ErrorCode,
+    /// The resource's name in messages ("product variant").
+    pub kind: &'static str,
+}
+
+impl Table {
+    /// Loads a live (not deleted) row of the organisation.
+    ///
+    /// # Errors
+    /// The table's 404 code; database failures.
+    pub async fn load<'e, T, E>(&self, ex: E, org_id: &str, id: &str) -> Result<T, ApiError>
+    where
+        T: for<'r> sqlx::FromRow<'r, sqlx::sqlite::SqliteRow> + Send + Unpin,
+        E: sqlx::SqliteExecutor<'e>,
+    {
+        sqlx::query_as::<_, T>(&format!(
+            "SELECT {} FROM {} AS t WHERE t.id = ? AND t.org_id = ? AND t.deleted_at IS NULL",
+            self.columns, self.name
+        ))
+        .bind(id)
+        .bind(org_id)
+        .fetch_optional(ex)
+        .await?
+        .ok_or_else(|| ApiError::not_found(self.not_found, self.kind, id))
+    }
+
+    /// Soft-deletes a live row of the organisation (a leaf: no children to check).
+    ///
+    /// # Errors
+    /// The table's 404 code; database failures.
+    pub async fn soft_delete(&self, db: &Db, org_id: &str, id: &str) -> Result<(), ApiError> {
+        let done = sqlx::query(&format!(
+            "UPDATE {} SET deleted_at = ? WHERE id = ? AND org_id = ? AND deleted_at IS NULL",
+            self.name
+        ))
+        .bind(crate::timestamp::now())
+        .bind(id)
+        .bind(org_id)
+        .execute(&db.write)
+        .await?;
+        if done.rows_affected() == 0 {
+            return Err(ApiError::not_found(self.not_found, self.kind, id));
+        }
+        Ok(())
+    }
+}
+
 /// Fails with VALIDATION_ERROR when `errors` holds anything.
 pub fn finish(errors: Vec<FieldError>) -> Result<(), ApiError> {
     if errors.is_empty() {

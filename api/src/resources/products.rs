@@ -11,7 +11,8 @@ use utoipa_axum::routes;
 
 use super::brands::DuplicateResponse;
 use super::common::{
-    IdPath, Patch, archived_condition, check_name, check_object, check_text, finish,
+    IdPath, Patch, Table, archived_condition, check_name, check_object, check_text, finish,
+    patch_text,
 };
 use crate::app::AppState;
 use crate::auth::{Auth, Scope};
@@ -56,6 +57,13 @@ pub struct Product {
 
 pub const COLUMNS: &str = "t.id, t.brand_id, t.name, t.description, t.details, t.duplicated_from_id, \
                            t.archived_at, t.created_at, t.updated_at";
+
+const TABLE: Table = Table {
+    name: "products",
+    columns: COLUMNS,
+    not_found: ErrorCode::ProductNotFound,
+    kind: "product",
+};
 
 /// Counts of what a duplicate created.
 #[derive(Debug, Clone, Copy, Default, Serialize, ToSchema)]
@@ -112,14 +120,7 @@ pub async fn load<'e, E: sqlx::SqliteExecutor<'e>>(
     org_id: &str,
     id: &str,
 ) -> ApiResult<Product> {
-    sqlx::query_as::<_, Product>(&format!(
-        "SELECT {COLUMNS} FROM products AS t WHERE t.id = ? AND t.org_id = ? AND t.deleted_at IS NULL"
-    ))
-    .bind(id)
-    .bind(org_id)
-    .fetch_optional(ex)
-    .await?
-    .ok_or_else(|| ApiError::not_found(ErrorCode::ProductNotFound, "product", id))
+    TABLE.load(ex, org_id, id).await
 }
 
 async fn insert(tx: &mut sqlx::SqliteConnection, org_id: &str, p: &Product) -> ApiResult<()> {
@@ -273,11 +274,12 @@ async fn update_product(
         .name
         .required("name", &mut errors)
         .map(|n| check_name("name", &n, &mut errors));
-    let description = match body.description {
-        Patch::Value(d) => check_text("description", Some(d), PRODUCT_DESCRIPTION_MAX, &mut errors)
-            .map_or(Patch::Null, Patch::Value),
-        other => other,
-    };
+    let description = patch_text(
+        "description",
+        body.description,
+        PRODUCT_DESCRIPTION_MAX,
+        &mut errors,
+    );
     if let Patch::Value(d) = &body.details {
         check_object("details", d, &mut errors);
     }

@@ -9,8 +9,8 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 use super::common::{
-    DESCRIPTION_MAX, IdPath, Patch, archived_condition, check_image_ids, check_name, check_object,
-    check_text, dedup_ids, finish,
+    DESCRIPTION_MAX, IdPath, Patch, Table, archived_condition, check_image_ids, check_name,
+    check_object, check_text, dedup_ids, finish, patch_text,
 };
 use crate::app::AppState;
 use crate::auth::{Auth, Scope};
@@ -68,6 +68,13 @@ pub struct ProductVariant {
 
 const COLUMNS: &str = "t.id, t.product_id, t.name, t.description, t.sku, t.price, t.attributes, t.image_ids, \
                        t.duplicated_from_id, t.archived_at, t.created_at, t.updated_at";
+
+const TABLE: Table = Table {
+    name: "product_variants",
+    columns: COLUMNS,
+    not_found: ErrorCode::ProductVariantNotFound,
+    kind: "product variant",
+};
 
 #[derive(Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
@@ -135,9 +142,7 @@ fn check_images(ids: &[String], errors: &mut Vec<FieldError>) {
     }
 }
 
-fn check_sku(sku: Option<String>, errors: &mut Vec<FieldError>) -> Option<String> {
-    check_text("sku", sku, 100, errors)
-}
+const SKU_MAX: usize = 100;
 
 /// SKUs are unique among a product's live variants.
 ///
@@ -177,14 +182,7 @@ pub async fn load<'e, E: sqlx::SqliteExecutor<'e>>(
     org_id: &str,
     id: &str,
 ) -> ApiResult<ProductVariant> {
-    sqlx::query_as::<_, ProductVariant>(&format!(
-        "SELECT {COLUMNS} FROM product_variants AS t WHERE t.id = ? AND t.org_id = ? AND t.deleted_at IS NULL"
-    ))
-    .bind(id)
-    .bind(org_id)
-    .fetch_optional(ex)
-    .await?
-    .ok_or_else(|| ApiError::not_found(ErrorCode::ProductVariantNotFound, "product variant", id))
+    TABLE.load(ex, org_id, id).await
 }
 
 /// The active (not archived, not deleted) variants of a product, oldest first.
@@ -273,7 +271,7 @@ async fn create_variant(
         DESCRIPTION_MAX,
         &mut errors,
     );
-    let sku = check_sku(body.sku, &mut errors);
+    let sku = check_text("sku", body.sku, SKU_MAX, &mut errors);
     if let Some(p) = &body.price {
         check_price(p, &mut errors);
     }
@@ -393,15 +391,13 @@ async fn update_variant(
         .name
         .required("name", &mut errors)
         .map(|n| check_name("name", &n, &mut errors));
-    let description = match body.description {
-        Patch::Value(d) => check_text("description", Some(d), DESCRIPTION_MAX, &mut errors)
-            .map_or(Patch::Null, Patch::Value),
-        other => other,
-    };
-    let sku = match body.sku {
-        Patch::Value(s) => check_sku(Some(s), &mut errors).map_or(Patch::Null, Patch::Value),
-        other => other,
-    };
+    let description = patch_text(
+        "description",
+        body.description,
+        DESCRIPTION_MAX,
+        &mut errors,
+    );
+    let sku = patch_text("sku", body.sku, SKU_MAX, &mut errors);
     if let Patch::Value(p) = &body.price {
         check_price(p, &mut errors);
     }
@@ -481,13 +477,6 @@ async fn delete_variant(
     IdPath(id): IdPath,
 ) -> ApiResult<Response> {
     caller.require(Scope::ProductVariantsWrite)?;
-    let mut tx = state.db.begin_write().await?;
-    load(&mut *tx, &caller.org_id, &id).await?;
-    sqlx::query("UPDATE product_variants SET deleted_at = ? WHERE id = ?")
-        .bind(crate::timestamp::now())
-        .bind(&id)
-        .execute(&mut *tx)
-        .await?;
-    tx.commit().await?;
+    TABLE.soft_delete(&state.db, &caller.org_id, &id).await?;
     Ok(Deleted::response(id))
 }

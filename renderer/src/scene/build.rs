@@ -224,6 +224,9 @@ impl Builder<'_> {
                 effects,
             }));
         }
+        for feature in &n.unsupported {
+            self.warnings.push(Warning::Unsupported { node: n.id.clone(), feature: feature.clone() });
+        }
         for e in &n.effects {
             if let Effect::Unsupported { kind } = e {
                 self.warnings.push(Warning::Unsupported {

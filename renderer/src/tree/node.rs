@@ -324,4 +324,6 @@ pub struct Node {
     pub absolute: bool,
     pub text: Option<TextStyle>,
     pub vector_paths: Vec<VectorPath>,
+    /// Accepted properties this renderer does not draw yet; reported as warnings.
+    pub unsupported: Vec<String>,
 }

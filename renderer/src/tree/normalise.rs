@@ -225,6 +225,7 @@ fn parse_spec(id: &str, value: &Value) -> Result<NodeSpec, Error> {
 }
 
 fn convert(id: &str, s: &NodeSpec) -> Result<Node, Error> {
+    let mut unsupported = Vec::new();
     for (f, v) in [("x", s.x), ("y", s.y)] {
         check_range(id, f, v, -MAX_COORD, MAX_COORD)?;
     }
@@ -304,6 +305,21 @@ fn convert(id: &str, s: &NodeSpec) -> Result<Node, Error> {
         s.counter_axis_align_items.as_deref(),
         &["MIN", "CENTER", "MAX", "BASELINE"],
     )?;
+    if s.counter_axis_align_items.as_deref() == Some("BASELINE") {
+        unsupported.push("counterAxisAlignItems BASELINE (not supported yet; drawn as MIN)".to_owned());
+    }
+    if s.layout_wrap.as_deref() == Some("WRAP") && s.layout_mode.as_deref() == Some("VERTICAL") {
+        unsupported.push("layoutWrap WRAP on a VERTICAL layout (Figma wraps only HORIZONTAL; ignored)".to_owned());
+    }
+    if matches!(s.kind, NodeKind::Vector | NodeKind::Text)
+        && matches!(s.stroke_align.as_deref(), Some("INSIDE") | Some("OUTSIDE"))
+        && !s.strokes.is_empty()
+    {
+        unsupported.push("strokeAlign INSIDE/OUTSIDE on VECTOR or TEXT (not supported yet; drawn CENTER)".to_owned());
+    }
+    if s.fills.iter().chain(&s.strokes).any(|p| p.blend_mode.as_deref().is_some_and(|b| b != "NORMAL" && b != "PASS_THROUGH")) {
+        unsupported.push("blendMode on a single paint (not supported yet; drawn NORMAL — use the node's blendMode)".to_owned());
+    }
     let wrap = choice(
         id,
         "layoutWrap",
@@ -378,7 +394,7 @@ fn convert(id: &str, s: &NodeSpec) -> Result<Node, Error> {
         s.layout_sizing_vertical.as_deref(),
     )?;
     let text = if s.kind == NodeKind::Text {
-        Some(text_style(id, s)?)
+        Some(text_style(id, s, &mut unsupported)?)
     } else {
         None
     };
@@ -467,5 +483,6 @@ fn convert(id: &str, s: &NodeSpec) -> Result<Node, Error> {
         absolute,
         text,
         vector_paths,
+        unsupported,
     })
 }

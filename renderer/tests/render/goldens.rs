@@ -171,3 +171,26 @@ fn contact_sheet() {
         );
     }
 }
+
+#[test]
+fn accepted_but_unsupported_features_are_reported() {
+    let tree = adforge_renderer::Tree::parse(
+        r#"{"nodes":{"r":{"type":"FRAME","width":50,"height":50,"layoutMode":"HORIZONTAL","counterAxisAlignItems":"BASELINE","children":["t"]},
+        "t":{"type":"TEXT","characters":"Hi","textCase":"SMALL_CAPS","fills":[{"type":"SOLID","color":{"r":0,"g":0,"b":0},"blendMode":"MULTIPLY"}]}}}"#,
+    )
+    .unwrap();
+    let out = crate::harness::renderer()
+        .render(&tree, &adforge_renderer::RenderOptions { width: Some(50), encode_png: false })
+        .unwrap();
+    let features: Vec<&str> = out
+        .report
+        .warnings
+        .iter()
+        .filter_map(|w| match w {
+            Warning::Unsupported { feature, .. } => Some(feature.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(features.len(), 3, "{features:?}");
+    assert!(features.iter().all(|f| f.contains("not supported yet")));
+}

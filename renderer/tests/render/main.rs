@@ -9,4 +9,5 @@ mod fetch;
 mod goldens;
 mod harness;
 mod output;
+mod schema;
 mod tree;

@@ -64,21 +64,25 @@ impl Window {
             self.counts[slot] = 0;
         }
         let live = |stamp: u64| stamp + WINDOW_SECS > now;
-        let mut buckets: Vec<(u64, u32)> = self
-            .stamps
-            .iter()
-            .zip(self.counts.iter())
-            .filter(|(s, c)| live(**s) && **c > 0)
-            .map(|(s, c)| (*s, *c))
-            .collect();
-        buckets.sort_unstable();
-        let used: u64 = buckets.iter().map(|(_, c)| u64::from(*c)).sum();
-        let oldest_expiry = |b: &[(u64, u32)]| {
-            b.first()
-                .map_or(WINDOW_SECS, |(s, _)| s + WINDOW_SECS - now)
-        };
+        // The allowed path needs only the total and the oldest live bucket: no allocation.
+        let (mut used, mut oldest) = (0u64, now);
+        for (stamp, count) in self.stamps.iter().zip(self.counts.iter()) {
+            if live(*stamp) && *count > 0 {
+                used += u64::from(*count);
+                oldest = oldest.min(*stamp);
+            }
+        }
+        let reset_secs = (oldest + WINDOW_SECS - now).max(1);
         if used >= u64::from(limit) {
             // Wait until enough old buckets leave for one request to fit.
+            let mut buckets: Vec<(u64, u32)> = self
+                .stamps
+                .iter()
+                .zip(self.counts.iter())
+                .filter(|(s, c)| live(**s) && **c > 0)
+                .map(|(s, c)| (*s, *c))
+                .collect();
+            buckets.sort_unstable();
             let mut left = used;
             let mut retry = WINDOW_SECS;
             for (stamp, count) in &buckets {
@@ -92,19 +96,16 @@ impl Window {
                 allowed: false,
                 limit,
                 remaining: 0,
-                reset_secs: oldest_expiry(&buckets).max(1),
+                reset_secs,
                 retry_after_secs: retry.max(1),
             };
         }
         self.counts[slot] += 1;
-        if buckets.is_empty() || buckets[0].0 > now {
-            buckets.insert(0, (now, 1));
-        }
         RateDecision {
             allowed: true,
             limit,
             remaining: (u64::from(limit) - used - 1) as u32,
-            reset_secs: oldest_expiry(&buckets).max(1),
+            reset_secs,
             retry_after_secs: 0,
         }
     }

@@ -284,6 +284,17 @@ fn fill(
     let Some(visible) = visible_area(pixmap, path, t, 0.0) else {
         return;
     };
+    match paint {
+        ScenePaint::LinearGradient { stops, transform } | ScenePaint::RadialGradient { stops, transform }
+            if stops.len() > 1 && stops.windows(2).all(|w| w[0].0 <= w[1].0) =>
+        {
+            let radial = matches!(paint, ScenePaint::RadialGradient { .. });
+            if blit::fill_gradient(pixmap, path, t, rule, stops, *transform, radial).is_some() {
+                return;
+            }
+        }
+        _ => {}
+    }
     if let ScenePaint::Image {
         image,
         transform,

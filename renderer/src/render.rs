@@ -14,6 +14,8 @@ use crate::{Error, FontLibrary, Tree, backend, encode, scene};
 pub const DEFAULT_LONG_EDGE: u32 = 3840;
 /// Largest accepted output edge.
 pub const MAX_EDGE: u32 = 16384;
+/// Largest accepted output area (a 10000 x 10000 canvas).
+pub const MAX_PIXELS: u64 = 100_000_000;
 
 /// Options for one render.
 #[derive(Debug, Clone, Default)]
@@ -66,6 +68,13 @@ pub fn output_size(design: (f32, f32), width: Option<u32>) -> Result<(u32, u32),
             DEFAULT_LONG_EDGE,
         ),
     };
+    if u64::from(w) * u64::from(h) > MAX_PIXELS {
+        return Err(Error::InvalidSize {
+            width: w,
+            height: h,
+            message: format!("more than {MAX_PIXELS} pixels"),
+        });
+    }
     if w == 0 || h == 0 || w > MAX_EDGE || h > MAX_EDGE {
         return Err(Error::InvalidSize {
             width: w,

@@ -117,6 +117,7 @@ impl TextEngine {
         // line's paragraph that still fits on one line followed by "…".
         let (para, start) = starts[n - 1];
         let paragraphs: Vec<&str> = text.split('\n').collect();
+        let para = para.min(paragraphs.len().saturating_sub(1));
         let mut prefix = paragraphs[..para]
             .iter()
             .map(|p| format!("{p}\n"))
@@ -276,6 +277,18 @@ fn line_height(style: &TextStyle, font_size: f32) -> f32 {
 }
 
 fn apply_case(s: &str, case: TextCase) -> String {
+    // One paragraph separator ("\n") so paragraph indices agree with cosmic-text's, which
+    // also splits on "\r", "\r\n" and "\n\r".
+    let normalised;
+    let s = if s.contains('\r') {
+        normalised = s
+            .replace("\r\n", "\n")
+            .replace("\n\r", "\n")
+            .replace('\r', "\n");
+        normalised.as_str()
+    } else {
+        s
+    };
     match case {
         TextCase::Original => s.to_owned(),
         TextCase::Upper => s.to_uppercase(),

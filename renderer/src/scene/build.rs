@@ -225,7 +225,10 @@ impl Builder<'_> {
             }));
         }
         for feature in &n.unsupported {
-            self.warnings.push(Warning::Unsupported { node: n.id.clone(), feature: feature.clone() });
+            self.warnings.push(Warning::Unsupported {
+                node: n.id.clone(),
+                feature: feature.clone(),
+            });
         }
         for e in &n.effects {
             if let Effect::Unsupported { kind } = e {

@@ -10,6 +10,8 @@ use crate::Error;
 
 /// Largest accepted design coordinate / size (in design pixels).
 pub(super) const MAX_COORD: f32 = 1.0e6;
+/// Deepest accepted nesting (keeps the recursive stages far from the stack limit).
+const MAX_DEPTH: usize = 256;
 
 pub(super) fn normalise(raw: &Value) -> Result<(Vec<Node>, usize), Error> {
     let obj = raw
@@ -68,6 +70,13 @@ pub(super) fn normalise(raw: &Value) -> Result<(Vec<Node>, usize), Error> {
         while let Some(p) = parent[at] {
             at = p;
             steps += 1;
+            if steps > MAX_DEPTH {
+                return Err(Error::node(
+                    specs[start].0,
+                    "children",
+                    format!("nested deeper than {MAX_DEPTH} levels (or the children form a cycle)"),
+                ));
+            }
             if steps > specs.len() {
                 return Err(Error::node(
                     specs[start].0,
@@ -306,18 +315,29 @@ fn convert(id: &str, s: &NodeSpec) -> Result<Node, Error> {
         &["MIN", "CENTER", "MAX", "BASELINE"],
     )?;
     if s.counter_axis_align_items.as_deref() == Some("BASELINE") {
-        unsupported.push("counterAxisAlignItems BASELINE (not supported yet; drawn as MIN)".to_owned());
+        unsupported
+            .push("counterAxisAlignItems BASELINE (not supported yet; drawn as MIN)".to_owned());
     }
     if s.layout_wrap.as_deref() == Some("WRAP") && s.layout_mode.as_deref() == Some("VERTICAL") {
-        unsupported.push("layoutWrap WRAP on a VERTICAL layout (Figma wraps only HORIZONTAL; ignored)".to_owned());
+        unsupported.push(
+            "layoutWrap WRAP on a VERTICAL layout (Figma wraps only HORIZONTAL; ignored)"
+                .to_owned(),
+        );
     }
     if matches!(s.kind, NodeKind::Vector | NodeKind::Text)
         && matches!(s.stroke_align.as_deref(), Some("INSIDE") | Some("OUTSIDE"))
         && !s.strokes.is_empty()
     {
-        unsupported.push("strokeAlign INSIDE/OUTSIDE on VECTOR or TEXT (not supported yet; drawn CENTER)".to_owned());
+        unsupported.push(
+            "strokeAlign INSIDE/OUTSIDE on VECTOR or TEXT (not supported yet; drawn CENTER)"
+                .to_owned(),
+        );
     }
-    if s.fills.iter().chain(&s.strokes).any(|p| p.blend_mode.as_deref().is_some_and(|b| b != "NORMAL" && b != "PASS_THROUGH")) {
+    if s.fills.iter().chain(&s.strokes).any(|p| {
+        p.blend_mode
+            .as_deref()
+            .is_some_and(|b| b != "NORMAL" && b != "PASS_THROUGH")
+    }) {
         unsupported.push("blendMode on a single paint (not supported yet; drawn NORMAL — use the node's blendMode)".to_owned());
     }
     let wrap = choice(

@@ -5,8 +5,15 @@ use super::node::*;
 use super::values::{check_range, choice};
 use crate::Error;
 
-pub(super) fn text_style(id: &str, s: &NodeSpec, unsupported: &mut Vec<String>) -> Result<TextStyle, Error> {
-    if s.text_case.as_deref().is_some_and(|c| c.starts_with("SMALL_CAPS")) {
+pub(super) fn text_style(
+    id: &str,
+    s: &NodeSpec,
+    unsupported: &mut Vec<String>,
+) -> Result<TextStyle, Error> {
+    if s.text_case
+        .as_deref()
+        .is_some_and(|c| c.starts_with("SMALL_CAPS"))
+    {
         unsupported.push("textCase SMALL_CAPS (not supported yet; drawn as ORIGINAL)".to_owned());
     }
     let font_size = check_range(id, "fontSize", s.font_size.unwrap_or(16.0), 0.5, 10000.0)?;

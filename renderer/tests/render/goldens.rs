@@ -180,7 +180,13 @@ fn accepted_but_unsupported_features_are_reported() {
     )
     .unwrap();
     let out = crate::harness::renderer()
-        .render(&tree, &adforge_renderer::RenderOptions { width: Some(50), encode_png: false })
+        .render(
+            &tree,
+            &adforge_renderer::RenderOptions {
+                width: Some(50),
+                encode_png: false,
+            },
+        )
         .unwrap();
     let features: Vec<&str> = out
         .report

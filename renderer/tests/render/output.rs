@@ -68,3 +68,47 @@ fn shapes_scale_as_vectors() {
         "no blurry edge: {row:?}"
     );
 }
+
+#[test]
+fn renderer_is_shareable_across_threads() {
+    fn assert_send_sync<T: Send + Sync>() {}
+    assert_send_sync::<adforge_renderer::Renderer>();
+    assert_send_sync::<adforge_renderer::Tree>();
+    assert_send_sync::<adforge_renderer::Error>();
+}
+
+#[test]
+fn absurd_sizes_are_refused() {
+    assert_eq!(
+        output_size((1.0, 1.0e6), None).unwrap(),
+        (1, 3840),
+        "never 0 px"
+    );
+    assert!(
+        output_size((10000.0, 10000.0), Some(16000)).is_err(),
+        "256 MP"
+    );
+}
+
+#[test]
+fn carriage_returns_and_ellipsis_do_not_confuse_paragraphs() {
+    let tree = Tree::parse(r#"{"nodes":{"r":{"type":"FRAME","width":60,"height":40,"children":["t"]},
+        "t":{"type":"TEXT","width":60,"height":40,"maxLines":2,"characters":"one\r\ntwo\rthree\n\rfour five six seven"}}}"#).unwrap();
+    let out = renderer()
+        .render(
+            &tree,
+            &RenderOptions {
+                width: Some(60),
+                encode_png: false,
+            },
+        )
+        .unwrap();
+    assert!(
+        out.report
+            .warnings
+            .iter()
+            .any(|w| matches!(w, adforge_renderer::Warning::TextTruncated { lines: 2, .. })),
+        "{:?}",
+        out.report.warnings
+    );
+}

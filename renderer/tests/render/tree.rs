@@ -224,3 +224,24 @@ fn error_display_names_node_and_field() {
     let s = e.to_string();
     assert!(s.contains("`a`") && s.contains("`opacity`"), "{s}");
 }
+
+#[test]
+fn deep_nesting_is_refused_before_it_can_overflow_the_stack() {
+    let mut nodes = serde_json::Map::new();
+    nodes.insert(
+        "n0".into(),
+        json!({"type": "FRAME", "width": 10, "height": 10, "children": ["n1"]}),
+    );
+    for i in 1..400 {
+        nodes.insert(
+            format!("n{i}"),
+            json!({"type": "GROUP", "children": [format!("n{}", i + 1)]}),
+        );
+    }
+    nodes.insert(
+        "n400".into(),
+        json!({"type": "RECTANGLE", "width": 1, "height": 1}),
+    );
+    let (_, field, msg) = err(json!({"root": "n0", "nodes": nodes}));
+    assert_eq!(field, "children", "{msg}");
+}

@@ -138,13 +138,21 @@ pub fn fill_gradient(
     for y in 0..h as usize {
         let py = (y0 as usize + y) as f32 + 0.5;
         // Gradient-space coordinates of the first pixel centre and their step along x.
-        let (mut gx, mut gy) = (inv.sx * (x0 as f32 + 0.5) + inv.kx * py + inv.tx, inv.ky * (x0 as f32 + 0.5) + inv.sy * py + inv.ty);
+        let (mut gx, mut gy) = (
+            inv.sx * (x0 as f32 + 0.5) + inv.kx * py + inv.tx,
+            inv.ky * (x0 as f32 + 0.5) + inv.sy * py + inv.ty,
+        );
         let (sx, sy) = (inv.sx, inv.ky);
-        let row = &mut data[((y0 as usize + y) * dw + x0 as usize) * 4..((y0 as usize + y) * dw + x1 as usize) * 4];
+        let row = &mut data[((y0 as usize + y) * dw + x0 as usize) * 4
+            ..((y0 as usize + y) * dw + x1 as usize) * 4];
         let mrow = &m[y * w as usize..(y + 1) * w as usize];
         for (d, &cov) in row.chunks_exact_mut(4).zip(mrow) {
             if cov != 0 {
-                let p = if radial { (gx * gx + gy * gy).sqrt() } else { gx };
+                let p = if radial {
+                    (gx * gx + gy * gy).sqrt()
+                } else {
+                    gx
+                };
                 let s = lut[((p.clamp(0.0, 1.0) * (N - 1) as f32) + 0.5) as usize];
                 let k = u32::from(cov);
                 let sa = div255(s[3] * k);

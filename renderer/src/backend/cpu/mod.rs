@@ -285,7 +285,8 @@ fn fill(
         return;
     };
     match paint {
-        ScenePaint::LinearGradient { stops, transform } | ScenePaint::RadialGradient { stops, transform }
+        ScenePaint::LinearGradient { stops, transform }
+        | ScenePaint::RadialGradient { stops, transform }
             if stops.len() > 1 && stops.windows(2).all(|w| w[0].0 <= w[1].0) =>
         {
             let radial = matches!(paint, ScenePaint::RadialGradient { .. });

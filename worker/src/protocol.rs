@@ -1,0 +1,433 @@
+//! The wire types between API nodes and workers: [`Job`]s go to workers inside a
+//! [`JobEnvelope`]; [`Event`]s come back. Both are JSON, tagged by `"type"`, with a
+//! protocol version `"v"` on the outer object.
+//!
+//! A job carries everything a worker needs (the resolved brand, product, audience, variant
+//! image URLs, reference URL, prompt, target version), so a worker never reads SQL and can
+//! run on a machine that cannot reach the database.
+//!
+//! # Compatibility rule
+//!
+//! - Readers ignore unknown fields (no `deny_unknown_fields`), so a writer may add fields.
+//!   A new field must be optional on read (`Option` or `#[serde(default)]`), so a newer
+//!   reader accepts what an older writer sent.
+//! - New variants may be added to [`Job`] and [`Event`]. An older reader cannot decode them,
+//!   so upgrade readers first: workers before API nodes for a new job type, API nodes before
+//!   workers for a new event type. A worker that meets a job it cannot decode retries it
+//!   (another, newer worker may take it) and, after the attempts run out, fails the ad with
+//!   `PIPELINE_ERROR`; an event an API node cannot decode stays unacknowledged for a newer
+//!   node.
+//! - Renaming or removing a field, or changing its meaning, bumps [`PROTOCOL_VERSION`];
+//!   readers refuse a higher `v` with [`Error::UnsupportedVersion`] instead of misreading it.
+//!
+//! Rejected alternative: a binary format (bincode, protobuf). Jobs are a few KiB and a
+//! handful per second per node; JSON is readable with `redis-cli XRANGE` when an operator
+//! debugs a stuck ad, and serde's field rules give the compatibility rule above for free.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::Error;
+
+/// The protocol version this build writes and the highest it reads.
+pub const PROTOCOL_VERSION: u32 = 1;
+
+/// Work for a worker. A closed set matched exhaustively by the pipeline.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+#[expect(
+    clippy::large_enum_variant,
+    reason = "a few jobs per second, each moved a handful of times; boxing would only make building them noisier"
+)]
+pub enum Job {
+    /// Generate a new image ad (version 1 of it) from the reference ad and the brand,
+    /// product and audience.
+    GenerateImageAd(GenerateAdJob),
+    /// Render an edited JSON tree of an editable ad as a new version.
+    RenderImageAdVersion(RerenderJob),
+}
+
+impl Job {
+    /// The ad (`ia_…`) this job produces a version of.
+    pub fn ad_id(&self) -> &str {
+        match self {
+            Job::GenerateImageAd(j) => &j.ad_id,
+            Job::RenderImageAdVersion(j) => &j.ad_id,
+        }
+    }
+
+    /// The organisation that owns the ad.
+    pub fn org_id(&self) -> &str {
+        match self {
+            Job::GenerateImageAd(j) => &j.org_id,
+            Job::RenderImageAdVersion(j) => &j.org_id,
+        }
+    }
+
+    /// The ad version this job produces (1 for a new ad).
+    pub fn version(&self) -> u32 {
+        match self {
+            Job::GenerateImageAd(j) => j.version,
+            Job::RenderImageAdVersion(j) => j.version,
+        }
+    }
+
+    /// The stable id of this job: one per ad version, so enqueueing the same work twice
+    /// (an outbox replayed after a crash, an API resuming processing ads at start) names the
+    /// same job and the queue keeps one copy.
+    pub fn job_id(&self) -> String {
+        format!("{}@v{}", self.ad_id(), self.version())
+    }
+}
+
+/// Inputs of [`Job::GenerateImageAd`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GenerateAdJob {
+    /// The ad id (`ia_…`).
+    pub ad_id: String,
+    /// The owning organisation.
+    pub org_id: String,
+    /// The version to produce; blob keys derive from `(ad_id, version)`, so a redo
+    /// overwrites instead of duplicating.
+    pub version: u32,
+    /// The editable pipeline also produces the JSON tree.
+    pub editable: bool,
+    /// The reference ad image (composition and layout), fetched by URL.
+    pub reference_ad_url: String,
+    /// The caller's optional creative direction.
+    #[serde(default)]
+    pub prompt: Option<String>,
+    /// The brand with its identity resolved to values and URLs.
+    pub brand: Brand,
+    /// The product the ad sells.
+    pub product: Product,
+    /// The audience the ad speaks to.
+    pub audience: Audience,
+    /// Absolute URLs of the chosen variant's images (or the product's first variant with
+    /// images), in display order.
+    #[serde(default)]
+    pub variant_image_urls: Vec<String>,
+}
+
+/// Inputs of [`Job::RenderImageAdVersion`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RerenderJob {
+    /// The ad id (`ia_…`).
+    pub ad_id: String,
+    /// The owning organisation.
+    pub org_id: String,
+    /// The version to produce.
+    pub version: u32,
+    /// The version record id (`iav_…`), when the API created one.
+    #[serde(default)]
+    pub version_id: Option<String>,
+    /// The entire tree to render, as the client sent it (already validated by the API).
+    pub json_tree: Value,
+}
+
+/// A brand as a worker sees it: identity resolved to values and absolute URLs.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Brand {
+    /// The brand id (`br_…`).
+    pub id: String,
+    /// Display name.
+    pub name: String,
+    /// The brand's `color_palettes` object as stored (free-form hex values), or null.
+    #[serde(default)]
+    pub color_palettes: Value,
+    /// The brand's `fonts` array as stored (objects with at least `name`).
+    #[serde(default)]
+    pub fonts: Value,
+    /// Logos, each with its public URL and light/dark theme.
+    #[serde(default)]
+    pub logos: Vec<Logo>,
+}
+
+/// One brand logo.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Logo {
+    /// Absolute URL of the logo image.
+    pub url: String,
+    /// `light` or `dark` when known.
+    #[serde(default)]
+    pub theme: Option<String>,
+}
+
+/// The product an ad sells.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Product {
+    /// The product id (`prod_…`).
+    pub id: String,
+    /// Name.
+    pub name: String,
+    /// Description, if any.
+    #[serde(default)]
+    pub description: Option<String>,
+    /// Free-form details object as stored.
+    #[serde(default)]
+    pub details: Value,
+}
+
+/// The audience an ad speaks to.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Audience {
+    /// The audience id (`aud_…`).
+    pub id: String,
+    /// Name.
+    pub name: String,
+    /// Description, if any.
+    #[serde(default)]
+    pub description: Option<String>,
+    /// Free-form details object as stored.
+    #[serde(default)]
+    pub details: Value,
+}
+
+/// A job on the wire: the job plus what the queue needs to deliver it.
+///
+/// # Invariants
+/// `job_id == job.job_id()`, `ad_id == job.ad_id()`, `version == job.version()` for envelopes
+/// built by [`JobEnvelope::new`]; the copies exist so a reader that cannot decode `job` (a
+/// newer variant) can still fail the right ad.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct JobEnvelope {
+    /// Protocol version, [`PROTOCOL_VERSION`] when written by this build.
+    pub v: u32,
+    /// Stable id of the job, see [`Job::job_id`].
+    pub job_id: String,
+    /// Copy of `job.ad_id()`.
+    pub ad_id: String,
+    /// Copy of `job.version()`.
+    pub version: u32,
+    /// Which attempt this delivery starts from (1-based); a retry writes `attempt + 1`.
+    pub attempt: u32,
+    /// The work.
+    pub job: Job,
+}
+
+/// The fields of a [`JobEnvelope`] that any version can read.
+#[derive(Debug, Clone, Deserialize)]
+pub(crate) struct EnvelopeHeader {
+    pub v: u32,
+    pub job_id: String,
+    pub ad_id: String,
+    pub version: u32,
+    pub attempt: u32,
+}
+
+impl JobEnvelope {
+    /// Wraps `job` for its first attempt.
+    pub fn new(job: Job) -> Self {
+        JobEnvelope {
+            v: PROTOCOL_VERSION,
+            job_id: job.job_id(),
+            ad_id: job.ad_id().to_owned(),
+            version: job.version(),
+            attempt: 1,
+            job,
+        }
+    }
+
+    /// The JSON written to the queue.
+    pub fn encode(&self) -> String {
+        // A struct of strings, numbers and `Value`s always serialises.
+        serde_json::to_string(self).unwrap_or_default()
+    }
+}
+
+/// Reads the header of an encoded envelope, refusing newer protocol versions.
+pub(crate) fn decode_header(json: &str) -> Result<EnvelopeHeader, Error> {
+    let header: EnvelopeHeader = serde_json::from_str(json).map_err(|source| Error::Decode {
+        what: "job",
+        source,
+    })?;
+    if header.v > PROTOCOL_VERSION {
+        return Err(Error::UnsupportedVersion {
+            what: "job",
+            found: header.v,
+            supported: PROTOCOL_VERSION,
+        });
+    }
+    Ok(header)
+}
+
+/// Decodes a whole envelope (after its header was accepted).
+pub(crate) fn decode_envelope(json: &str) -> Result<JobEnvelope, Error> {
+    serde_json::from_str(json).map_err(|source| Error::Decode {
+        what: "job",
+        source,
+    })
+}
+
+/// What a worker reports back. Terminal events (`Completed`, `Failed`) change the ad's state
+/// and travel durably (at least once); `Progress` is a superseded-by-the-next hint kept only
+/// as the latest value per ad (see [`crate::JobQueue::latest_progress`]).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Event {
+    /// A step of the pipeline started.
+    Progress(AdProgress),
+    /// The ad version is rendered and stored.
+    Completed(AdCompleted),
+    /// The ad version failed for good; the API releases the wallet hold.
+    Failed(AdFailed),
+}
+
+impl Event {
+    /// The ad the event is about.
+    pub fn ad_id(&self) -> &str {
+        match self {
+            Event::Progress(e) => &e.ad_id,
+            Event::Completed(e) => &e.ad_id,
+            Event::Failed(e) => &e.ad_id,
+        }
+    }
+
+    /// The JSON written to the events stream: the event with `"v"` beside `"type"`.
+    pub fn encode(&self) -> String {
+        let mut value = serde_json::to_value(self).unwrap_or(Value::Null);
+        if let Value::Object(map) = &mut value {
+            map.insert("v".to_owned(), Value::from(PROTOCOL_VERSION));
+        }
+        value.to_string()
+    }
+
+    /// Decodes what [`Event::encode`] wrote.
+    ///
+    /// # Errors
+    /// [`Error::UnsupportedVersion`] for a newer `v`, [`Error::Decode`] for anything this
+    /// build cannot read.
+    pub fn decode(json: &str) -> Result<Event, Error> {
+        #[derive(Deserialize)]
+        struct Version {
+            #[serde(default)]
+            v: u32,
+        }
+        let version: Version = serde_json::from_str(json).map_err(|source| Error::Decode {
+            what: "event",
+            source,
+        })?;
+        if version.v > PROTOCOL_VERSION {
+            return Err(Error::UnsupportedVersion {
+                what: "event",
+                found: version.v,
+                supported: PROTOCOL_VERSION,
+            });
+        }
+        serde_json::from_str(json).map_err(|source| Error::Decode {
+            what: "event",
+            source,
+        })
+    }
+}
+
+/// Payload of [`Event::Progress`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AdProgress {
+    /// The ad.
+    pub ad_id: String,
+    /// The version being produced.
+    pub version: u32,
+    /// Machine-readable step (`fetch_reference`, `layout`, `render`, ...).
+    pub step: String,
+    /// What a person reads.
+    pub message: String,
+    /// 0 to 100.
+    pub percentage: u8,
+}
+
+/// Payload of [`Event::Completed`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AdCompleted {
+    /// The ad.
+    pub ad_id: String,
+    /// The version produced.
+    pub version: u32,
+    /// Absolute URL of the PNG in the blob store.
+    pub image_url: String,
+    /// Pixel width of the PNG.
+    pub width: u32,
+    /// Pixel height of the PNG.
+    pub height: u32,
+    /// The tree of an editable ad; `None` for flat ads.
+    #[serde(default)]
+    pub json_tree: Option<Value>,
+    /// Time the successful attempt took.
+    pub duration_ms: u64,
+}
+
+/// Payload of [`Event::Failed`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AdFailed {
+    /// The ad.
+    pub ad_id: String,
+    /// The version that failed.
+    pub version: u32,
+    /// Spec error code, [`crate::PIPELINE_ERROR`] unless a pipeline chose another.
+    pub code: String,
+    /// What went wrong, for the client.
+    pub message: String,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rerender() -> Job {
+        Job::RenderImageAdVersion(RerenderJob {
+            ad_id: "ia_1".into(),
+            org_id: "org_1".into(),
+            version: 2,
+            version_id: None,
+            json_tree: serde_json::json!({"nodes": {}}),
+        })
+    }
+
+    #[test]
+    fn envelope_round_trips_and_ignores_unknown_fields() {
+        let env = JobEnvelope::new(rerender());
+        let mut value: Value = serde_json::from_str(&env.encode()).unwrap();
+        assert_eq!(value["job"]["type"], "render_image_ad_version");
+        value["added_later"] = Value::from(1);
+        value["job"]["also_added_later"] = Value::from("x");
+        let json = value.to_string();
+        assert_eq!(decode_header(&json).unwrap().job_id, "ia_1@v2");
+        assert_eq!(decode_envelope(&json).unwrap(), env);
+    }
+
+    #[test]
+    fn newer_versions_are_refused_and_unknown_variants_fail_to_decode() {
+        let mut value: Value =
+            serde_json::from_str(&JobEnvelope::new(rerender()).encode()).unwrap();
+        value["job"]["type"] = Value::from("render_video_ad");
+        let header = decode_header(&value.to_string()).unwrap();
+        assert_eq!(header.ad_id, "ia_1");
+        assert!(matches!(
+            decode_envelope(&value.to_string()),
+            Err(Error::Decode { .. })
+        ));
+        value["v"] = Value::from(PROTOCOL_VERSION + 1);
+        assert!(matches!(
+            decode_header(&value.to_string()),
+            Err(Error::UnsupportedVersion { .. })
+        ));
+    }
+
+    #[test]
+    fn events_round_trip_with_version() {
+        let event = Event::Failed(AdFailed {
+            ad_id: "ia_1".into(),
+            version: 1,
+            code: "PIPELINE_ERROR".into(),
+            message: "boom".into(),
+        });
+        let json = event.encode();
+        assert!(json.contains("\"v\":1"));
+        assert_eq!(Event::decode(&json).unwrap(), event);
+        let newer = json.replace("\"v\":1", "\"v\":99");
+        assert!(matches!(
+            Event::decode(&newer),
+            Err(Error::UnsupportedVersion { .. })
+        ));
+    }
+}

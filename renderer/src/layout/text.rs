@@ -183,7 +183,8 @@ impl TextEngine {
         });
         buffer.set_size(width.map(|w| w + 0.01), None);
         let align = match style.align {
-            TextAlign::Left => None,
+            // Figma's LEFT is literally left, also for right-to-left paragraphs.
+            TextAlign::Left => Some(Align::Left),
             TextAlign::Center => Some(Align::Center),
             TextAlign::Right => Some(Align::Right),
             TextAlign::Justified => Some(Align::Justified),

@@ -41,6 +41,8 @@ pub struct Rendered {
 /// through an internal mutex; rasterisation runs in parallel across threads.
 pub struct Renderer {
     text: Mutex<TextEngine>,
+    /// A canvas buffer handed back through [`Renderer::recycle`].
+    spare: Mutex<Option<Vec<u8>>>,
     fetcher: Arc<dyn ImageFetcher>,
     svg_options: resvg::usvg::Options<'static>,
 }
@@ -100,6 +102,7 @@ impl Renderer {
         };
         Self {
             text: Mutex::new(TextEngine::new(&fonts)),
+            spare: Mutex::new(None),
             fetcher,
             svg_options,
         }
@@ -112,6 +115,14 @@ impl Renderer {
             FontLibrary::bundled(),
             Arc::new(HttpFetcher::new(FetchLimits::default())),
         )
+    }
+
+    /// Hands a finished canvas back for reuse by the next render (optional; saves the page
+    /// faults of a fresh 4K allocation, about 10 ms). Keeps at most one buffer.
+    pub fn recycle(&self, pixmap: Pixmap) {
+        if let Ok(mut spare) = self.spare.lock() {
+            *spare = Some(pixmap.take());
+        }
     }
 
     /// Renders `tree`. Missing fonts, failed images and unsupported features become warnings
@@ -161,7 +172,14 @@ impl Renderer {
         report.timings.scene_ms = ms(t);
 
         let t = Instant::now();
-        let out = backend::cpu::render(&scene);
+        let buffer = self
+            .spare
+            .lock()
+            .map(|mut s| s.take())
+            .ok()
+            .flatten()
+            .unwrap_or_default();
+        let out = backend::cpu::render_into(&scene, buffer);
         report.timings.raster_ms = ms(t);
         for (node, ratio) in out.contrast {
             if ratio < 4.5

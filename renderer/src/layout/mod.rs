@@ -348,7 +348,9 @@ impl<'a> Ctx<'a> {
         let mut shaped = self.engine.shape(&style, style.font_size, width, trunc_h);
         if width.is_none() && style.align != crate::tree::TextAlign::Left && shaped.lines > 1 {
             // A hugging box is as wide as its longest line; align the others within it.
-            shaped = self.engine.shape(&style, style.font_size, Some(shaped.width), trunc_h);
+            shaped = self
+                .engine
+                .shape(&style, style.font_size, Some(shaped.width), trunc_h);
         }
         if let Some((min, max)) = style.fit {
             // Largest size on a 0.25 px grid in [min, max] that fits.

@@ -112,3 +112,22 @@ fn carriage_returns_and_ellipsis_do_not_confuse_paragraphs() {
         out.report.warnings
     );
 }
+
+#[test]
+fn recycled_canvas_gives_identical_output() {
+    let case = RenderCase::new("effects/drop_shadow");
+    let tree = case.tree();
+    let opts = RenderOptions {
+        width: Some(200),
+        encode_png: false,
+    };
+    let r = adforge_renderer::Renderer::new(
+        adforge_renderer::FontLibrary::bundled(),
+        std::sync::Arc::new(adforge_renderer::HttpFetcher::new(Default::default())),
+    );
+    let a = r.render(&tree, &opts).unwrap().pixmap;
+    let expected = a.data().to_vec();
+    r.recycle(a);
+    let b = r.render(&tree, &opts).unwrap().pixmap;
+    assert_eq!(b.data(), &expected[..]);
+}

@@ -34,7 +34,24 @@ struct Target {
 
 /// Executes `scene`. Never fails: ops that cannot be drawn (degenerate paths) are skipped.
 pub fn render(scene: &Scene) -> CpuOutput {
-    let canvas = Pixmap::new(scene.width.max(1), scene.height.max(1)).unwrap_or_else(tiny_pixmap);
+    render_into(scene, Vec::new())
+}
+
+/// Like [`render`], drawing into `buffer` (cleared and resized) so a long-lived caller can
+/// reuse one canvas allocation: fresh 4K canvases cost ~10 ms of page faults each.
+pub fn render_into(scene: &Scene, mut buffer: Vec<u8>) -> CpuOutput {
+    let (w, h) = (scene.width.max(1), scene.height.max(1));
+    let len = w as usize * h as usize * 4;
+    let canvas = if buffer.capacity() >= len {
+        buffer.clear();
+        buffer.resize(len, 0);
+        tiny_skia::IntSize::from_wh(w, h).and_then(|size| Pixmap::from_vec(buffer, size))
+    } else {
+        None
+    };
+    let canvas = canvas
+        .or_else(|| Pixmap::new(w, h))
+        .unwrap_or_else(tiny_pixmap);
     let mut stack = vec![Target {
         pixmap: canvas,
         x: 0,

@@ -3,7 +3,7 @@
 //! been resampled onto the device grid. Both avoid tiny-skia's general float pipeline, which
 //! costs several times more per pixel for patterns.
 
-use tiny_skia::{FillRule, Mask, Path, Pixmap, Transform};
+use tiny_skia::{FillRule, Path, Pixmap, Transform};
 
 #[inline]
 fn div255(v: u32) -> u32 {
@@ -91,11 +91,12 @@ pub fn fill_aligned(
     opacity: f32,
 ) {
     let (w, h) = (image.width(), image.height());
-    let Some(mut mask) = Mask::new(w, h) else {
+    let Some(mut mask) = super::pool::mask(w, h) else {
         return;
     };
     mask.fill_path(path, rule, true, t.post_translate(-x as f32, -y as f32));
     blend_over(dst, image, x, y, opacity, Some(mask.data()));
+    super::pool::give(mask.take());
 }
 
 /// Fills `path` with a linear or radial gradient (gradient space → path space `g`, path →
@@ -123,7 +124,7 @@ pub fn fill_gradient(
         return Some(());
     }
     let (w, h) = ((x1 - x0) as u32, (y1 - y0) as u32);
-    let mut mask = Mask::new(w, h)?;
+    let mut mask = super::pool::mask(w, h)?;
     mask.fill_path(path, rule, true, t.post_translate(-x0 as f32, -y0 as f32));
     let lut: Vec<[u32; 4]> = (0..N)
         .map(|i| {
@@ -166,6 +167,7 @@ pub fn fill_gradient(
             gy += sy;
         }
     }
+    super::pool::give(mask.take());
     Some(())
 }
 

@@ -175,7 +175,13 @@ fn with_border(p: &Pixmap) -> Option<Pixmap> {
 
 fn resize(p: &Pixmap, crop: (f32, f32, f32, f32), tw: u32, th: u32) -> Option<Pixmap> {
     let src = ImageRef::new(p.width(), p.height(), p.data(), PixelType::U8x4).ok()?;
-    let mut dst = Image::new(tw, th, PixelType::U8x4);
+    let mut dst = Image::from_vec_u8(
+        tw,
+        th,
+        super::pool::take(tw as usize * th as usize * 4),
+        PixelType::U8x4,
+    )
+    .ok()?;
     let filter = if (tw as f32) < crop.2 {
         FilterType::Lanczos3
     } else {

@@ -7,6 +7,7 @@ mod blit;
 mod blur;
 mod effects;
 mod image;
+mod pool;
 
 use tiny_skia::{
     BlendMode as SkBlend, FillRule, GradientStop, LinearGradient, Mask, Paint, Pixmap, PixmapPaint,
@@ -141,7 +142,7 @@ pub fn render_into(scene: &Scene, mut buffer: Vec<u8>) -> CpuOutput {
             }
             DrawOp::PushLayer(layer) => {
                 let b = layer.bounds;
-                let pixmap = Pixmap::new(b.width(), b.height()).unwrap_or_else(tiny_pixmap);
+                let pixmap = pool::pixmap(b.width(), b.height()).unwrap_or_else(tiny_pixmap);
                 stack.push(Target {
                     pixmap,
                     x: b.x(),
@@ -323,6 +324,7 @@ fn fill(
         && let Some((img, x, y)) = image::prepare_aligned(image, t.pre_concat(*transform), visible)
     {
         blit::fill_aligned(pixmap, path, t, rule, &img, x, y, *opacity);
+        pool::give(img.take());
         return;
     }
     with_paint(paint, t, visible, |p| {
@@ -380,7 +382,7 @@ fn visible_area(
 }
 
 fn clip_mask(clip: &Clip, w: u32, h: u32, x: i32, y: i32) -> Option<Mask> {
-    let mut mask = Mask::new(w, h)?;
+    let mut mask = pool::mask(w, h)?;
     mask.fill_path(
         &clip.path,
         FillRule::Winding,
@@ -400,11 +402,12 @@ fn composite(done: Target, parent: &mut Target) {
     if !layer.effects.is_empty() {
         if let Some(m) = mask.take() {
             content.apply_mask(&m);
+            pool::give(m.take());
         }
         content = effects::apply_effects(content, &layer.effects);
     }
+    let (x, y) = (done.x - parent.x, done.y - parent.y);
     if layer.blend_mode == BlendMode::Normal {
-        let (x, y) = (done.x - parent.x, done.y - parent.y);
         blit::blend_over(
             &mut parent.pixmap,
             &content,
@@ -413,24 +416,23 @@ fn composite(done: Target, parent: &mut Target) {
             layer.opacity,
             mask.as_ref().map(Mask::data),
         );
-        return;
+    } else {
+        if let Some(m) = &mask {
+            content.apply_mask(m);
+        }
+        let paint = PixmapPaint {
+            opacity: layer.opacity,
+            blend_mode: sk_blend(layer.blend_mode),
+            ..PixmapPaint::default()
+        };
+        parent
+            .pixmap
+            .draw_pixmap(x, y, content.as_ref(), &paint, Transform::identity(), None);
     }
-    if let Some(m) = &mask {
-        content.apply_mask(m);
+    pool::give(content.take());
+    if let Some(m) = mask {
+        pool::give(m.take());
     }
-    let paint = PixmapPaint {
-        opacity: layer.opacity,
-        blend_mode: sk_blend(layer.blend_mode),
-        ..PixmapPaint::default()
-    };
-    parent.pixmap.draw_pixmap(
-        done.x - parent.x,
-        done.y - parent.y,
-        content.as_ref(),
-        &paint,
-        Transform::identity(),
-        None,
-    );
 }
 
 /// WCAG contrast of `color` against the mean of what is painted behind the text's bounds.

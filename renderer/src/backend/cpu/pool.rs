@@ -46,15 +46,14 @@ pub fn give(v: Vec<u8>) {
     POOL.with(|p| {
         let mut p = p.borrow_mut();
         p.push(v);
-        if p.len() > MAX_KEPT {
-            if let Some(i) = p
+        if p.len() > MAX_KEPT
+            && let Some(i) = p
                 .iter()
                 .enumerate()
                 .min_by_key(|(_, b)| b.capacity())
                 .map(|(i, _)| i)
-            {
-                p.swap_remove(i);
-            }
+        {
+            p.swap_remove(i);
         }
     });
 }

@@ -30,6 +30,10 @@
 //! [`RedisQueue`] holds reconnecting connections, so it outlives Redis restarts.
 
 pub mod protocol;
+/// The `redis` crate this one is built on, so that other Redis users of the process (the
+/// API's shared rate limiter) use the same version and can share
+/// [`RedisQueue::connection_manager`].
+pub use redis;
 pub mod queue;
 pub mod runner;
 

@@ -156,6 +156,13 @@ impl RedisQueue {
         Ok(queue)
     }
 
+    /// A handle on the queue's shared, reconnecting connection for other short commands of
+    /// the process (a rate limiter's script). Not for blocking commands: they would stall
+    /// every command queued behind them.
+    pub fn connection_manager(&self) -> ConnectionManager {
+        self.conn.clone()
+    }
+
     /// Creates both consumer groups (and their streams) unless they exist.
     async fn ensure_groups(&self) -> Result<(), Error> {
         for (stream, group) in [

@@ -4,6 +4,7 @@
 //! generous deadlines.
 #![allow(clippy::unwrap_used)]
 
+mod compat;
 mod delivery;
 mod events;
 mod redis_restart;

@@ -14,6 +14,7 @@ pub struct RedisServer {
     child: Child,
     port: u16,
     dir: tempfile::TempDir,
+    appendfsync: &'static str,
 }
 
 impl RedisServer {
@@ -22,13 +23,24 @@ impl RedisServer {
     /// # Panics
     /// When `redis-server` is not installed or does not come up within 10 s.
     pub fn start() -> Self {
+        Self::start_with_fsync("always")
+    }
+
+    /// Like [`RedisServer::start`] with another `appendfsync` policy (`always`, `everysec`,
+    /// `no`); the benchmark measures Redis's default, `everysec`, beside the tests' `always`.
+    pub fn start_with_fsync(appendfsync: &'static str) -> Self {
         let dir = tempfile::tempdir().expect("temporary folder for redis-server");
         let port = TcpListener::bind("127.0.0.1:0")
             .and_then(|l| l.local_addr())
             .expect("free loopback port")
             .port();
-        let child = spawn(dir.path(), port);
-        let server = RedisServer { child, port, dir };
+        let child = spawn(dir.path(), port, appendfsync);
+        let server = RedisServer {
+            child,
+            port,
+            dir,
+            appendfsync,
+        };
         server.wait_ready();
         server
     }
@@ -42,7 +54,7 @@ impl RedisServer {
     /// folder and port; the append-only file brings the data back.
     pub fn restart(&mut self) {
         self.kill();
-        self.child = spawn(self.dir.path(), self.port);
+        self.child = spawn(self.dir.path(), self.port, self.appendfsync);
         self.wait_ready();
     }
 
@@ -75,7 +87,7 @@ impl Drop for RedisServer {
     }
 }
 
-fn spawn(dir: &Path, port: u16) -> Child {
+fn spawn(dir: &Path, port: u16, appendfsync: &str) -> Child {
     let dir_arg = dir.to_str().expect("temporary folder path is UTF-8");
     let log = dir.join("redis.log");
     let result = Command::new("redis-server")
@@ -86,7 +98,7 @@ fn spawn(dir: &Path, port: u16) -> Child {
             "--appendonly",
             "yes",
             "--appendfsync",
-            "always",
+            appendfsync,
         ])
         .args([
             "--dir",

@@ -39,6 +39,7 @@ use crate::Error;
 use crate::protocol::{AdCompleted, AdProgress, Event, Job};
 
 mod memory;
+mod redis_conn;
 mod redis_queue;
 mod redis_scripts;
 

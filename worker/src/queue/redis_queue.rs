@@ -15,8 +15,7 @@
 //! Finished entries are `XDEL`eted, so streams stay as long as the work in flight.
 //!
 //! Connections: one [`ConnectionManager`] for ordinary commands, shared by every task, and a
-//! small pool of separate ones for blocking `XREADGROUP`s (a blocked read would stall every
-//! command queued behind it on a shared, multiplexed connection). Connection managers
+//! small pool of separate ones for blocking `XREADGROUP`s (`redis_conn`). Connection managers
 //! reconnect by themselves, so the queue survives a Redis restart: calls fail while Redis is
 //! down and work again once it is back. With `appendonly yes` the streams, groups and pending
 //! lists come back with it.
@@ -25,7 +24,7 @@
 //! per processing list to find dead workers and have no delivery count; pub/sub loses
 //! messages while a subscriber is down.
 
-use std::sync::{Mutex, PoisonError};
+use std::sync::Mutex;
 use std::time::Duration;
 
 use futures_util::FutureExt;
@@ -34,6 +33,7 @@ use redis::aio::{ConnectionManager, ConnectionManagerConfig};
 use redis::{Client, Value};
 use tokio::time::Instant;
 
+use super::redis_conn::{BlockingPool, Keys, is_nogroup, millis};
 use super::redis_scripts::{RawEntry, Scripts, parse_read, parse_reclaimed};
 use super::{
     Claimed, DeliveredEvent, EnqueueOutcome, JobIdentity, JobQueue, QueueConfig, Receipt,
@@ -58,72 +58,6 @@ pub struct RedisQueue {
     conn: ConnectionManager,
     blocking: BlockingPool,
     scripts: Scripts,
-}
-
-struct Keys {
-    prefix: String,
-    jobs: String,
-    delayed: String,
-    events: String,
-}
-
-impl Keys {
-    fn new(prefix: &str) -> Self {
-        Keys {
-            prefix: prefix.to_owned(),
-            jobs: format!("{prefix}:jobs"),
-            delayed: format!("{prefix}:jobs:delayed"),
-            events: format!("{prefix}:events"),
-        }
-    }
-
-    fn marker(&self, job_id: &str) -> String {
-        format!("{}:job:{job_id}", self.prefix)
-    }
-
-    fn progress(&self, ad_id: &str) -> String {
-        format!("{}:progress:{ad_id}", self.prefix)
-    }
-}
-
-/// Connections for blocking reads, each used by one read at a time.
-struct BlockingPool {
-    client: Client,
-    config: ConnectionManagerConfig,
-    idle: Mutex<Vec<ConnectionManager>>,
-}
-
-impl BlockingPool {
-    async fn take(&self) -> Result<ConnectionManager, Error> {
-        let idle = self
-            .idle
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .pop();
-        match idle {
-            Some(conn) => Ok(conn),
-            None => Ok(ConnectionManager::new_with_config(
-                self.client.clone(),
-                self.config.clone(),
-            )
-            .await?),
-        }
-    }
-
-    fn give_back(&self, conn: ConnectionManager) {
-        let mut idle = self.idle.lock().unwrap_or_else(PoisonError::into_inner);
-        if idle.len() < 64 {
-            idle.push(conn);
-        }
-    }
-}
-
-fn millis(d: Duration) -> u64 {
-    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
-}
-
-fn is_nogroup(err: &Error) -> bool {
-    matches!(err, Error::Redis(e) if e.code() == Some("NOGROUP"))
 }
 
 impl RedisQueue {

@@ -127,11 +127,15 @@ impl Builder<'_> {
             Rect::from_xywh(0.0, 0.0, b.w.max(0.01), b.h.max(0.01)).and_then(|r| map_rect(t, r));
         if let Some(s) = &self.layout.texts[i] {
             let oy = text_offset(n, b.h, s);
+            // Line boxes plus 0.3 em for overhangs (italics, accents, swashes): generous
+            // enough for real fonts, tight enough that a big headline's shadow layer is
+            // not twice its size.
+            let m = s.font_size * 0.3;
             let ink = Rect::from_xywh(
-                s.min_x.min(0.0) - s.font_size,
-                oy - s.font_size * 0.5,
-                s.width.max(b.w) + 2.0 * s.font_size,
-                s.height + s.font_size,
+                s.min_x.min(0.0) - m,
+                oy - m,
+                s.width.max(b.w) + 2.0 * m,
+                s.height + 2.0 * m,
             );
             r = union(r, ink.and_then(|ink| map_rect(t, ink)));
         }

@@ -34,7 +34,7 @@ fn alpha_of(p: &Pixmap) -> Vec<u8> {
 /// Coloured shadow pixmap from an alpha plane.
 fn shadow(alpha: &[u8], w: u32, h: u32, color: Color) -> Option<Pixmap> {
     let c = sk_color(color).premultiply().to_color_u8();
-    let mut p = Pixmap::new(w, h)?;
+    let mut p = super::pool::pixmap(w, h)?;
     for (px, &a) in p.data_mut().chunks_exact_mut(4).zip(alpha) {
         let a = u16::from(a);
         px[0] = ((u16::from(c.red()) * a + 127) / 255) as u8;
@@ -66,9 +66,10 @@ pub(super) fn apply_effects(content: Pixmap, effects: &[LayerEffect]) -> Pixmap 
         return content;
     }
     let alpha = alpha_of(&content);
-    let mut out = match Pixmap::new(w, h) {
-        Some(p) if !drops.is_empty() => p,
-        _ => content.clone(),
+    let has_drops = !drops.is_empty();
+    let (mut out, content) = match super::pool::pixmap(w, h) {
+        Some(p) if has_drops => (p, Some(content)),
+        _ => (content, None),
     };
     for e in &drops {
         if let LayerEffect::DropShadow {
@@ -92,11 +93,13 @@ pub(super) fn apply_effects(content: Pixmap, effects: &[LayerEffect]) -> Pixmap 
                     1.0,
                     None,
                 );
+                super::pool::give(s.take());
             }
         }
     }
-    if !drops.is_empty() {
+    if let Some(content) = content {
         blit::blend_over(&mut out, &content, 0, 0, 1.0, None);
+        super::pool::give(content.take());
     }
     for e in &inners {
         if let LayerEffect::InnerShadow {
@@ -131,6 +134,7 @@ pub(super) fn apply_effects(content: Pixmap, effects: &[LayerEffect]) -> Pixmap 
             }
             if let Some(s) = shadow(&inv, w, h, *color) {
                 blit::blend_over(&mut out, &s, 0, 0, 1.0, None);
+                super::pool::give(s.take());
             }
         }
     }

@@ -9,7 +9,8 @@
 //! - A panic in the handler is a failed attempt, like `Retry`; the loop goes on.
 //!
 //! On shutdown the loop stops claiming (a claim that was in flight is given back unstarted
-//! with [`JobQueue::release`]) and returns once the in-flight jobs have finished.
+//! with [`JobQueue::release`]), waits for the in-flight jobs, retires its consumer name
+//! ([`JobQueue::retire`]) and returns.
 //!
 //! Rejected alternative: running handlers inline in the loop with `FuturesUnordered`. A
 //! panic would unwind through the loop and drop every other job's claim; a task per job
@@ -243,6 +244,9 @@ pub async fn run_worker(
     );
     while let Some(done) = tasks.join_next().await {
         log_task_end(done);
+    }
+    if let Err(e) = queue.retire(&options.consumer).await {
+        tracing::warn!(consumer = %options.consumer, error = %e, "could not retire the consumer name");
     }
 }
 

@@ -495,6 +495,11 @@ impl JobQueue for MemoryQueue {
         async move { result }.boxed()
     }
 
+    fn retire<'a>(&'a self, _consumer: &'a str) -> BoxFuture<'a, Result<(), Error>> {
+        // Consumers are not registered in memory; nothing to forget.
+        async { Ok(()) }.boxed()
+    }
+
     fn latest_progress<'a>(
         &'a self,
         ad_id: &'a str,

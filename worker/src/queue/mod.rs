@@ -210,6 +210,11 @@ pub trait JobQueue: Send + Sync {
     /// Acknowledges an applied event so that it is not delivered again.
     fn ack_event<'a>(&'a self, delivered: &'a DeliveredEvent) -> BoxFuture<'a, Result<(), Error>>;
 
+    /// Forgets a consumer that is going away for good (a worker or API node shutting down),
+    /// so consumer lists do not grow with every deploy. A consumer that still holds claims or
+    /// unacknowledged events is kept, so that they can be reclaimed.
+    fn retire<'a>(&'a self, consumer: &'a str) -> BoxFuture<'a, Result<(), Error>>;
+
     /// The newest progress of an ad, unless it expired.
     fn latest_progress<'a>(
         &'a self,

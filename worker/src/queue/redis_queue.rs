@@ -563,6 +563,23 @@ impl JobQueue for RedisQueue {
         .boxed()
     }
 
+    fn retire<'a>(&'a self, consumer: &'a str) -> BoxFuture<'a, Result<(), Error>> {
+        async move {
+            let _: i64 = self
+                .scripts
+                .retire
+                .key(&self.keys.jobs)
+                .key(&self.keys.events)
+                .arg(WORKERS_GROUP)
+                .arg(API_GROUP)
+                .arg(consumer)
+                .invoke_async(&mut self.conn.clone())
+                .await?;
+            Ok(())
+        }
+        .boxed()
+    }
+
     fn latest_progress<'a>(
         &'a self,
         ad_id: &'a str,

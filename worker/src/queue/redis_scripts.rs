@@ -99,6 +99,18 @@ redis.call('XADD', KEYS[1], '*', 'job', ARGV[3])
 return 1
 ";
 
+/// `KEYS`: job stream, events stream. `ARGV`: workers group, api group, consumer. Deletes
+/// the consumer from each group where it holds no pending entries (deleting it elsewhere
+/// would drop its pending entries, and with them the jobs).
+pub(crate) const RETIRE: &str = r"
+local groups = {{KEYS[1], ARGV[1]}, {KEYS[2], ARGV[2]}}
+for _, g in ipairs(groups) do
+  local p = redis.call('XPENDING', g[1], g[2], '-', '+', 1, ARGV[3])
+  if #p == 0 then redis.call('XGROUP', 'DELCONSUMER', g[1], g[2], ARGV[3]) end
+end
+return 1
+";
+
 /// The scripts, hashed once per queue.
 pub(crate) struct Scripts {
     pub enqueue: Script,
@@ -108,6 +120,7 @@ pub(crate) struct Scripts {
     pub finish: Script,
     pub retry: Script,
     pub release: Script,
+    pub retire: Script,
 }
 
 impl Scripts {
@@ -120,6 +133,7 @@ impl Scripts {
             finish: Script::new(FINISH),
             retry: Script::new(RETRY),
             release: Script::new(RELEASE),
+            retire: Script::new(RETIRE),
         }
     }
 }

@@ -7,6 +7,7 @@
 mod compat;
 mod delivery;
 mod events;
+mod housekeeping;
 mod redis_restart;
 mod redis_server;
 mod runner;

@@ -12,7 +12,8 @@
 pub mod admin;
 pub mod app;
 pub mod auth;
-pub mod blob;
+/// Blob storage (the trait lives in the worker crate, which writes rendered ads).
+pub use adforge_worker::blob;
 pub mod cli;
 pub mod error;
 pub mod http;

@@ -29,6 +29,7 @@
 //! Lifetimes: create one queue per process at start-up and clone the `Arc`; a
 //! [`RedisQueue`] holds reconnecting connections, so it outlives Redis restarts.
 
+pub mod blob;
 pub mod protocol;
 /// The `redis` crate this one is built on, so that other Redis users of the process (the
 /// API's shared rate limiter) use the same version and can share
@@ -94,4 +95,10 @@ pub enum Error {
     /// from.
     #[error("the claim was not made by this queue")]
     ForeignClaim,
+    /// A blob key with characters or segments keys never have (`..`, empty segments).
+    #[error("invalid blob key `{0}`")]
+    InvalidBlobKey(String),
+    /// The blob store's medium failed (disk full, permissions, a file where a folder must be).
+    #[error("blob storage failed: {0}")]
+    Blob(std::io::Error),
 }

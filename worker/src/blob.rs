@@ -1,29 +1,21 @@
 //! Blob storage behind a small trait, chosen once at start-up. The default keeps blobs in
 //! a local folder that the API serves under `/files/...`; object storage comes later
 //! behind the same trait. Keys are `/`-separated paths of `[A-Za-z0-9._-]` segments.
+//!
+//! It lives here, below the API, because workers write their outputs (rendered ads,
+//! thumbnails) to the same store the API serves from.
 
 use std::path::PathBuf;
 
 use bytes::Bytes;
 use futures_util::future::BoxFuture;
 
-/// Why a blob operation failed.
-#[derive(Debug, thiserror::Error)]
-pub enum BlobError {
-    /// The key has characters or segments blob keys never have (`..`, empty segments).
-    #[error("invalid blob key `{0}`")]
-    InvalidKey(String),
-    /// The storage medium failed.
-    #[error("blob storage failed: {0}")]
-    Io(#[from] std::io::Error),
-}
-
 /// Where blobs live.
 pub trait BlobStore: Send + Sync {
     /// Stores `bytes` under `key`, replacing what was there (writes are atomic).
-    fn put<'a>(&'a self, key: &'a str, bytes: Bytes) -> BoxFuture<'a, Result<(), BlobError>>;
+    fn put<'a>(&'a self, key: &'a str, bytes: Bytes) -> BoxFuture<'a, Result<(), crate::Error>>;
     /// The blob, or `None` when there is none.
-    fn get<'a>(&'a self, key: &'a str) -> BoxFuture<'a, Result<Option<Bytes>, BlobError>>;
+    fn get<'a>(&'a self, key: &'a str) -> BoxFuture<'a, Result<Option<Bytes>, crate::Error>>;
     /// The absolute public URL a client fetches the blob from.
     fn url(&self, key: &str) -> String;
 }
@@ -68,36 +60,42 @@ impl LocalBlobStore {
         }
     }
 
-    fn path(&self, key: &str) -> Result<PathBuf, BlobError> {
+    fn path(&self, key: &str) -> Result<PathBuf, crate::Error> {
         if valid_key(key) {
             Ok(self.root.join(key))
         } else {
-            Err(BlobError::InvalidKey(key.to_string()))
+            Err(crate::Error::InvalidBlobKey(key.to_string()))
         }
     }
 }
 
 impl BlobStore for LocalBlobStore {
-    fn put<'a>(&'a self, key: &'a str, bytes: Bytes) -> BoxFuture<'a, Result<(), BlobError>> {
+    fn put<'a>(&'a self, key: &'a str, bytes: Bytes) -> BoxFuture<'a, Result<(), crate::Error>> {
         Box::pin(async move {
             let path = self.path(key)?;
             if let Some(dir) = path.parent() {
-                tokio::fs::create_dir_all(dir).await?;
+                tokio::fs::create_dir_all(dir)
+                    .await
+                    .map_err(crate::Error::Blob)?;
             }
             let tmp = path.with_extension(format!("tmp-{}", uuid::Uuid::new_v4().simple()));
-            tokio::fs::write(&tmp, &bytes).await?;
-            tokio::fs::rename(&tmp, &path).await?;
+            tokio::fs::write(&tmp, &bytes)
+                .await
+                .map_err(crate::Error::Blob)?;
+            tokio::fs::rename(&tmp, &path)
+                .await
+                .map_err(crate::Error::Blob)?;
             Ok(())
         })
     }
 
-    fn get<'a>(&'a self, key: &'a str) -> BoxFuture<'a, Result<Option<Bytes>, BlobError>> {
+    fn get<'a>(&'a self, key: &'a str) -> BoxFuture<'a, Result<Option<Bytes>, crate::Error>> {
         Box::pin(async move {
             let path = self.path(key)?;
             match tokio::fs::read(&path).await {
                 Ok(b) => Ok(Some(Bytes::from(b))),
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-                Err(e) => Err(e.into()),
+                Err(e) => Err(crate::Error::Blob(e)),
             }
         })
     }

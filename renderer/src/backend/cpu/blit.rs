@@ -191,3 +191,47 @@ fn sample(stops: &[(f32, crate::tree::Color)], p: f32) -> crate::tree::Color {
     }
     stops[stops.len() - 1].1
 }
+
+/// Source-over of a solid `color` with per-pixel coverage `alpha` (a `w`-wide plane the size
+/// of `dst`) placed at `(dx, dy)`: a shadow without building a shadow pixmap.
+pub fn blend_color(
+    dst: &mut Pixmap,
+    alpha: &[u8],
+    w: u32,
+    dx: i32,
+    dy: i32,
+    color: crate::tree::Color,
+) {
+    let c = super::sk_color(color).premultiply().to_color_u8();
+    let cc = [
+        u32::from(c.red()),
+        u32::from(c.green()),
+        u32::from(c.blue()),
+        u32::from(c.alpha()),
+    ];
+    let (dw, dh) = (dst.width() as i32, dst.height() as i32);
+    let (aw, ah) = (w as i32, (alpha.len() / w.max(1) as usize) as i32);
+    let (x0, y0) = (dx.max(0), dy.max(0));
+    let (x1, y1) = ((dx + aw).min(dw), (dy + ah).min(dh));
+    if x1 <= x0 || y1 <= y0 {
+        return;
+    }
+    let data = dst.data_mut();
+    for y in y0..y1 {
+        let arow =
+            &alpha[((y - dy) * aw + (x0 - dx)) as usize..((y - dy) * aw + (x1 - dx)) as usize];
+        let drow = &mut data[((y * dw + x0) * 4) as usize..((y * dw + x1) * 4) as usize];
+        for (d, &a) in drow.chunks_exact_mut(4).zip(arow) {
+            if a == 0 {
+                continue;
+            }
+            let a = u32::from(a);
+            let sa = div255(cc[3] * a);
+            let inv = 255 - sa;
+            for k in 0..3 {
+                d[k] = (div255(cc[k] * a) + div255(u32::from(d[k]) * inv)).min(255) as u8;
+            }
+            d[3] = (sa + div255(u32::from(d[3]) * inv)).min(255) as u8;
+        }
+    }
+}

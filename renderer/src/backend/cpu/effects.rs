@@ -83,18 +83,15 @@ pub(super) fn apply_effects(content: Pixmap, effects: &[LayerEffect]) -> Pixmap 
             let mut a = alpha.clone();
             blur::spread(&mut a, wu, hu, *spread);
             blur::gaussian_fast(&mut a, wu, hu, 1, *sigma);
-            if let Some(s) = shadow(&a, w, h, *color) {
-                // Whole-pixel offsets: invisible on a blurred shadow, and a plain blend.
-                blit::blend_over(
-                    &mut out,
-                    &s,
-                    dx.round() as i32,
-                    dy.round() as i32,
-                    1.0,
-                    None,
-                );
-                super::pool::give(s.take());
-            }
+            // Whole-pixel offsets: invisible on a blurred shadow, and a plain blend.
+            blit::blend_color(
+                &mut out,
+                &a,
+                w,
+                dx.round() as i32,
+                dy.round() as i32,
+                *color,
+            );
         }
     }
     if let Some(content) = content {

@@ -30,12 +30,16 @@ pub fn prepare(
         // Rotated or skewed: sample the original with bicubic filtering (SVG at 2x its size).
         let pixmap = match src {
             ImageSource::Raster(p) => p.clone(),
-            ImageSource::Svg(t) => rasterise_svg(
-                t,
-                (iw * 2.0).ceil() as u32,
-                (ih * 2.0).ceil() as u32,
-                (0.0, 0.0, iw, ih),
-            )?,
+            ImageSource::Svg(t) => {
+                // Twice its size, but never more than 16 MP.
+                let k = (2.0f32).min((16.0e6 / (iw * ih).max(1.0)).sqrt());
+                rasterise_svg(
+                    t,
+                    (iw * k).ceil().max(1.0) as u32,
+                    (ih * k).ceil().max(1.0) as u32,
+                    (0.0, 0.0, iw, ih),
+                )?
+            }
         };
         let k = iw / pixmap.width() as f32;
         return Some(Prepared {

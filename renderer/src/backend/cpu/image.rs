@@ -65,7 +65,7 @@ pub fn prepare(
     };
     let tw = (cw * sx).round().max(1.0) as u32;
     let th = (ch * sy).round().max(1.0) as u32;
-    if u64::from(tw) * u64::from(th) > 200_000_000 {
+    if u64::from(tw) * u64::from(th) > 64_000_000 {
         return None;
     }
     let whole = cx == 0.0 && cy == 0.0 && cw == iw && ch == ih;

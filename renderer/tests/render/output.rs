@@ -131,3 +131,11 @@ fn recycled_canvas_gives_identical_output() {
     let b = r.render(&tree, &opts).unwrap().pixmap;
     assert_eq!(b.data(), &expected[..]);
 }
+
+#[test]
+fn font_library_from_dir_matches_the_bundled_set() {
+    let dir = crate::harness::repo_root().join("assets/fonts");
+    let lib = adforge_renderer::FontLibrary::from_dir(&dir).unwrap();
+    assert_eq!(lib.len(), adforge_renderer::FontLibrary::bundled().len());
+    assert!(adforge_renderer::FontLibrary::from_dir(std::path::Path::new("/nonexistent")).is_err());
+}

@@ -43,6 +43,8 @@ pub struct Renderer {
     text: Mutex<TextEngine>,
     /// A canvas buffer handed back through [`Renderer::recycle`].
     spare: Mutex<Option<Vec<u8>>>,
+    /// Decoded images kept between renders (off unless enabled).
+    cache: Option<Mutex<image::ImageCache>>,
     fetcher: Arc<dyn ImageFetcher>,
     svg_options: resvg::usvg::Options<'static>,
 }
@@ -103,6 +105,7 @@ impl Renderer {
         Self {
             text: Mutex::new(TextEngine::new(&fonts)),
             spare: Mutex::new(None),
+            cache: None,
             fetcher,
             svg_options,
         }
@@ -115,6 +118,44 @@ impl Renderer {
             FontLibrary::bundled(),
             Arc::new(HttpFetcher::new(FetchLimits::default())),
         )
+    }
+
+    /// Keeps up to `max_bytes` of decoded images between renders, keyed by URL. Use it when
+    /// image URLs are immutable (a blob store): re-rendering an edited ad then fetches and
+    /// decodes nothing. Off by default.
+    pub fn with_image_cache(mut self, max_bytes: usize) -> Self {
+        self.cache = Some(Mutex::new(image::ImageCache::new(max_bytes)));
+        self
+    }
+
+    fn load_images(&self, urls: &[String]) -> image::ImageMap {
+        let Some(cache) = &self.cache else {
+            return image::load_images(urls, self.fetcher.as_ref(), &self.svg_options);
+        };
+        let mut out = image::ImageMap::new();
+        let mut missing = Vec::new();
+        if let Ok(mut c) = cache.lock() {
+            for u in urls {
+                match c.get(u) {
+                    Some(img) => {
+                        out.insert(u.clone(), Ok(img));
+                    }
+                    None => missing.push(u.clone()),
+                }
+            }
+        } else {
+            missing = urls.to_vec();
+        }
+        let loaded = image::load_images(&missing, self.fetcher.as_ref(), &self.svg_options);
+        if let Ok(mut c) = cache.lock() {
+            for (u, r) in &loaded {
+                if let Ok(img) = r {
+                    c.insert(u, img.clone());
+                }
+            }
+        }
+        out.extend(loaded);
+        out
     }
 
     /// Hands a finished canvas back for reuse by the next render (optional; saves the page
@@ -142,7 +183,7 @@ impl Renderer {
 
         let t = Instant::now();
         let urls = image::image_urls(tree);
-        let images = image::load_images(&urls, self.fetcher.as_ref(), &self.svg_options);
+        let images = self.load_images(&urls);
         report.timings.images_ms = ms(t);
 
         let mut engine = self

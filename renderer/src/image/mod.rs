@@ -137,3 +137,65 @@ pub fn decode(bytes: &[u8], svg_opts: &resvg::usvg::Options) -> Result<ImageSour
         .map(ImageSource::Raster)
         .ok_or_else(|| "bad image size".to_owned())
 }
+
+/// Decoded images kept between renders, least recently used dropped first once `max_bytes`
+/// is exceeded. Only successes are kept; keys are URLs, so use it for immutable URLs (blob
+/// stores), not for URLs whose content changes.
+#[derive(Debug)]
+pub(crate) struct ImageCache {
+    max_bytes: usize,
+    used: usize,
+    tick: u64,
+    entries: HashMap<String, (Arc<ImageSource>, usize, u64)>,
+}
+
+impl ImageCache {
+    pub(crate) fn new(max_bytes: usize) -> Self {
+        Self {
+            max_bytes,
+            used: 0,
+            tick: 0,
+            entries: HashMap::new(),
+        }
+    }
+
+    pub(crate) fn get(&mut self, url: &str) -> Option<Arc<ImageSource>> {
+        self.tick += 1;
+        let tick = self.tick;
+        self.entries.get_mut(url).map(|e| {
+            e.2 = tick;
+            e.0.clone()
+        })
+    }
+
+    pub(crate) fn insert(&mut self, url: &str, image: Arc<ImageSource>) {
+        let bytes = match image.as_ref() {
+            ImageSource::Raster(p) => p.data().len(),
+            ImageSource::Svg(_) => 64 << 10,
+        };
+        if bytes > self.max_bytes {
+            return;
+        }
+        self.tick += 1;
+        if let Some(old) = self
+            .entries
+            .insert(url.to_owned(), (image, bytes, self.tick))
+        {
+            self.used -= old.1;
+        }
+        self.used += bytes;
+        while self.used > self.max_bytes {
+            let Some(oldest) = self
+                .entries
+                .iter()
+                .min_by_key(|(_, e)| e.2)
+                .map(|(k, _)| k.clone())
+            else {
+                break;
+            };
+            if let Some(e) = self.entries.remove(&oldest) {
+                self.used -= e.1;
+            }
+        }
+    }
+}

@@ -149,3 +149,40 @@ fn undecodable_image_is_reported() {
         out.report.warnings
     );
 }
+
+/// Counts fetches, serving one local file for every URL.
+struct Counting(std::sync::atomic::AtomicUsize);
+
+impl ImageFetcher for Counting {
+    fn fetch(&self, _url: &str) -> Result<Vec<u8>, String> {
+        self.0.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        Ok(coffee())
+    }
+}
+
+#[test]
+fn image_cache_fetches_once_and_evicts_by_size() {
+    let json = r#"{"nodes":{"r":{"type":"FRAME","width":40,"height":40,"fills":[{"type":"IMAGE","imageFillUrl":"https://cdn.example.com/a.png"}]}}}"#;
+    let other = json.replace("a.png", "b.png");
+    let opts = RenderOptions {
+        width: Some(40),
+        encode_png: false,
+    };
+    let fetcher = Arc::new(Counting(0.into()));
+    let count = || fetcher.0.load(std::sync::atomic::Ordering::SeqCst);
+    // coffee.png decodes to 600x400x4 = 960,000 bytes: room for one image only.
+    let cached = Renderer::new(FontLibrary::bundled(), fetcher.clone()).with_image_cache(1_500_000);
+    let a = Tree::parse(json).unwrap();
+    let b = Tree::parse(&other).unwrap();
+    let first = cached.render(&a, &opts).unwrap().pixmap;
+    let second = cached.render(&a, &opts).unwrap().pixmap;
+    assert_eq!(count(), 1);
+    assert_eq!(first.data(), second.data());
+    cached.render(&b, &opts).unwrap();
+    cached.render(&a, &opts).unwrap();
+    assert_eq!(count(), 3, "b evicted a");
+    let uncached = Renderer::new(FontLibrary::bundled(), fetcher.clone());
+    uncached.render(&a, &opts).unwrap();
+    uncached.render(&a, &opts).unwrap();
+    assert_eq!(count(), 5);
+}

@@ -211,6 +211,7 @@ impl Builder<'_> {
                 clip: Clip {
                     path: p.clone(),
                     transform: t,
+                    inverse: false,
                 },
                 bounds,
             });
@@ -323,7 +324,11 @@ impl Builder<'_> {
         let clip = if axis_aligned && is_rect && pixel_exact {
             None
         } else {
-            Some(Clip { path, transform: t })
+            Some(Clip {
+                path,
+                transform: t,
+                inverse: false,
+            })
         };
         self.ops.push(DrawOp::PushLayer(Layer {
             bounds,
@@ -564,15 +569,45 @@ impl Builder<'_> {
             NodeKind::Effect => None,
         };
         let Some(path) = path else { return };
+        // Glyphs and vector paths cannot be inset exactly, so INSIDE / OUTSIDE strokes are a
+        // double-width centred stroke clipped to (the outside of) the shape.
+        let clipped = matches!(n.kind, NodeKind::Vector | NodeKind::Text)
+            && n.stroke_align != StrokeAlign::Center;
+        let width = if clipped { sw * 2.0 } else { sw };
+        let mut pushed = false;
+        if clipped {
+            let grow = width * self.scale + 2.0;
+            if let Some(bounds) = map_rect(t, path.bounds())
+                .and_then(|r| outset(r, grow))
+                .and_then(|r| to_int(r, self.canvas))
+            {
+                let clip = Clip {
+                    path: path.clone(),
+                    transform: t,
+                    inverse: n.stroke_align == StrokeAlign::Outside,
+                };
+                self.ops.push(DrawOp::PushLayer(Layer {
+                    bounds,
+                    opacity: 1.0,
+                    blend_mode: BlendMode::Normal,
+                    clip: Some(clip),
+                    effects: Vec::new(),
+                }));
+                pushed = true;
+            }
+        }
         for p in &n.strokes {
             if let Some(sp) = self.paint(n, p, w, h, fold) {
                 self.ops.push(DrawOp::Stroke {
                     path: path.clone(),
                     transform: t,
                     paint: sp,
-                    width: sw,
+                    width,
                 });
             }
+        }
+        if pushed {
+            self.ops.push(DrawOp::PopLayer);
         }
     }
 }

@@ -70,11 +70,13 @@ pub enum LayerEffect {
     Blur { sigma: f32 },
 }
 
-/// A clip: only pixels inside `path` (under `transform`) stay.
+/// A clip: only pixels inside `path` (under `transform`) stay, or outside with `inverse`.
 #[derive(Debug, Clone)]
 pub struct Clip {
     pub path: Path,
     pub transform: Transform,
+    /// Keep what is *outside* the path instead (OUTSIDE strokes of glyphs and vectors).
+    pub inverse: bool,
 }
 
 /// Parameters of a layer.

@@ -324,15 +324,6 @@ fn convert(id: &str, s: &NodeSpec) -> Result<Node, Error> {
                 .to_owned(),
         );
     }
-    if matches!(s.kind, NodeKind::Vector | NodeKind::Text)
-        && matches!(s.stroke_align.as_deref(), Some("INSIDE") | Some("OUTSIDE"))
-        && !s.strokes.is_empty()
-    {
-        unsupported.push(
-            "strokeAlign INSIDE/OUTSIDE on VECTOR or TEXT (not supported yet; drawn CENTER)"
-                .to_owned(),
-        );
-    }
     if s.fills.iter().chain(&s.strokes).any(|p| {
         p.blend_mode
             .as_deref()

@@ -60,6 +60,10 @@ SVG["shapes", "vector_path"] = '<path transform="translate(10 10)" d="M40 0 L80 
 F["shapes", "vector_evenodd"] = tree({"v": {"type": "VECTOR", "x": 10, "y": 10, "width": 80, "height": 80,
     "vectorPaths": [{"data": "M40 0 L80 80 L0 80 Z M40 30 L60 70 L20 70 Z", "windingRule": "EVENODD"}], "fills": [DARK]}})
 SVG["shapes", "vector_evenodd"] = '<path transform="translate(10 10)" fill-rule="evenodd" d="M40 0 L80 80 L0 80 Z M40 30 L60 70 L20 70 Z" fill="rgb(25.5,25.5,38.25)"/>'
+for align in ["INSIDE", "OUTSIDE"]:
+    F["shapes", "vector_stroke_" + align.lower()] = tree({"v": {"type": "VECTOR", "x": 20, "y": 20, "width": 60, "height": 60,
+        "vectorPaths": [{"data": "M30 0 L60 60 L0 60 Z"}], "fills": [solid(0.9, 0.9, 0.2)], "strokes": [DARK],
+        "strokeWeight": 6, "strokeAlign": align}})
 F["shapes", "rotation"] = tree({"r": rect(50, 10, 50, 30, [BLUE], rotation=-45)})
 SVG["shapes", "rotation"] = '<rect transform="translate(50 10) rotate(45)" width="50" height="30" fill="rgb(51,102,229.5)"/>'
 F["shapes", "opacity"] = tree({"a": rect(10, 10, 50, 50, [RED]), "b": rect(40, 40, 50, 50, [BLUE], opacity=0.5)})

@@ -17,7 +17,7 @@ macro_rules! goldens {
     };
 }
 
-goldens!(shapes: rectangle, corner_radius, rectangle_corner_radii, ellipse, vector_path, vector_evenodd, rotation,
+goldens!(shapes: rectangle, corner_radius, rectangle_corner_radii, ellipse, vector_path, vector_evenodd, vector_stroke_inside, vector_stroke_outside, rotation,
     opacity, invisible, group, frame_clip, frame_no_clip, stroke_inside, stroke_center, stroke_outside, blend_multiply);
 goldens!(paints: solid_alpha, linear_gradient, linear_gradient_diagonal, radial_gradient, paint_opacity, multiple_fills);
 goldens!(images: fill, fit, stretch, crop, tile, jpeg, webp, svg, image_opacity, rotated);

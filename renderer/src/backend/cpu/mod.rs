@@ -389,6 +389,9 @@ fn clip_mask(clip: &Clip, w: u32, h: u32, x: i32, y: i32) -> Option<Mask> {
         true,
         clip.transform.post_translate(-x as f32, -y as f32),
     );
+    if clip.inverse {
+        mask.invert();
+    }
     Some(mask)
 }
 

@@ -293,19 +293,31 @@ impl<'a> Ctx<'a> {
                 Align::Max => (inner_main - total - al.spacing * (count - 1.0), al.spacing),
                 _ => (0.0, al.spacing),
             };
+            // BASELINE: lay the row out first, then line up the first baselines.
+            let baseline = al.counter_align == Align::Baseline && al.axis == Axis::Horizontal;
+            let mut row_base = 0.0f32;
+            if baseline {
+                for &k in row {
+                    self.arrange(flow[k], plain[k].0, plain[k].1);
+                    row_base = row_base.max(self.baseline(flow[k]));
+                }
+            }
             for &k in row {
                 let (cw, chh) = plain[k];
                 let (main, cross) = match al.axis {
                     Axis::Horizontal => (cw, chh),
                     Axis::Vertical => (chh, cw),
                 };
+                let c = flow[k];
                 let off = match al.counter_align {
                     Align::Center => (row_cross - cross) / 2.0,
                     Align::Max => row_cross - cross,
+                    Align::Baseline if baseline => row_base - self.baseline(c),
                     _ => 0.0,
                 };
-                let c = flow[k];
-                self.arrange(c, cw, chh);
+                if !baseline {
+                    self.arrange(c, cw, chh);
+                }
                 let b = &mut self.out.boxes[c];
                 match al.axis {
                     Axis::Horizontal => {
@@ -328,6 +340,29 @@ impl<'a> Ctx<'a> {
                 self.arrange(c, cw, chh);
             }
         }
+    }
+
+    /// First text baseline of an arranged node, from its top (its height when it has no
+    /// text), as Figma's BASELINE alignment uses.
+    fn baseline(&self, i: usize) -> f32 {
+        self.first_baseline(i).unwrap_or(self.out.boxes[i].h)
+    }
+
+    fn first_baseline(&self, i: usize) -> Option<f32> {
+        let n = self.node(i);
+        if let (Some(s), Some(style)) = (&self.out.texts[i], &n.text) {
+            let h = self.out.boxes[i].h;
+            let off = match style.vertical_align {
+                crate::tree::VerticalAlign::Center => (h - s.height) / 2.0,
+                crate::tree::VerticalAlign::Bottom => h - s.height,
+                crate::tree::VerticalAlign::Top => 0.0,
+            };
+            return Some(off + s.first_baseline);
+        }
+        n.children
+            .iter()
+            .filter(|&&c| self.in_flow(c))
+            .find_map(|&c| self.first_baseline(c).map(|b| self.out.boxes[c].y + b))
     }
 
     fn arrange_text(&mut self, i: usize, w: f32, h: f32) {

@@ -39,6 +39,8 @@ pub struct ShapedText {
     /// Leftmost ink start (may be > 0 for centred or right-aligned text).
     pub min_x: f32,
     pub font_size: f32,
+    /// Baseline of the first line, from the top of the text block.
+    pub first_baseline: f32,
     pub lines: usize,
     /// True when a word had to be broken inside (does not fit the width).
     pub broke_word: bool,
@@ -226,6 +228,9 @@ impl TextEngine {
             }
             if let Some(end) = end {
                 prev_line = Some((run.line_i, end));
+            }
+            if out.lines == 0 {
+                out.first_baseline = run.line_y;
             }
             out.lines += 1;
             out.height = run.line_top + run.line_height;

@@ -189,6 +189,8 @@ pub enum Align {
     Center,
     Max,
     SpaceBetween,
+    /// Counter axis only: first text baselines on one line.
+    Baseline,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

@@ -314,10 +314,6 @@ fn convert(id: &str, s: &NodeSpec) -> Result<Node, Error> {
         s.counter_axis_align_items.as_deref(),
         &["MIN", "CENTER", "MAX", "BASELINE"],
     )?;
-    if s.counter_axis_align_items.as_deref() == Some("BASELINE") {
-        unsupported
-            .push("counterAxisAlignItems BASELINE (not supported yet; drawn as MIN)".to_owned());
-    }
     if s.layout_wrap.as_deref() == Some("WRAP") && s.layout_mode.as_deref() == Some("VERTICAL") {
         unsupported.push(
             "layoutWrap WRAP on a VERTICAL layout (Figma wraps only HORIZONTAL; ignored)"

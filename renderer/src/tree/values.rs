@@ -261,6 +261,7 @@ pub(super) fn align(
         Some("CENTER") => Align::Center,
         Some("MAX") => Align::Max,
         Some("SPACE_BETWEEN") => Align::SpaceBetween,
+        Some("BASELINE") => Align::Baseline,
         _ => Align::Min,
     })
 }

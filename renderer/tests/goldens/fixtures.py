@@ -180,6 +180,13 @@ btn = {"type": "FRAME", "x": 10, "y": 30, "layoutMode": "HORIZONTAL", "paddingLe
        "paddingBottom": 8, "cornerRadius": 16, "fills": [BLUE], "children": ["label"], "counterAxisAlignItems": "CENTER"}
 F["layout", "hug_text_button"] = tree({"btn": btn})
 F["layout", "hug_text_button"]["nodes"].update(nested({"label": text(0, 0, None, None, "Shop now", 12, fills=[BG], fontWeight=600)}))
+row = {"type": "FRAME", "x": 4, "y": 20, "layoutMode": "HORIZONTAL", "itemSpacing": 4, "counterAxisAlignItems": "BASELINE",
+       "fills": [solid(0.95, 0.95, 0.9)], "children": ["big", "small", "box"]}
+F["layout", "baseline"] = tree({"row": row})
+F["layout", "baseline"]["nodes"].update(nested({
+    "big": text(0, 0, None, None, "Big", 28, fontWeight=700),
+    "small": text(0, 0, None, None, "small", 11),
+    "box": rect(0, 0, 12, 12, [RED])}))
 col = {"type": "FRAME", "x": 5, "y": 5, "width": 90, "layoutMode": "VERTICAL", "itemSpacing": 4, "paddingLeft": 6, "paddingRight": 6,
        "paddingTop": 6, "paddingBottom": 6, "fills": [solid(0.95, 0.95, 0.9)], "children": ["h", "p"]}
 F["layout", "text_fill_width"] = tree({"col": col})

@@ -30,6 +30,7 @@
 //! [`RedisQueue`] holds reconnecting connections, so it outlives Redis restarts.
 
 pub mod blob;
+pub mod generate;
 pub mod protocol;
 /// The `redis` crate this one is built on, so that other Redis users of the process (the
 /// API's shared rate limiter) use the same version and can share
@@ -38,6 +39,7 @@ pub use redis;
 pub mod queue;
 pub mod runner;
 
+pub use generate::{GenerateAdHandler, GenerateConfig};
 pub use protocol::{
     AdCompleted, AdFailed, AdProgress, Event, GenerateAdJob, Job, JobEnvelope, RerenderJob,
 };

@@ -1,0 +1,169 @@
+//! Fetching the job's images once: the reference, the product image and the logos go
+//! through the renderer's [`HttpFetcher`] (public addresses only unless the operator allows
+//! private ones, size and time limits), and the bytes are kept for the render so the
+//! renderer does not download them a second time.
+//!
+//! Failures are sorted for the runner: a 4xx answer, a private address or bytes that are not
+//! an image can never succeed (`abort`); timeouts, refused connections and 5xx answers may
+//! (`retry`).
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use adforge_renderer::{FetchLimits, HttpFetcher, ImageFetcher};
+
+use super::analyse::{Rgb, luminance};
+use super::fill::LogoChoice;
+use crate::protocol::Logo;
+use crate::runner::JobError;
+
+/// The renderer's fetcher with a per-job shelf of bytes already downloaded.
+pub struct ShelfFetcher {
+    http: HttpFetcher,
+    shelf: Mutex<HashMap<String, Arc<Vec<u8>>>>,
+}
+
+impl ShelfFetcher {
+    /// A fetcher with these limits.
+    pub fn new(limits: FetchLimits) -> Self {
+        ShelfFetcher {
+            http: HttpFetcher::new(limits),
+            shelf: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// Downloads `url` (blocking) and keeps the bytes on the shelf for the render.
+    ///
+    /// # Errors
+    /// The fetcher's message.
+    pub fn fetch_and_keep(&self, url: &str) -> Result<Arc<Vec<u8>>, String> {
+        let bytes = Arc::new(self.http.fetch(url)?);
+        self.shelf
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(url.to_owned(), bytes.clone());
+        Ok(bytes)
+    }
+
+    /// Forgets the bytes of `urls` (the job that fetched them is done).
+    pub fn release(&self, urls: &[String]) {
+        let mut shelf = self.shelf.lock().unwrap_or_else(PoisonError::into_inner);
+        for u in urls {
+            shelf.remove(u);
+        }
+    }
+}
+
+impl ImageFetcher for ShelfFetcher {
+    fn fetch(&self, url: &str) -> Result<Vec<u8>, String> {
+        let kept = self
+            .shelf
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(url)
+            .cloned();
+        match kept {
+            Some(bytes) => Ok(bytes.as_ref().clone()),
+            None => self.http.fetch(url),
+        }
+    }
+}
+
+/// Sorts a fetch failure of `what` (e.g. "reference image") at `url` into retry or abort.
+pub fn classify(what: &str, url: &str, message: &str) -> JobError {
+    let status = message
+        .split("http status: ")
+        .nth(1)
+        .and_then(|s| s.get(..3))
+        .and_then(|s| s.parse::<u16>().ok());
+    match status {
+        Some(408 | 429) => JobError::retry(format!("{what} {url}: HTTP {}", status.unwrap_or(0))),
+        Some(code @ 400..=499) => JobError::abort(format!(
+            "the {what} at {url} could not be fetched (HTTP {code}); use a publicly reachable image URL"
+        )),
+        Some(code) => JobError::retry(format!("{what} {url}: HTTP {code}")),
+        None if message.contains("private")
+            || message.contains("only http and https")
+            || message.contains("larger than")
+            || message.contains("limit") =>
+        {
+            JobError::abort(format!("the {what} at {url} cannot be used: {message}"))
+        }
+        None => JobError::retry(format!("{what} {url}: {message}")),
+    }
+}
+
+/// True when `bytes` start like an SVG document.
+pub fn looks_svg(bytes: &[u8]) -> bool {
+    let head = &bytes[..bytes.len().min(512)];
+    head.windows(4).any(|w| w == b"<svg") || head.starts_with(b"<?xml")
+}
+
+/// Checks that `bytes` are an image the renderer can draw.
+///
+/// # Errors
+/// An abort naming `what` and `url` when they are not.
+pub fn check_image(what: &str, url: &str, bytes: &[u8]) -> Result<(), JobError> {
+    if looks_svg(bytes) {
+        return Ok(());
+    }
+    image::ImageReader::new(std::io::Cursor::new(bytes))
+        .with_guessed_format()
+        .ok()
+        .and_then(|r| r.into_dimensions().ok())
+        .map(|_| ())
+        .ok_or_else(|| {
+            JobError::abort(format!(
+                "the {what} at {url} is not a PNG, JPEG, WebP or SVG image"
+            ))
+        })
+}
+
+/// Measures a logo's shape and lightness; SVGs (not decoded here) fall back to the theme
+/// the brand gave it (`light` is a light-coloured logo).
+pub fn measure_logo(logo: &Logo, bytes: &[u8]) -> Option<LogoChoice> {
+    let themed = match logo.theme.as_deref() {
+        Some("light") => 0.9,
+        Some("dark") => 0.1,
+        _ => 0.5,
+    };
+    if looks_svg(bytes) {
+        return Some(LogoChoice {
+            url: logo.url.clone(),
+            aspect: 3.0,
+            luminance: themed,
+        });
+    }
+    let img = image::load_from_memory(bytes).ok()?;
+    let thumb = img.thumbnail(128, 128).to_rgba8();
+    let (mut sum, mut n) = (0.0f32, 0.0f32);
+    for p in thumb.pixels() {
+        if p.0[3] > 128 {
+            let c: Rgb = [p.0[0], p.0[1], p.0[2]];
+            sum += luminance(c);
+            n += 1.0;
+        }
+    }
+    Some(LogoChoice {
+        url: logo.url.clone(),
+        aspect: img.width() as f32 / img.height().max(1) as f32,
+        luminance: if n > 0.0 { sum / n } else { themed },
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn client_errors_abort_and_server_errors_retry() {
+        let abort = |m: &str| matches!(classify("x", "u", m), JobError::Abort { .. });
+        assert!(abort("http status: 404"));
+        assert!(abort(
+            "the host resolves only to private, loopback or link-local addresses"
+        ));
+        assert!(!abort("http status: 503"));
+        assert!(!abort("http status: 429"));
+        assert!(!abort("io: Connection refused"));
+    }
+}

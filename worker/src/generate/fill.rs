@@ -1,0 +1,601 @@
+//! Filling a layout template: the brand's colours and fonts, the product image, a logo that
+//! stands out from what is behind it, the copy, fresh node ids, and the contrast rules.
+//!
+//! A template is a renderer tree whose nodes may carry `$` keys (see
+//! `assets/layouts/README.md`): `$fill` (a palette role), `$text` (a copy slot), `$font`,
+//! `$image` (`product` or `logo`), `$on` (the node behind a text or logo), `$align` and
+//! `$scrim`. Filling resolves them and removes them, so the tree handed to the renderer and
+//! stored as `current_json_tree` is plain renderer format with UUID ids and readable `name`s.
+//!
+//! Text colour is chosen by arithmetic where the backdrop is a known solid (the WCAG ratio
+//! against the role's colour); over photos the template puts a scrim, and the handler's
+//! preflight render (the renderer measures contrast against the real pixels) darkens it
+//! with [`strengthen`] when that is not enough. Rejected alternative: measuring the photo
+//! here and guessing the pixels behind each line — the renderer already composites and
+//! measures them exactly, so the pipeline asks it.
+
+use serde_json::{Map, Value, json};
+
+use super::analyse::{Analysis, Rgb, contrast, luminance};
+use super::copy::{AdCopy, fnv1a};
+use crate::protocol::Brand;
+
+/// Families compiled into the renderer (`assets/fonts`).
+const BUNDLED_FAMILIES: &[&str] = &[
+    "Inter",
+    "Roboto",
+    "Open Sans",
+    "Lato",
+    "League Spartan",
+    "Bebas Neue",
+    "Noto Sans",
+    "Noto Serif Display",
+    "EB Garamond",
+    "DejaVu Sans",
+];
+
+/// The colours of one ad, by role.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Palette {
+    /// The brand's main colour: colour fields and panels.
+    pub primary: Rgb,
+    /// A second colour that differs from `primary`: buttons, badges, rules.
+    pub accent: Rgb,
+    /// A near-black tinted towards the brand: text on light grounds, dark fields.
+    pub ink: Rgb,
+    /// A light ground tinted towards the brand.
+    pub background: Rgb,
+}
+
+impl Palette {
+    /// The brand's palette (`color_palettes`: a palette named `primary` first, then the
+    /// others in order), completed from the reference's colours when the brand has none.
+    pub fn from_brand(brand: &Brand, analysis: &Analysis) -> Palette {
+        let mut colours = brand_colours(&brand.color_palettes);
+        if colours.is_empty() {
+            // The most colourful of the reference's dominant colours.
+            let mut refs: Vec<Rgb> = analysis.palette.iter().map(|(c, _)| *c).collect();
+            refs.sort_by(|a, b| saturation(*b).total_cmp(&saturation(*a)));
+            colours.extend(refs.into_iter().take(2));
+        }
+        let primary = colours.first().copied().unwrap_or([30, 64, 175]);
+        let accent = colours
+            .iter()
+            .skip(1)
+            .copied()
+            .filter(|c| super::analyse::colour_distance(*c, primary) > 0.25)
+            .max_by(|a, b| saturation(*a).total_cmp(&saturation(*b)))
+            .unwrap_or_else(|| {
+                if luminance(primary) < 0.3 {
+                    [245, 196, 66]
+                } else {
+                    mix(primary, [0, 0, 0], 0.75)
+                }
+            });
+        let ink = colours
+            .iter()
+            .copied()
+            .filter(|c| luminance(*c) < 0.03)
+            .min_by(|a, b| luminance(*a).total_cmp(&luminance(*b)))
+            .unwrap_or_else(|| mix(primary, [10, 10, 14], 0.88));
+        let background = colours
+            .iter()
+            .copied()
+            .filter(|c| luminance(*c) > 0.8)
+            .max_by(|a, b| luminance(*a).total_cmp(&luminance(*b)))
+            .unwrap_or_else(|| mix(primary, [255, 255, 255], 0.92));
+        Palette {
+            primary,
+            accent,
+            ink,
+            background,
+        }
+    }
+
+    /// The colour of a template role; unknown roles are white.
+    pub fn role(&self, role: &str) -> Rgb {
+        match role {
+            "primary" | "surface" => self.primary,
+            "accent" => self.accent,
+            "ink" => self.ink,
+            "background" => self.background,
+            _ => [255, 255, 255],
+        }
+    }
+
+    /// The most on-brand text colour readable (≥ 4.5:1) on `backdrop`.
+    pub fn text_on(&self, backdrop: Rgb) -> Rgb {
+        let dark = luminance(backdrop) > 0.18;
+        let prefs = if dark {
+            [self.ink, [17, 17, 17], [0, 0, 0]]
+        } else {
+            [[255, 255, 255], self.background, [255, 255, 255]]
+        };
+        prefs
+            .into_iter()
+            .find(|c| contrast(*c, backdrop) >= 4.6)
+            .unwrap_or(
+                if contrast([0, 0, 0], backdrop) > contrast([255, 255, 255], backdrop) {
+                    [0, 0, 0]
+                } else {
+                    [255, 255, 255]
+                },
+            )
+    }
+}
+
+/// A measured logo.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LogoChoice {
+    /// Its URL.
+    pub url: String,
+    /// Width over height.
+    pub aspect: f32,
+    /// Mean luminance of its opaque pixels (0..1).
+    pub luminance: f32,
+}
+
+/// Everything [`fill`] needs besides the template.
+#[derive(Debug, Clone)]
+pub struct FillInputs<'a> {
+    /// The ad, whose id seeds the node UUIDs.
+    pub ad_id: &'a str,
+    /// The brand (fonts, name).
+    pub brand: &'a Brand,
+    /// Colours by role.
+    pub palette: Palette,
+    /// The copy.
+    pub copy: &'a AdCopy,
+    /// The product image URL, if the variant has images.
+    pub product_image: Option<&'a str>,
+    /// The brand's logos, measured.
+    pub logos: &'a [LogoChoice],
+}
+
+/// How the contrast of one text node is guaranteed.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TextPlacement {
+    /// The node's UUID.
+    pub id: String,
+    /// The UUID of the scrim behind it, when it sits on a photo.
+    pub scrim: Option<String>,
+    /// The solid colour behind it, when known.
+    pub backdrop: Option<Rgb>,
+}
+
+/// A filled tree plus what the contrast pass needs.
+#[derive(Debug, Clone)]
+pub struct Filled {
+    /// The tree in renderer format.
+    pub tree: Value,
+    /// One entry per TEXT node.
+    pub texts: Vec<TextPlacement>,
+}
+
+/// Fills `template` (one aspect's tree from a layout file).
+///
+/// # Errors
+/// A message when the template is not an object with `nodes` (a layout asset bug).
+pub fn fill(template: &Value, inputs: &FillInputs<'_>) -> Result<Filled, String> {
+    let nodes = template
+        .get("nodes")
+        .and_then(Value::as_object)
+        .ok_or("layout template has no nodes")?;
+    let root = template
+        .get("root")
+        .and_then(Value::as_str)
+        .unwrap_or("root");
+    let id_of = |key: &str| node_uuid(inputs.ad_id, key);
+    let (heading, body) = fonts(&inputs.brand.fonts);
+
+    // Backdrop colours first, so texts can look theirs up by template id.
+    let role_of = |key: &str| -> Option<Rgb> {
+        let n = nodes.get(key)?;
+        if n.get("$scrim").is_some() {
+            return Some([20, 20, 20]);
+        }
+        n.get("$fill")
+            .and_then(Value::as_str)
+            .map(|r| inputs.palette.role(r))
+    };
+
+    let mut out = Map::new();
+    let mut texts = Vec::new();
+    for (key, node) in nodes {
+        let Some(src) = node.as_object() else {
+            return Err(format!("layout node {key} is not an object"));
+        };
+        let mut n = Map::new();
+        let uuid = id_of(key);
+        let on = src.get("$on").and_then(Value::as_str);
+        let backdrop = on.and_then(role_of);
+        let on_scrim = on
+            .and_then(|o| nodes.get(o))
+            .is_some_and(|o| o.get("$scrim").is_some());
+        for (k, v) in src {
+            if k.starts_with('$') {
+                continue;
+            }
+            let v = match k.as_str() {
+                "id" => Value::from(uuid.clone()),
+                "children" => Value::Array(
+                    v.as_array()
+                        .map(|c| {
+                            c.iter()
+                                .filter_map(Value::as_str)
+                                .map(|c| Value::from(id_of(c)))
+                                .collect()
+                        })
+                        .unwrap_or_default(),
+                ),
+                _ => v.clone(),
+            };
+            n.insert(k.clone(), v);
+        }
+        n.insert("name".into(), Value::from(display_name(key)));
+        if let Some(role) = src.get("$fill").and_then(Value::as_str) {
+            n.insert("fills".into(), solid(inputs.palette.role(role)));
+        }
+        if let Some(slot) = src.get("$text").and_then(Value::as_str) {
+            let text = match slot {
+                "headline" => inputs.copy.headline.clone(),
+                "supporting" => inputs.copy.supporting.clone(),
+                "cta" => inputs.copy.cta.clone(),
+                "eyebrow" => inputs.copy.eyebrow.clone(),
+                _ => inputs.brand.name.clone(),
+            };
+            n.insert("characters".into(), Value::from(text));
+            let family = match src.get("$font").and_then(Value::as_str) {
+                Some("heading") => &heading,
+                _ => &body,
+            };
+            n.insert("fontFamily".into(), Value::from(family.clone()));
+            let bg = backdrop.unwrap_or([255, 255, 255]);
+            let mut colour = inputs.palette.text_on(bg);
+            // Eyebrows take the accent colour where it stays readable.
+            if slot == "eyebrow"
+                && on != Some("badge")
+                && contrast(inputs.palette.accent, bg) >= 4.6
+            {
+                colour = inputs.palette.accent;
+            }
+            if on_scrim {
+                colour = [255, 255, 255];
+            }
+            n.insert("fills".into(), solid(colour));
+            texts.push(TextPlacement {
+                id: uuid.clone(),
+                scrim: on_scrim.then(|| on.map(id_of)).flatten(),
+                backdrop: (!on_scrim).then_some(bg),
+            });
+        }
+        match src.get("$image").and_then(Value::as_str) {
+            Some("product") => {
+                let fills = match inputs.product_image {
+                    Some(url) => {
+                        json!([{"type": "IMAGE", "imageFillUrl": url, "scaleMode": "FILL"}])
+                    }
+                    None => gradient(inputs.palette.primary, inputs.palette.accent),
+                };
+                n.insert("fills".into(), fills);
+            }
+            Some("logo") => {
+                let bg = backdrop.unwrap_or([255, 255, 255]);
+                let align = src.get("$align").and_then(Value::as_str).unwrap_or("LEFT");
+                place_logo(&mut n, inputs, bg, align, &heading);
+                if n.get("type").and_then(Value::as_str) == Some("TEXT") {
+                    texts.push(TextPlacement {
+                        id: uuid.clone(),
+                        scrim: on_scrim.then(|| on.map(id_of)).flatten(),
+                        backdrop: (!on_scrim).then_some(bg),
+                    });
+                }
+            }
+            _ => {}
+        }
+        out.insert(uuid, Value::Object(n));
+    }
+    Ok(Filled {
+        tree: json!({"root": id_of(root), "nodes": Value::Object(out)}),
+        texts,
+    })
+}
+
+/// Sizes the logo box to the chosen logo's aspect, or turns the slot into a wordmark.
+fn place_logo(
+    n: &mut Map<String, Value>,
+    inputs: &FillInputs<'_>,
+    bg: Rgb,
+    align: &str,
+    font: &str,
+) {
+    let num = |n: &Map<String, Value>, k: &str| n.get(k).and_then(Value::as_f64).unwrap_or(0.0);
+    let (x, w, h) = (num(n, "x"), num(n, "width"), num(n, "height"));
+    let bg_l = luminance(bg);
+    let best = inputs.logos.iter().max_by(|a, b| {
+        (a.luminance - bg_l)
+            .abs()
+            .total_cmp(&(b.luminance - bg_l).abs())
+    });
+    match best {
+        Some(logo) => {
+            let lw = (h * f64::from(logo.aspect)).clamp(h * 0.6, w);
+            let lx = match align {
+                "CENTER" => x + (w - lw) / 2.0,
+                "RIGHT" => x + w - lw,
+                _ => x,
+            };
+            n.insert("x".into(), json!(round2(lx)));
+            n.insert("width".into(), json!(round2(lw)));
+            n.insert(
+                "fills".into(),
+                json!([{"type": "IMAGE", "imageFillUrl": logo.url, "scaleMode": "FIT"}]),
+            );
+        }
+        None => {
+            n.insert("type".into(), Value::from("TEXT"));
+            n.insert("characters".into(), Value::from(inputs.brand.name.clone()));
+            n.insert("fontFamily".into(), Value::from(font.to_owned()));
+            n.insert("fontWeight".into(), json!(700));
+            n.insert("fontSize".into(), json!(round2(h * 0.62)));
+            n.insert("textAutoResize".into(), Value::from("NONE"));
+            n.insert("textAlignHorizontal".into(), Value::from(align));
+            n.insert("textAlignVertical".into(), Value::from("CENTER"));
+            n.insert(
+                "textFit".into(),
+                json!({"minFontSize": round2(h * 0.3), "maxFontSize": round2(h * 0.62)}),
+            );
+            n.insert("fills".into(), solid(inputs.palette.text_on(bg)));
+        }
+    }
+}
+
+/// Makes the contrast of `failing` text nodes safe: scrims behind them become nearly
+/// opaque; texts on solids switch to black or white, whichever reads better.
+pub fn strengthen(filled: &mut Filled, failing: &[String]) {
+    for id in failing {
+        let Some(place) = filled.texts.iter().find(|t| &t.id == id).cloned() else {
+            continue;
+        };
+        let nodes = &mut filled.tree["nodes"];
+        if let Some(scrim) = &place.scrim {
+            if let Some(stops) = nodes[scrim]["fills"][0]["gradientStops"].as_array_mut() {
+                for (i, stop) in stops.iter_mut().enumerate() {
+                    let a = stop["color"]["a"].as_f64().unwrap_or(0.0);
+                    let boosted = if i == 0 { a } else { (a + 0.2).min(0.96) };
+                    stop["color"]["a"] = json!(round2(boosted));
+                }
+            }
+        } else {
+            let bg = place.backdrop.unwrap_or([255, 255, 255]);
+            let c = if contrast([0, 0, 0], bg) > contrast([255, 255, 255], bg) {
+                [0, 0, 0]
+            } else {
+                [255, 255, 255]
+            };
+            nodes[id]["fills"] = solid(c);
+        }
+    }
+}
+
+/// Lowers the minimum font size of texts that did not fit, so the next render fits them.
+pub fn loosen_fit(filled: &mut Filled, overflowing: &[String]) {
+    for id in overflowing {
+        let node = &mut filled.tree["nodes"][id];
+        if let Some(min) = node["textFit"]["minFontSize"].as_f64() {
+            node["textFit"]["minFontSize"] = json!(round2((min * 0.7).max(6.0)));
+        }
+    }
+}
+
+/// A v4-format UUID derived from the ad and the template node, so a redone job produces
+/// the same ids (the tree is the same) and ids stay stable across versions.
+pub fn node_uuid(ad_id: &str, key: &str) -> String {
+    let a = fnv1a(&[ad_id, key]);
+    let b = fnv1a(&[key, ad_id, "adforge-node"]);
+    let mut bytes = [0u8; 16];
+    bytes[..8].copy_from_slice(&a.to_be_bytes());
+    bytes[8..].copy_from_slice(&b.to_be_bytes());
+    uuid::Builder::from_random_bytes(bytes)
+        .into_uuid()
+        .to_string()
+}
+
+/// Heading and body families: the brand's first fonts with those roles, mapped to bundled
+/// families (a brand font that is not bundled falls back to a bundled one of its kind).
+pub fn fonts(brand_fonts: &Value) -> (String, String) {
+    let list: Vec<(String, String)> = brand_fonts
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .filter_map(|f| {
+                    let name = f.get("name").or_else(|| f.get("family"))?.as_str()?;
+                    let role = ["role", "usage", "type", "category"]
+                        .iter()
+                        .find_map(|k| f.get(*k).and_then(Value::as_str))
+                        .unwrap_or("")
+                        .to_lowercase();
+                    Some((name.to_owned(), role))
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    let find = |keys: &[&str]| {
+        list.iter()
+            .find(|(_, r)| keys.iter().any(|k| r.contains(k)))
+            .map(|(n, _)| n.clone())
+    };
+    let heading = find(&["head", "display", "title"]).or_else(|| list.first().map(|f| f.0.clone()));
+    let body = find(&["body", "text", "paragraph"])
+        .or_else(|| list.get(1).map(|f| f.0.clone()))
+        .or_else(|| heading.clone());
+    (
+        bundled_family(heading.as_deref(), "League Spartan"),
+        bundled_family(body.as_deref(), "Inter"),
+    )
+}
+
+fn bundled_family(name: Option<&str>, default: &str) -> String {
+    let Some(name) = name else {
+        return default.to_owned();
+    };
+    if let Some(f) = BUNDLED_FAMILIES
+        .iter()
+        .find(|f| f.eq_ignore_ascii_case(name.trim()))
+    {
+        return (*f).to_owned();
+    }
+    let lower = name.to_lowercase();
+    if lower.contains("mono") {
+        "DejaVu Sans".to_owned()
+    } else if (lower.contains("serif") && !lower.contains("sans"))
+        || [
+            "garamond",
+            "playfair",
+            "georgia",
+            "times",
+            "baskerville",
+            "didot",
+        ]
+        .iter()
+        .any(|s| lower.contains(s))
+    {
+        "Noto Serif Display".to_owned()
+    } else {
+        default.to_owned()
+    }
+}
+
+/// Every colour of a brand's `color_palettes`, `primary` first, duplicates dropped.
+pub fn brand_colours(palettes: &Value) -> Vec<Rgb> {
+    let mut out: Vec<Rgb> = Vec::new();
+    let mut push_all = |v: &Value| {
+        let items: Vec<&Value> = match v {
+            Value::Array(a) => a.iter().collect(),
+            other => vec![other],
+        };
+        for item in items {
+            let hex = item
+                .as_str()
+                .or_else(|| item.get("hex").and_then(Value::as_str));
+            if let Some(c) = hex.and_then(parse_hex)
+                && !out.contains(&c)
+            {
+                out.push(c);
+            }
+        }
+    };
+    match palettes {
+        Value::Object(map) => {
+            if let Some(p) = map.get("primary") {
+                push_all(p);
+            }
+            for (k, v) in map {
+                if k != "primary" {
+                    push_all(v);
+                }
+            }
+        }
+        Value::Array(_) => push_all(palettes),
+        _ => {}
+    }
+    out
+}
+
+/// `#rgb` or `#rrggbb` (the `#` optional).
+pub fn parse_hex(s: &str) -> Option<Rgb> {
+    let h = s.trim().trim_start_matches('#');
+    let digits: Vec<u8> = h
+        .chars()
+        .map(|c| c.to_digit(16).map(|d| d as u8))
+        .collect::<Option<_>>()?;
+    match digits.len() {
+        3 => Some([digits[0] * 17, digits[1] * 17, digits[2] * 17]),
+        6 | 8 => Some([
+            digits[0] * 16 + digits[1],
+            digits[2] * 16 + digits[3],
+            digits[4] * 16 + digits[5],
+        ]),
+        _ => None,
+    }
+}
+
+fn saturation(c: Rgb) -> f32 {
+    let max = f32::from(*c.iter().max().unwrap_or(&0));
+    let min = f32::from(*c.iter().min().unwrap_or(&0));
+    if max == 0.0 { 0.0 } else { (max - min) / max }
+}
+
+/// `a` moved towards `b` by `t` (0..1).
+pub fn mix(a: Rgb, b: Rgb, t: f32) -> Rgb {
+    let mut out = [0u8; 3];
+    for k in 0..3 {
+        out[k] = (f32::from(a[k]) * (1.0 - t) + f32::from(b[k]) * t).round() as u8;
+    }
+    out
+}
+
+fn colour_json(c: Rgb) -> Value {
+    let ch = |v: u8| json!(round4(f64::from(v) / 255.0));
+    json!({"r": ch(c[0]), "g": ch(c[1]), "b": ch(c[2]), "a": 1})
+}
+
+fn solid(c: Rgb) -> Value {
+    json!([{"type": "SOLID", "color": colour_json(c)}])
+}
+
+fn gradient(a: Rgb, b: Rgb) -> Value {
+    json!([{"type": "GRADIENT_LINEAR",
+        "gradientHandlePositions": [{"x": 0, "y": 0}, {"x": 1, "y": 1}, {"x": 0, "y": 1}],
+        "gradientStops": [{"position": 0, "color": colour_json(a)},
+                          {"position": 1, "color": colour_json(b)}]}])
+}
+
+fn display_name(key: &str) -> String {
+    key.split('_')
+        .map(|w| {
+            let mut c = w.chars();
+            c.next()
+                .map(|f| f.to_uppercase().chain(c).collect::<String>())
+                .unwrap_or_default()
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+fn round2(v: f64) -> f64 {
+    (v * 100.0).round() / 100.0
+}
+
+fn round4(v: f64) -> f64 {
+    (v * 10000.0).round() / 10000.0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn palettes_put_primary_first_and_fonts_fall_back() {
+        let p = serde_json::json!({"accent": ["#ff5500"], "primary": ["#112233", "#fff"]});
+        assert_eq!(
+            brand_colours(&p),
+            vec![[0x11, 0x22, 0x33], [255, 255, 255], [255, 0x55, 0]]
+        );
+        let f =
+            serde_json::json!([{"name": "Playfair Display", "role": "heading"}, {"name": "lato"}]);
+        assert_eq!(fonts(&f), ("Noto Serif Display".into(), "Lato".into()));
+        assert_eq!(
+            fonts(&Value::Null),
+            ("League Spartan".into(), "Inter".into())
+        );
+    }
+
+    #[test]
+    fn node_ids_are_v4_uuids_and_stable() {
+        let a = node_uuid("ia_1", "headline");
+        assert_eq!(a, node_uuid("ia_1", "headline"));
+        assert_ne!(a, node_uuid("ia_2", "headline"));
+        assert_eq!(uuid::Uuid::parse_str(&a).unwrap().get_version_num(), 4);
+    }
+}

@@ -11,12 +11,16 @@ use axum::routing::get;
 use utoipa::OpenApi;
 use utoipa_axum::router::OpenApiRouter;
 
+use adforge_renderer::{FetchLimits, HttpFetcher};
+use adforge_worker::{JobQueue, MemoryQueue, QueueConfig, RedisQueue};
+
 use crate::Error;
 use crate::auth::KeyCache;
 use crate::blob::{BlobStore, LocalBlobStore};
 use crate::cli::ServeArgs;
 use crate::http::middleware;
-use crate::ratelimit::{MemoryRateLimiter, SharedLimiter};
+use crate::jobs::Jobs;
+use crate::ratelimit::{MemoryRateLimiter, RedisRateLimiter, SharedLimiter};
 use crate::resources;
 use crate::store::Db;
 
@@ -27,6 +31,14 @@ pub struct AppState {
     pub blobs: Arc<dyn BlobStore>,
     pub keys: Arc<KeyCache>,
     pub limiter: SharedLimiter,
+    /// The job queue, outbox dispatcher and event applier.
+    pub jobs: Jobs,
+    /// Fetches reference ads through the public-address guard.
+    pub reference_fetcher: Arc<HttpFetcher>,
+    /// Where INSUFFICIENT_BALANCE sends people to top up.
+    pub dashboard_url: String,
+    /// Operators may allow loopback/private URLs (tests, local demos).
+    pub allow_private_urls: bool,
     /// The OpenAPI document, serialised once.
     pub openapi: Arc<String>,
 }
@@ -39,6 +51,7 @@ pub fn api_router() -> OpenApiRouter<AppState> {
         .merge(resources::variants::router())
         .merge(resources::audiences::router())
         .merge(resources::images::router())
+        .merge(resources::image_ads::router())
         .merge(resources::search::router())
 }
 
@@ -50,16 +63,10 @@ pub fn openapi_document() -> utoipa::openapi::OpenApi {
 
 /// Builds the application. Middleware, outermost first: request id → auth → rate limit
 /// → body limit → idempotency → route.
-pub fn build(db: Db, blobs: Arc<dyn BlobStore>, limiter: SharedLimiter) -> Router {
+pub fn build(mut state: AppState) -> Router {
     let (routes, doc) = api_router().split_for_parts();
     let doc = crate::openapi::finish(doc);
-    let state = AppState {
-        db,
-        blobs,
-        keys: Arc::new(KeyCache::default()),
-        limiter,
-        openapi: Arc::new(serde_json::to_string(&doc).unwrap_or_default()),
-    };
+    state.openapi = Arc::new(serde_json::to_string(&doc).unwrap_or_default());
     routes
         .route("/openapi.json", get(serve_openapi))
         .route("/files/{*key}", get(resources::files::serve_file))
@@ -139,7 +146,51 @@ impl Server {
                 }
             }
         });
-        let app = build(db.clone(), blobs, Arc::new(MemoryRateLimiter::default()));
+        let (queue, limiter): (Arc<dyn JobQueue>, SharedLimiter) = match &args.redis_url {
+            Some(url) => {
+                let q = RedisQueue::connect(url, QueueConfig::default())
+                    .await
+                    .map_err(|e| Error::Invalid(format!("cannot use --redis-url {url}: {e}")))?;
+                let limiter = Arc::new(RedisRateLimiter::new(q.connection_manager()));
+                (Arc::new(q), limiter)
+            }
+            None => (
+                Arc::new(MemoryQueue::new(QueueConfig::default())),
+                Arc::new(MemoryRateLimiter::default()),
+            ),
+        };
+        crate::render_node::spawn_in_process(
+            queue.clone(),
+            crate::render_node::handler(blobs.clone(), args.allow_private_urls),
+            args.workers,
+        );
+        let jobs = Jobs::new(db.clone(), queue);
+        jobs.spawn_dispatcher();
+        jobs.spawn_applier(adforge_worker::default_consumer_name());
+        let resumed = jobs.resume().await?;
+        if resumed > 0 {
+            tracing::info!(resumed, "resumed processing image ads");
+        }
+        let dashboard_url = args
+            .dashboard_url
+            .clone()
+            .unwrap_or_else(|| format!("{public_url}/dashboard/billing"));
+        let reference_fetcher = Arc::new(HttpFetcher::new(FetchLimits {
+            max_bytes: crate::http::middleware::MAX_BODY_BYTES as u64,
+            allow_private: args.allow_private_urls,
+            ..FetchLimits::default()
+        }));
+        let app = build(AppState {
+            db: db.clone(),
+            blobs,
+            keys: Arc::new(KeyCache::default()),
+            limiter,
+            jobs,
+            reference_fetcher,
+            dashboard_url,
+            allow_private_urls: args.allow_private_urls,
+            openapi: Arc::new(String::new()),
+        });
         Ok(Self {
             listener,
             addr,
@@ -163,7 +214,8 @@ impl Server {
     }
 }
 
-async fn shutdown_signal() {
+/// Resolves on SIGTERM or Ctrl-C.
+pub async fn shutdown_signal() {
     let ctrl_c = async {
         let _ = tokio::signal::ctrl_c().await;
     };

@@ -25,6 +25,8 @@ pub enum Command {
     /// Operator tasks the spec leaves to the web dashboard: organizations, API keys,
     /// wallet top-ups. Each prints one JSON object on stdout.
     Admin(crate::admin::AdminArgs),
+    /// Run a stateless render node that takes jobs from Redis.
+    Worker(crate::render_node::WorkerArgs),
     /// Render a JSON tree file to PNG (long edge 3840 px by default). Image paths in the
     /// tree may be URLs or paths relative to the tree file.
     Render(RenderArgs),
@@ -47,6 +49,20 @@ pub struct ServeArgs {
     /// Log filter (tracing's EnvFilter syntax), e.g. `info` or `adforge_api=debug`.
     #[arg(long, env = "ADFORGE_LOG", default_value = "info")]
     pub log: String,
+    /// Allow reference and image URLs on loopback and private addresses (tests, local demos).
+    #[arg(long, env = "ADFORGE_ALLOW_PRIVATE_URLS", default_value_t = false)]
+    pub allow_private_urls: bool,
+    /// The billing page INSUFFICIENT_BALANCE errors link to. Default: PUBLIC_URL/dashboard/billing.
+    #[arg(long, env = "ADFORGE_DASHBOARD_URL")]
+    pub dashboard_url: Option<String>,
+    /// Redis for jobs, events and rate limits shared by several API nodes and `adforge
+    /// worker` processes. Without it: an in-process queue (the embedded default).
+    #[arg(long, env = "ADFORGE_REDIS_URL")]
+    pub redis_url: Option<String>,
+    /// In-process render workers (the embedded default runs them beside the API; 0 for an
+    /// API node that leaves rendering to `adforge worker` processes).
+    #[arg(long, env = "ADFORGE_WORKERS", default_value_t = 1)]
+    pub workers: usize,
     /// Log lines as JSON objects instead of text.
     #[arg(long, env = "ADFORGE_LOG_JSON", default_value_t = false)]
     pub log_json: bool,
@@ -127,6 +143,10 @@ pub fn main() -> ExitCode {
         }
         Command::Admin(args) => runtime.block_on(crate::admin::run(args)),
         Command::Render(args) => render(args),
+        Command::Worker(args) => {
+            init_logging(&args.log, false);
+            runtime.block_on(crate::render_node::run(args))
+        }
         Command::Openapi => {
             let doc = crate::app::openapi_document();
             match serde_json::to_string_pretty(&doc) {

@@ -48,6 +48,20 @@ pub enum ErrorCode {
     DesignTemplateNotFound,
     ImageAdNotFound,
     ImageAdVersionNotFound,
+    /// 422: product_id does not belong to brand_id.
+    ProductBrandMismatch,
+    /// 422: audience_id does not belong to product_id.
+    AudienceProductMismatch,
+    /// 422: reference_ad_url is unreachable or not an image.
+    ReferenceAdUrlInvalid,
+    /// 422: the product has no variant with attached images.
+    ProductVariantNoImages,
+    /// 422: PATCH on an ad that is processing or failed.
+    ImageAdNotCompleted,
+    /// 422: PATCH on a flat ad.
+    ImageAdNotEditable,
+    /// 422: the design template is processing or failed.
+    DesignTemplateNotReady,
     /// 400: the upload is not PNG, JPEG or WebP.
     ImageInvalidFormat,
     /// 400: the upload cannot be decoded.
@@ -79,6 +93,13 @@ impl ErrorCode {
             RateLimitExceeded => StatusCode::TOO_MANY_REQUESTS,
             InternalError | ImageUploadFailed => StatusCode::INTERNAL_SERVER_ERROR,
             ServiceUnavailable => StatusCode::SERVICE_UNAVAILABLE,
+            ProductBrandMismatch
+            | AudienceProductMismatch
+            | ReferenceAdUrlInvalid
+            | ProductVariantNoImages
+            | ImageAdNotCompleted
+            | ImageAdNotEditable
+            | DesignTemplateNotReady => StatusCode::UNPROCESSABLE_ENTITY,
         }
     }
 }

@@ -223,3 +223,97 @@ mod tests {
         assert_eq!(l.decide_at("k", 3, t0 + 500).remaining, 2);
     }
 }
+
+/// The same rolling window kept in Redis, so every API node counts against one budget per
+/// key. One Lua script per request reads the key's buckets (a hash: second → count), drops
+/// expired ones, and counts the request if it fits, using Redis's clock so that nodes with
+/// skewed clocks agree. If Redis cannot be reached the request is allowed (and logged):
+/// rate limiting must not take the API down with it.
+pub struct RedisRateLimiter {
+    conn: adforge_worker::redis::aio::ConnectionManager,
+    script: adforge_worker::redis::Script,
+}
+
+const REDIS_WINDOW_SCRIPT: &str = r"
+local key = KEYS[1]
+local limit = tonumber(ARGV[1])
+local window = tonumber(ARGV[2])
+local now = tonumber(redis.call('TIME')[1])
+local all = redis.call('HGETALL', key)
+local used, oldest = 0, now
+local live = {}
+for i = 1, #all, 2 do
+  local s, c = tonumber(all[i]), tonumber(all[i + 1])
+  if s + window > now then
+    used = used + c
+    if s < oldest then oldest = s end
+    live[#live + 1] = {s, c}
+  else
+    redis.call('HDEL', key, all[i])
+  end
+end
+if used >= limit then
+  table.sort(live, function(a, b) return a[1] < b[1] end)
+  local left, retry = used, window
+  for _, b in ipairs(live) do
+    left = left - b[2]
+    if left < limit then retry = b[1] + window - now; break end
+  end
+  return {0, used, oldest + window - now, retry}
+end
+redis.call('HINCRBY', key, now, 1)
+redis.call('EXPIRE', key, window + 1)
+return {1, used, oldest + window - now, 0}
+";
+
+impl RedisRateLimiter {
+    pub fn new(conn: adforge_worker::redis::aio::ConnectionManager) -> Self {
+        Self {
+            conn,
+            script: adforge_worker::redis::Script::new(REDIS_WINDOW_SCRIPT),
+        }
+    }
+}
+
+impl RateLimiter for RedisRateLimiter {
+    fn hit<'a>(&'a self, key_id: &'a str, limit: u32) -> BoxFuture<'a, RateDecision> {
+        Box::pin(async move {
+            let mut conn = self.conn.clone();
+            let reply: Result<(i64, i64, i64, i64), _> = self
+                .script
+                .key(format!("adforge:ratelimit:{key_id}"))
+                .arg(limit)
+                .arg(WINDOW_SECS)
+                .invoke_async(&mut conn)
+                .await;
+            match reply {
+                Ok((allowed, used, reset, retry)) => {
+                    let used = u64::try_from(used).unwrap_or(0);
+                    RateDecision {
+                        allowed: allowed == 1,
+                        limit,
+                        remaining: if allowed == 1 {
+                            (u64::from(limit).saturating_sub(used + 1)) as u32
+                        } else {
+                            0
+                        },
+                        reset_secs: u64::try_from(reset).unwrap_or(WINDOW_SECS).max(1),
+                        retry_after_secs: u64::try_from(retry)
+                            .unwrap_or(0)
+                            .max(u64::from(allowed != 1)),
+                    }
+                }
+                Err(e) => {
+                    tracing::warn!(error = %e, "rate limiter unreachable; allowing the request");
+                    RateDecision {
+                        allowed: true,
+                        limit,
+                        remaining: limit,
+                        reset_secs: WINDOW_SECS,
+                        retry_after_secs: 0,
+                    }
+                }
+            }
+        })
+    }
+}

@@ -329,6 +329,42 @@ async fn upload_image(
     Ok(envelope::created(row.into_image(state.blobs.as_ref())))
 }
 
+/// Public URLs of the live images among `ids`, in the order given.
+///
+/// # Errors
+/// Database failures.
+pub async fn live_urls(state: &AppState, org_id: &str, ids: &[String]) -> ApiResult<Vec<String>> {
+    Ok(live_logos(state, org_id, ids)
+        .await?
+        .into_iter()
+        .map(|(url, _)| url)
+        .collect())
+}
+
+/// `(url, logo_theme)` of the live images among `ids`, in the order given.
+///
+/// # Errors
+/// Database failures.
+pub async fn live_logos(
+    state: &AppState,
+    org_id: &str,
+    ids: &[String],
+) -> ApiResult<Vec<(String, Option<String>)>> {
+    let mut out = Vec::new();
+    for id in ids {
+        let row: Option<(String, Option<String>)> =
+            sqlx::query_as("SELECT blob_key, logo_theme FROM images WHERE id = ? AND org_id = ? AND deleted_at IS NULL")
+                .bind(id)
+                .bind(org_id)
+                .fetch_optional(&state.db.read)
+                .await?;
+        if let Some((key, theme)) = row {
+            out.push((state.blobs.url(&key), theme));
+        }
+    }
+    Ok(out)
+}
+
 /// Makes thumbnails and the description in the background. `image` is the decoded
 /// upload when at hand; otherwise the original is read back from the blob store.
 pub fn spawn_derivatives(

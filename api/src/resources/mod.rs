@@ -5,6 +5,7 @@ pub mod audiences;
 pub mod brands;
 pub mod common;
 pub mod files;
+pub mod image_ads;
 pub mod images;
 pub mod products;
 pub mod search;

@@ -1,5 +1,5 @@
-//! `GET /v1/search`: one request across products, variants and audiences (design packs,
-//! swipe files and image ads join as their resources arrive; until then no such items
+//! `GET /v1/search`: one request across products, variants, audiences and image ads
+//! (design packs and swipe files join as their resources arrive; until then no such items
 //! exist, so those types contribute nothing).
 
 use axum::extract::State;
@@ -31,17 +31,36 @@ pub struct SearchResult {
     pub thumbnail_url: Option<String>,
 }
 
-/// A searchable type: how to find, label and hint its items.
+/// A searchable type: how to find, label and hint its items (SQL over alias `t`).
 struct SearchType {
     object: &'static str,
     scope: Scope,
     /// The id prefix that resolve mode recognises.
     prefix: &'static str,
-    /// FROM clause (alias `t`), `None` for types whose resource does not exist yet.
+    /// FROM clause, `None` for types whose resource does not exist yet.
     from: Option<&'static str>,
+    label: &'static str,
     hint: &'static str,
+    thumbnail: &'static str,
+    /// Lower-cased text the query is matched in; names come first so prefix ranking works.
+    haystack: &'static str,
+    /// Extra condition for search mode (archived items are excluded).
+    active: &'static str,
     brand_column: &'static str,
 }
+
+const NONE: SearchType = SearchType {
+    object: "",
+    scope: Scope::ProductsRead,
+    prefix: "",
+    from: None,
+    label: "NULL",
+    hint: "NULL",
+    thumbnail: "NULL",
+    haystack: "t.search_name",
+    active: "t.archived_at IS NULL",
+    brand_column: "",
+};
 
 const TYPES: [SearchType; 6] = [
     SearchType {
@@ -49,48 +68,53 @@ const TYPES: [SearchType; 6] = [
         scope: Scope::ProductsRead,
         prefix: "prod",
         from: Some("products t"),
-        hint: "NULL",
+        label: "t.name",
         brand_column: "t.brand_id",
+        ..NONE
     },
     SearchType {
         object: "product_variant",
         scope: Scope::ProductVariantsRead,
         prefix: "pv",
         from: Some("product_variants t JOIN products p ON p.id = t.product_id"),
+        label: "t.name",
         hint: "p.name",
         brand_column: "p.brand_id",
+        ..NONE
     },
     SearchType {
         object: "audience",
         scope: Scope::AudiencesRead,
         prefix: "aud",
         from: Some("audiences t JOIN products p ON p.id = t.product_id"),
+        label: "t.name",
         hint: "p.name",
         brand_column: "p.brand_id",
+        ..NONE
     },
     SearchType {
         object: "design_pack",
         scope: Scope::DesignPacksRead,
         prefix: "dp",
-        from: None,
-        hint: "NULL",
-        brand_column: "",
+        ..NONE
     },
     SearchType {
         object: "swipe_file",
         scope: Scope::SwipeFilesRead,
         prefix: "sf",
-        from: None,
-        hint: "NULL",
-        brand_column: "",
+        ..NONE
     },
     SearchType {
         object: "image_ad",
         scope: Scope::ImageAdsRead,
         prefix: "ia",
-        from: None,
-        hint: "NULL",
-        brand_column: "",
+        from: Some("image_ads t JOIN products p ON p.id = t.product_id"),
+        label: "p.name || ' ad'",
+        hint: "t.id",
+        thumbnail: "t.image_url",
+        haystack: "t.search_name || ' ' || lower(t.id)",
+        active: "1",
+        brand_column: "t.brand_id",
     },
 ];
 
@@ -176,9 +200,9 @@ async fn global_search(
             };
             let Some(from) = t.from else { continue };
             let mut sql = format!(
-                "SELECT '{}' AS object, t.id, t.name AS label, {} AS hint, NULL AS thumbnail_url FROM {from} \
+                "SELECT '{}' AS object, t.id, {} AS label, {} AS hint, {} AS thumbnail_url FROM {from} \
                  WHERE t.org_id = ? AND t.deleted_at IS NULL AND t.id = ?",
-                t.object, t.hint
+                t.object, t.label, t.hint, t.thumbnail
             );
             if brand_id.is_some() {
                 sql.push_str(&format!(" AND {} = ?", t.brand_column));
@@ -198,14 +222,17 @@ async fn global_search(
     for t in readable {
         let Some(from) = t.from else { continue };
         let mut sql = format!(
-            "SELECT '{}' AS object, t.id, t.name AS label, {} AS hint, NULL AS thumbnail_url FROM {from} \
-             WHERE t.org_id = ? AND t.deleted_at IS NULL AND t.archived_at IS NULL AND instr(t.search_name, ?) > 0",
-            t.object, t.hint
+            "SELECT '{}' AS object, t.id, {} AS label, {} AS hint, {} AS thumbnail_url FROM {from} \
+             WHERE t.org_id = ? AND t.deleted_at IS NULL AND {} AND instr({}, ?) > 0",
+            t.object, t.label, t.hint, t.thumbnail, t.active, t.haystack
         );
         if brand_id.is_some() {
             sql.push_str(&format!(" AND {} = ?", t.brand_column));
         }
-        sql.push_str(" ORDER BY substr(t.search_name, 1, ?) = ? DESC, t.seq DESC LIMIT ?");
+        sql.push_str(&format!(
+            " ORDER BY substr({}, 1, ?) = ? DESC, t.seq DESC LIMIT ?",
+            t.haystack
+        ));
         let mut qa = sqlx::query_as::<_, SearchResult>(&sql)
             .bind(&caller.org_id)
             .bind(&needle);

@@ -8,6 +8,7 @@ mod support;
 
 mod auth;
 mod envelope;
+mod image_ads;
 mod images;
 mod isolation;
 mod limits;

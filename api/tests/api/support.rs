@@ -83,14 +83,24 @@ impl Reply {
 
 impl TestServer {
     pub async fn start() -> Self {
+        Self::start_with(|_| {}).await
+    }
+
+    /// Starts a server after `adjust` has changed its arguments (e.g. `workers = 0`).
+    pub async fn start_with(adjust: impl FnOnce(&mut ServeArgs)) -> Self {
         let dir = tempfile::tempdir().expect("temp dir");
-        let args = ServeArgs {
+        let mut args = ServeArgs {
             listen: "127.0.0.1:0".parse().expect("addr"),
             data_dir: dir.path().to_path_buf(),
             public_url: None,
             log: "warn".into(),
             log_json: false,
+            allow_private_urls: true,
+            dashboard_url: Some("https://dashboard.test/billing".into()),
+            workers: 1,
+            redis_url: None,
         };
+        adjust(&mut args);
         let server = Server::bind(&args).await.expect("server binds");
         let base = format!("http://{}", server.addr);
         let db = server.db.clone();

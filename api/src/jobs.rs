@@ -1,0 +1,310 @@
+//! The API's side of asynchronous work: the outbox dispatcher that moves committed jobs
+//! into the queue, the event applier that turns worker results into SQL state exactly once,
+//! and the resume step at start-up.
+//!
+//! Why an outbox: the ad row and its job are written in one SQL transaction, then a
+//! dispatcher enqueues and deletes outbox rows. A crash between commit and enqueue leaves
+//! the row, which the next dispatch (or the next start) sends; the queue drops duplicates
+//! by job id (one job per ad version), so a resend is harmless. Enqueueing inside the
+//! request instead was rejected: a crash between the SQL commit and the enqueue would lose
+//! the job and leave the ad `processing` forever.
+//!
+//! The applier is idempotent per (ad, version): only a `processing` ad whose current version
+//! is the event's version changes, so redelivered events do nothing, and the wallet is
+//! captured (or released) in the same transaction as the status change.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use adforge_worker::{AdCompleted, AdFailed, Event, Job, JobQueue};
+use sqlx::SqliteConnection;
+use tokio::sync::Notify;
+
+use crate::error::ApiResult;
+use crate::store::Db;
+
+/// Shared handle: the queue plus the dispatcher's wake-up.
+#[derive(Clone)]
+pub struct Jobs {
+    pub db: Db,
+    pub queue: Arc<dyn JobQueue>,
+    wake: Arc<Notify>,
+}
+
+impl Jobs {
+    pub fn new(db: Db, queue: Arc<dyn JobQueue>) -> Self {
+        Self {
+            db,
+            queue,
+            wake: Arc::new(Notify::new()),
+        }
+    }
+
+    /// Writes `job` to the outbox inside the caller's transaction; call [`Jobs::kick`] after
+    /// the commit.
+    ///
+    /// # Errors
+    /// Database failures.
+    pub async fn stage(conn: &mut SqliteConnection, job: &Job) -> ApiResult<()> {
+        sqlx::query("INSERT INTO job_outbox (job_id, payload, created_at) VALUES (?, ?, ?)")
+            .bind(job.job_id())
+            .bind(crate::store::to_json_text(job))
+            .bind(crate::timestamp::now())
+            .execute(conn)
+            .await?;
+        Ok(())
+    }
+
+    /// Wakes the dispatcher.
+    pub fn kick(&self) {
+        self.wake.notify_one();
+    }
+
+    /// Sends every outbox row to the queue, oldest first, deleting each once enqueued.
+    async fn drain(&self) -> Result<usize, String> {
+        let rows: Vec<(i64, String)> =
+            sqlx::query_as("SELECT seq, payload FROM job_outbox ORDER BY seq LIMIT 100")
+                .fetch_all(&self.db.read)
+                .await
+                .map_err(|e| e.to_string())?;
+        let n = rows.len();
+        for (seq, payload) in rows {
+            match serde_json::from_str::<Job>(&payload) {
+                Ok(job) => {
+                    self.queue.enqueue(job).await.map_err(|e| e.to_string())?;
+                }
+                Err(e) => {
+                    tracing::error!(seq, error = %e, "dropping an outbox row that is not a job")
+                }
+            }
+            sqlx::query("DELETE FROM job_outbox WHERE seq = ?")
+                .bind(seq)
+                .execute(&self.db.write)
+                .await
+                .map_err(|e| e.to_string())?;
+        }
+        Ok(n)
+    }
+
+    /// Runs the dispatcher: drains on every kick, and every second in case a kick was lost
+    /// or the queue was down.
+    pub fn spawn_dispatcher(&self) {
+        let this = self.clone();
+        tokio::spawn(async move {
+            loop {
+                match this.drain().await {
+                    Ok(100) => continue,
+                    Ok(_) => {}
+                    Err(e) => tracing::warn!(error = %e, "outbox dispatch failed; retrying"),
+                }
+                let _ = tokio::time::timeout(Duration::from_secs(1), this.wake.notified()).await;
+            }
+        });
+    }
+
+    /// At start-up: re-enqueues the current job of every `processing` ad. Jobs still live in
+    /// the queue are dropped there as duplicates; jobs lost with a stopped in-process queue
+    /// run again.
+    ///
+    /// # Errors
+    /// Database failures.
+    pub async fn resume(&self) -> Result<usize, sqlx::Error> {
+        let jobs: Vec<String> = sqlx::query_scalar(
+            "SELECT job FROM image_ads WHERE status = 'processing' AND deleted_at IS NULL",
+        )
+        .fetch_all(&self.db.read)
+        .await?;
+        let mut n = 0;
+        for payload in jobs {
+            if let Ok(job) = serde_json::from_str::<Job>(&payload) {
+                match self.queue.enqueue(job).await {
+                    Ok(_) => n += 1,
+                    Err(e) => tracing::warn!(error = %e, "could not resume a processing ad"),
+                }
+            }
+        }
+        Ok(n)
+    }
+
+    /// Runs the event applier as consumer `consumer` of the API group.
+    pub fn spawn_applier(&self, consumer: String) {
+        let this = self.clone();
+        tokio::spawn(async move {
+            loop {
+                let batch = match this
+                    .queue
+                    .read_events(&consumer, 32, Duration::from_secs(1))
+                    .await
+                {
+                    Ok(b) => b,
+                    Err(e) => {
+                        tracing::warn!(error = %e, "reading events failed; retrying");
+                        tokio::time::sleep(Duration::from_millis(500)).await;
+                        continue;
+                    }
+                };
+                for delivered in batch {
+                    match apply(&this.db, &delivered.event).await {
+                        Ok(()) => {
+                            if let Err(e) = this.queue.ack_event(&delivered).await {
+                                tracing::warn!(error = %e, "ack failed; the event will be applied again (harmlessly)");
+                            }
+                        }
+                        Err(e) => {
+                            tracing::error!(error = ?e.internal, code = ?e.code, "applying an event failed; it will be redelivered")
+                        }
+                    }
+                }
+            }
+        });
+    }
+}
+
+struct AdState {
+    org_id: String,
+    status: String,
+    current_version: i64,
+    editable: bool,
+    price_cents: i64,
+    charged_at: Option<String>,
+}
+
+async fn ad_state(conn: &mut SqliteConnection, ad_id: &str) -> ApiResult<Option<AdState>> {
+    let row: Option<(String, String, i64, bool, i64, Option<String>)> = sqlx::query_as(
+        "SELECT org_id, status, current_version, editable, price_cents, charged_at FROM image_ads WHERE id = ?",
+    )
+    .bind(ad_id)
+    .fetch_optional(conn)
+    .await?;
+    Ok(row.map(
+        |(org_id, status, current_version, editable, price_cents, charged_at)| AdState {
+            org_id,
+            status,
+            current_version,
+            editable,
+            price_cents,
+            charged_at,
+        },
+    ))
+}
+
+/// Applies one worker event to SQL, exactly once in effect.
+///
+/// # Errors
+/// Database failures (the event is then redelivered).
+pub async fn apply(db: &Db, event: &Event) -> ApiResult<()> {
+    match event {
+        Event::Completed(c) => completed(db, c).await,
+        Event::Failed(f) => failed(db, f).await,
+        Event::Progress(_) => Ok(()),
+    }
+}
+
+async fn completed(db: &Db, c: &AdCompleted) -> ApiResult<()> {
+    let mut tx = db.begin_write().await?;
+    let Some(ad) = ad_state(&mut tx, &c.ad_id).await? else {
+        return Ok(());
+    };
+    if ad.status != "processing" || ad.current_version != i64::from(c.version) {
+        return Ok(());
+    }
+    let now = crate::timestamp::now();
+    let tree = c
+        .json_tree
+        .as_ref()
+        .filter(|_| ad.editable)
+        .map(crate::store::to_json_text);
+    sqlx::query(
+        "UPDATE image_ads SET status = 'completed', progress = NULL, image_url = ?, width = ?, height = ?, \
+         duration_ms = ?, completed_at = ?, updated_at = ?, current_json_tree = coalesce(?, current_json_tree), \
+         error_code = NULL, error_message = NULL WHERE id = ?",
+    )
+    .bind(&c.image_url)
+    .bind(i64::from(c.width))
+    .bind(i64::from(c.height))
+    .bind(i64::try_from(c.duration_ms).unwrap_or(i64::MAX))
+    .bind(&now)
+    .bind(&now)
+    .bind(&tree)
+    .bind(&c.ad_id)
+    .execute(&mut *tx)
+    .await?;
+    if ad.editable {
+        if c.version == 1 {
+            sqlx::query(
+                "INSERT INTO image_ad_versions (id, ad_id, org_id, version_number, json_tree, image_url, width, height, \
+                 status, created_at, completed_at) VALUES (?, ?, ?, 1, ?, ?, ?, ?, 'completed', ?, ?) \
+                 ON CONFLICT(ad_id, version_number) DO NOTHING",
+            )
+            .bind(crate::ids::new_id("iav"))
+            .bind(&c.ad_id)
+            .bind(&ad.org_id)
+            .bind(tree.as_deref().unwrap_or("{}"))
+            .bind(&c.image_url)
+            .bind(i64::from(c.width))
+            .bind(i64::from(c.height))
+            .bind(&now)
+            .bind(&now)
+            .execute(&mut *tx)
+            .await?;
+        } else {
+            sqlx::query(
+                "UPDATE image_ad_versions SET image_url = ?, width = ?, height = ?, status = 'completed', completed_at = ? \
+                 WHERE ad_id = ? AND version_number = ?",
+            )
+            .bind(&c.image_url)
+            .bind(i64::from(c.width))
+            .bind(i64::from(c.height))
+            .bind(&now)
+            .bind(&c.ad_id)
+            .bind(i64::from(c.version))
+            .execute(&mut *tx)
+            .await?;
+        }
+    }
+    if ad.charged_at.is_none() {
+        crate::wallet::capture(&mut tx, &ad.org_id, ad.price_cents, &c.ad_id).await?;
+        sqlx::query("UPDATE image_ads SET charged_at = ? WHERE id = ?")
+            .bind(&now)
+            .bind(&c.ad_id)
+            .execute(&mut *tx)
+            .await?;
+    }
+    tx.commit().await?;
+    Ok(())
+}
+
+async fn failed(db: &Db, f: &AdFailed) -> ApiResult<()> {
+    let mut tx = db.begin_write().await?;
+    let Some(ad) = ad_state(&mut tx, &f.ad_id).await? else {
+        return Ok(());
+    };
+    if ad.status != "processing" || ad.current_version != i64::from(f.version) {
+        return Ok(());
+    }
+    let now = crate::timestamp::now();
+    sqlx::query(
+        "UPDATE image_ads SET status = 'failed', progress = NULL, error_code = ?, error_message = ?, updated_at = ? WHERE id = ?",
+    )
+    .bind(&f.code)
+    .bind(&f.message)
+    .bind(&now)
+    .bind(&f.ad_id)
+    .execute(&mut *tx)
+    .await?;
+    sqlx::query(
+        "UPDATE image_ad_versions SET status = 'failed', error_code = ?, error_message = ? WHERE ad_id = ? AND version_number = ?",
+    )
+    .bind(&f.code)
+    .bind(&f.message)
+    .bind(&f.ad_id)
+    .bind(i64::from(f.version))
+    .execute(&mut *tx)
+    .await?;
+    if ad.charged_at.is_none() {
+        // The first generation failed: no charge, and the hold goes back.
+        crate::wallet::release(&mut tx, &ad.org_id, ad.price_cents, &f.ad_id).await?;
+    }
+    tx.commit().await?;
+    Ok(())
+}

@@ -1,0 +1,92 @@
+//! Render workers: in-process beside the API (`serve --workers N`) or as their own process
+//! (`adforge worker`). Both run the worker crate's loop with the ad generation handler and
+//! write PNGs to the blob store the API serves.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use adforge_worker::{
+    GenerateAdHandler, GenerateConfig, JobHandler, JobQueue, QueueConfig, RedisQueue, WorkerOptions,
+};
+use clap::Args;
+
+use crate::Error;
+use crate::blob::{BlobStore, LocalBlobStore};
+
+/// `adforge worker` flags.
+#[derive(Args, Clone, Debug)]
+pub struct WorkerArgs {
+    /// The Redis the API nodes enqueue into.
+    #[arg(long, env = "ADFORGE_REDIS_URL")]
+    pub redis_url: String,
+    /// Folder whose `blobs/` this worker writes rendered ads into: the API's data dir, or
+    /// a shared mount of it (see the README on multi-machine deployments).
+    #[arg(long, env = "ADFORGE_DATA_DIR", default_value = "./data")]
+    pub data_dir: PathBuf,
+    /// The API's public URL, which the image URLs this worker reports start with.
+    #[arg(
+        long,
+        env = "ADFORGE_PUBLIC_URL",
+        default_value = "http://127.0.0.1:8080"
+    )]
+    pub public_url: String,
+    /// Jobs rendered at once.
+    #[arg(long, env = "ADFORGE_CONCURRENCY", default_value_t = 1)]
+    pub concurrency: usize,
+    /// Allow image URLs on loopback and private addresses (tests, local demos).
+    #[arg(long, env = "ADFORGE_ALLOW_PRIVATE_URLS", default_value_t = false)]
+    pub allow_private_urls: bool,
+    /// Log filter.
+    #[arg(long, env = "ADFORGE_LOG", default_value = "info")]
+    pub log: String,
+}
+
+/// The ad generation handler (one per process: it owns the renderer and its fonts).
+pub fn handler(blobs: Arc<dyn BlobStore>, allow_private_urls: bool) -> Arc<dyn JobHandler> {
+    Arc::new(GenerateAdHandler::new(
+        GenerateConfig::new(blobs).allow_private_urls(allow_private_urls),
+    ))
+}
+
+/// Starts `n` in-process workers sharing one handler; they stop with the process.
+pub fn spawn_in_process(queue: Arc<dyn JobQueue>, handler: Arc<dyn JobHandler>, n: usize) {
+    if n == 0 {
+        return;
+    }
+    let mut options = WorkerOptions::new(adforge_worker::default_consumer_name());
+    options.concurrency = n;
+    tokio::spawn(adforge_worker::run_worker(
+        queue,
+        handler,
+        options,
+        std::future::pending(),
+    ));
+}
+
+/// `adforge worker`: a stateless render node. It never opens the SQL database; on SIGTERM it
+/// stops claiming and finishes the jobs in flight.
+///
+/// # Errors
+/// Redis unreachable at start, an unusable data dir.
+pub async fn run(args: WorkerArgs) -> Result<(), Error> {
+    let queue = RedisQueue::connect(&args.redis_url, QueueConfig::default())
+        .await
+        .map_err(|e| Error::Invalid(format!("cannot use --redis-url {}: {e}", args.redis_url)))?;
+    let blobs: Arc<dyn BlobStore> = Arc::new(LocalBlobStore::new(
+        args.data_dir.join("blobs"),
+        &args.public_url,
+    ));
+    let handler = handler(blobs, args.allow_private_urls);
+    let mut options = WorkerOptions::new(adforge_worker::default_consumer_name());
+    options.concurrency = args.concurrency.max(1);
+    tracing::info!(consumer = %options.consumer, concurrency = options.concurrency, "render worker started");
+    adforge_worker::run_worker(
+        Arc::new(queue),
+        handler,
+        options,
+        crate::app::shutdown_signal(),
+    )
+    .await;
+    tracing::info!("render worker stopped");
+    Ok(())
+}

@@ -1,0 +1,481 @@
+//! Image ads: the synchronous rules of create and edit (relations, reference URL, balance),
+//! reads, lists and search. The reference ads are images this same server serves under
+//! `/files/…` (the test server allows loopback URLs, as `--allow-private-urls` does).
+
+use serde_json::{Value, json};
+
+use crate::support::{Catalog, Org, TestServer, jpeg, png};
+
+/// A catalog whose variant has an image, a funded wallet, and a reference ad URL.
+async fn ready(s: &TestServer, org: &Org, dollars: &str) -> (Catalog, String) {
+    let c = s.catalog(org).await;
+    let shot = s
+        .upload(
+            org,
+            png(64, 64, [200, 40, 40, 255]),
+            &[("image_type", "product")],
+        )
+        .await
+        .expect(201, None);
+    s.patch(
+        org,
+        &format!("/v1/product-variants/{}", c.variant),
+        json!({"image_ids": [shot.id()]}),
+    )
+    .await
+    .expect(200, None);
+    let reference = s
+        .upload(org, jpeg(120, 150, [30, 60, 90]), &[])
+        .await
+        .expect(201, None);
+    top_up(s, org, dollars).await;
+    (
+        c,
+        reference.body["data"]["src"].as_str().unwrap().to_string(),
+    )
+}
+
+async fn top_up(s: &TestServer, org: &Org, dollars: &str) {
+    let cents = adforge_api::admin::parse_amount(dollars).unwrap();
+    sqlx::query("UPDATE wallets SET balance_cents = balance_cents + ? WHERE org_id = ?")
+        .bind(cents)
+        .bind(&org.id)
+        .execute(&s.db.write)
+        .await
+        .unwrap();
+}
+
+fn create_body(c: &Catalog, reference: &str) -> Value {
+    json!({"reference_ad_url": reference, "brand_id": c.brand, "product_id": c.product, "audience_id": c.audience})
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn create_checks_relations_in_order() {
+    let s = TestServer::start().await;
+    let org = s.org("Ads").await;
+    let (c, reference) = ready(&s, &org, "10.00").await;
+    let other = s.catalog(&org).await;
+
+    for (field, value, code) in [
+        ("brand_id", "brand_nope", "BRAND_NOT_FOUND"),
+        ("product_id", "prod_nope", "PRODUCT_NOT_FOUND"),
+        ("audience_id", "aud_nope", "AUDIENCE_NOT_FOUND"),
+        ("product_variant_id", "pv_nope", "PRODUCT_VARIANT_NOT_FOUND"),
+    ] {
+        let mut body = create_body(&c, &reference);
+        body[field] = json!(value);
+        s.post(&org, "/v1/image-ads", body)
+            .await
+            .expect(404, Some(code));
+    }
+    let mut body = create_body(&c, &reference);
+    body["brand_id"] = json!(other.brand);
+    s.post(&org, "/v1/image-ads", body)
+        .await
+        .expect(422, Some("PRODUCT_BRAND_MISMATCH"));
+    let mut body = create_body(&c, &reference);
+    body["audience_id"] = json!(other.audience);
+    s.post(&org, "/v1/image-ads", body)
+        .await
+        .expect(422, Some("AUDIENCE_PRODUCT_MISMATCH"));
+    // The other product's variant has no images.
+    let mut body = create_body(&other, &reference);
+    body["product_variant_id"] = json!(other.variant);
+    s.post(&org, "/v1/image-ads", body.clone())
+        .await
+        .expect(422, Some("PRODUCT_VARIANT_NO_IMAGES"));
+    body.as_object_mut().unwrap().remove("product_variant_id");
+    s.post(&org, "/v1/image-ads", body)
+        .await
+        .expect(422, Some("PRODUCT_VARIANT_NO_IMAGES"));
+    let mut body = create_body(&c, &reference);
+    body["product_variant_id"] = json!(other.variant);
+    s.post(&org, "/v1/image-ads", body)
+        .await
+        .expect(400, Some("VALIDATION_ERROR"));
+
+    for bad in [
+        "ftp://example.com/a.png".to_string(),
+        format!("{}/files/images/none/original.png", s.base),
+        format!("{}/openapi.json", s.base),
+        "not a url".to_string(),
+    ] {
+        let r = s
+            .post(&org, "/v1/image-ads", create_body(&c, &bad))
+            .await
+            .expect(422, Some("REFERENCE_AD_URL_INVALID"));
+        assert!(
+            r.body["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains("reference_ad_url")
+        );
+    }
+    let mut body = create_body(&c, &reference);
+    body["batch_id"] = json!("batch_1");
+    let r = s
+        .post(&org, "/v1/image-ads", body)
+        .await
+        .expect(400, Some("VALIDATION_ERROR"));
+    assert_eq!(r.body["error"]["details"][0]["field"], "batch_id");
+    s.post(&org, "/v1/image-ads", json!({"brand_id": c.brand}))
+        .await
+        .expect(400, Some("VALIDATION_ERROR"));
+    // Nothing was created or held by any of these.
+    assert_eq!(s.get(&org, "/v1/image-ads").await.body["total_count"], 0);
+    let held: i64 = sqlx::query_scalar("SELECT held_cents FROM wallets WHERE org_id = ?")
+        .bind(&org.id)
+        .fetch_one(&s.db.read)
+        .await
+        .unwrap();
+    assert_eq!(held, 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_private_url_guard_holds_without_the_operator_switch() {
+    // A server without --allow-private-urls refuses loopback references.
+    let s = TestServer::start_with(|a| a.allow_private_urls = false).await;
+    let org = s.org("Guard").await;
+    let (c, reference) = ready(&s, &org, "10.00").await;
+    let r = s
+        .post(&org, "/v1/image-ads", create_body(&c, &reference))
+        .await
+        .expect(422, Some("REFERENCE_AD_URL_INVALID"));
+    assert!(
+        r.body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("fetched"),
+        "{}",
+        r.body
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn insufficient_balance_is_402_with_link_and_amounts() {
+    let s = TestServer::start().await;
+    let org = s.org("Poor").await;
+    let (c, reference) = ready(&s, &org, "3.50").await;
+    let mut body = create_body(&c, &reference);
+    body["editable"] = json!(true);
+    let r = s
+        .post(&org, "/v1/image-ads", body)
+        .await
+        .expect(402, Some("INSUFFICIENT_BALANCE"));
+    let msg = r.body["error"]["message"].as_str().unwrap();
+    assert!(
+        msg.contains("$4.00")
+            && msg.contains("$3.50")
+            && msg.contains("https://dashboard.test/billing"),
+        "{msg}"
+    );
+    let ok = s
+        .post(&org, "/v1/image-ads", create_body(&c, &reference))
+        .await
+        .expect(202, None);
+    assert_eq!(ok.body["data"]["status"], "processing");
+    assert_eq!(ok.body["data"]["sku_code"], "flat_image_ad");
+    assert_eq!(ok.body["data"]["progress"]["step"], "queued");
+    assert!(ok.id().starts_with("ia_"));
+    assert_eq!(ok.body["data"]["batch_id"], Value::Null);
+    assert_eq!(ok.body["data"]["current_json_tree"], Value::Null);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reads_lists_search_and_edit_rules() {
+    // No workers: the ads stay processing, so the rules for processing ads can be checked.
+    let s = TestServer::start_with(|a| a.workers = 0).await;
+    let org = s.org("Reads").await;
+    let (c, reference) = ready(&s, &org, "10.00").await;
+    let flat = s
+        .post(&org, "/v1/image-ads", create_body(&c, &reference))
+        .await
+        .expect(202, None)
+        .id();
+    let mut body = create_body(&c, &reference);
+    body["editable"] = json!(true);
+    let editable = s
+        .post(&org, "/v1/image-ads", body)
+        .await
+        .expect(202, None)
+        .id();
+
+    let got = s
+        .get(&org, &format!("/v1/image-ads/{flat}"))
+        .await
+        .expect(200, None);
+    assert_eq!(got.body["data"]["reference_ad_url"], reference.as_str());
+    s.get(&org, "/v1/image-ads/ia_nope")
+        .await
+        .expect(404, Some("IMAGE_AD_NOT_FOUND"));
+    s.get(&org, "/v1/image-ads/ia_nope/versions")
+        .await
+        .expect(404, Some("IMAGE_AD_NOT_FOUND"));
+    s.get(&org, &format!("/v1/image-ads/{editable}/versions/iav_nope"))
+        .await
+        .expect(404, Some("IMAGE_AD_VERSION_NOT_FOUND"));
+    assert_eq!(
+        s.get(&org, &format!("/v1/image-ads/{flat}/versions"))
+            .await
+            .body["data"],
+        json!([])
+    );
+
+    let l = s
+        .get(&org, "/v1/image-ads?editable=true")
+        .await
+        .expect(200, None);
+    assert_eq!(l.body["total_count"], 1);
+    let l = s.get(&org, "/v1/image-ads?sku_code=flat_image_ad,editable_image_ad&status=processing&facets=status").await.expect(200, None);
+    assert_eq!(l.body["total_count"], 2);
+    assert_eq!(
+        l.body["facets"]["status"],
+        json!([{"value": "processing", "count": 2}])
+    );
+    let l = s
+        .get(&org, "/v1/image-ads?status=completed&facets=status")
+        .await
+        .expect(200, None);
+    assert_eq!(l.body["total_count"], 0);
+    assert_eq!(
+        l.body["facets"]["status"],
+        json!([{"value": "processing", "count": 2}]),
+        "a facet ignores its own filter"
+    );
+    s.get(&org, "/v1/image-ads?status=done")
+        .await
+        .expect(400, Some("VALIDATION_ERROR"));
+    s.get(&org, "/v1/image-ads?facets=brand")
+        .await
+        .expect(400, Some("VALIDATION_ERROR"));
+    let l = s
+        .get(&org, &format!("/v1/image-ads?ids={flat}"))
+        .await
+        .expect(200, None);
+    assert_eq!(l.body["data"][0]["id"], flat.as_str());
+    let l = s
+        .get(&org, "/v1/image-ads?search=trail")
+        .await
+        .expect(200, None);
+    assert_eq!(l.body["total_count"], 2);
+    let l = s
+        .get(&org, &format!("/v1/image-ads?search={}", &flat[..10]))
+        .await
+        .expect(200, None);
+    assert_eq!(l.body["total_count"], 1);
+
+    let found = s
+        .get(&org, "/v1/search?types=image_ad&query=trail")
+        .await
+        .expect(200, None);
+    assert_eq!(found.body["data"][0]["object"], "image_ad");
+    assert_eq!(found.body["data"][0]["label"], "Trail Shoe ad");
+    assert_eq!(found.body["data"][0]["hint"], found.body["data"][0]["id"]);
+
+    // Edits: flat → not editable; processing → not completed; both checked before the tree.
+    let tree = json!({"nodes": {}});
+    s.patch(
+        &org,
+        &format!("/v1/image-ads/{flat}"),
+        json!({"current_json_tree": tree}),
+    )
+    .await
+    .expect(422, Some("IMAGE_AD_NOT_EDITABLE"));
+    s.patch(
+        &org,
+        &format!("/v1/image-ads/{editable}"),
+        json!({"current_json_tree": tree}),
+    )
+    .await
+    .expect(422, Some("IMAGE_AD_NOT_COMPLETED"));
+    s.patch(
+        &org,
+        "/v1/image-ads/ia_nope",
+        json!({"current_json_tree": tree}),
+    )
+    .await
+    .expect(404, Some("IMAGE_AD_NOT_FOUND"));
+    s.delete(&org, &format!("/v1/image-ads/{flat}"))
+        .await
+        .expect(409, Some("CONFLICT"));
+    s.post(&org, "/v1/image-ads/sync", json!({}))
+        .await
+        .expect(404, Some("NOT_FOUND"));
+}
+
+async fn wait_settled(s: &TestServer, org: &Org, id: &str) -> Value {
+    let mut last = Value::Null;
+    for _ in 0..600 {
+        last = s
+            .get(org, &format!("/v1/image-ads/{id}"))
+            .await
+            .expect(200, None)
+            .body["data"]
+            .clone();
+        if last["status"] != "processing" {
+            return last;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    panic!("ad {id} still processing after 60 s: {last}");
+}
+
+async fn wallet(s: &TestServer, org: &Org) -> (i64, i64) {
+    sqlx::query_as("SELECT balance_cents, held_cents FROM wallets WHERE org_id = ?")
+        .bind(&org.id)
+        .fetch_one(&s.db.read)
+        .await
+        .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn flat_and_editable_ads_complete_edit_and_bill_once() {
+    let s = TestServer::start().await;
+    let org = s.org_unlimited("E2E").await;
+    let (c, reference) = ready(&s, &org, "10.00").await;
+
+    let flat = s
+        .post(&org, "/v1/image-ads", create_body(&c, &reference))
+        .await
+        .expect(202, None)
+        .id();
+    let mut body = create_body(&c, &reference);
+    body["editable"] = json!(true);
+    body["prompt"] = json!("Bold and sunny, for the first warm weekend");
+    let editable = s
+        .post(&org, "/v1/image-ads", body)
+        .await
+        .expect(202, None)
+        .id();
+    assert_eq!(wallet(&s, &org).await, (1000, 500), "both prices are held");
+
+    let f = wait_settled(&s, &org, &flat).await;
+    assert_eq!(f["status"], "completed", "{f}");
+    assert_eq!(f["current_json_tree"], Value::Null, "flat ads have no tree");
+    assert!(f["progress"].is_null() && f["error"].is_null());
+    let (w, h) = (f["width"].as_i64().unwrap(), f["height"].as_i64().unwrap());
+    assert_eq!(w.max(h), 3840, "4K long edge");
+    assert!(f["duration_ms"].as_i64().unwrap() > 0);
+    assert!(f["completed_at"].is_string());
+    let (status, headers, png_bytes) = s.fetch(f["image_url"].as_str().unwrap()).await;
+    assert_eq!(status.as_u16(), 200);
+    assert_eq!(headers["content-type"], "image/png");
+    let decoded = image::load_from_memory(&png_bytes).unwrap();
+    assert_eq!(
+        (i64::from(decoded.width()), i64::from(decoded.height())),
+        (w, h)
+    );
+
+    let e = wait_settled(&s, &org, &editable).await;
+    assert_eq!(e["status"], "completed", "{e}");
+    let tree = e["current_json_tree"].clone();
+    assert!(tree["nodes"].is_object(), "{tree}");
+    let versions = s
+        .get(&org, &format!("/v1/image-ads/{editable}/versions"))
+        .await
+        .expect(200, None);
+    assert_eq!(versions.body["data"].as_array().unwrap().len(), 1);
+    let v1 = versions.body["data"][0].clone();
+    assert!(v1["id"].as_str().unwrap().starts_with("iav_"));
+    assert_eq!(v1["version_number"], 1);
+    assert_eq!(
+        v1["json_tree"], tree,
+        "version 1 is exactly the rendered tree"
+    );
+    assert_eq!(v1["image_url"], e["image_url"]);
+    assert_eq!(
+        wallet(&s, &org).await,
+        (500, 0),
+        "charged $1 + $4 once, holds gone"
+    );
+
+    // Edit: change the headline text and re-render as version 2.
+    let mut edited = tree.clone();
+    let text_id = edited["nodes"]
+        .as_object()
+        .unwrap()
+        .iter()
+        .find(|(_, n)| n["type"] == "TEXT")
+        .map(|(k, _)| k.clone())
+        .unwrap();
+    edited["nodes"][&text_id]["characters"] = json!("Edited headline");
+    let p = s
+        .patch(
+            &org,
+            &format!("/v1/image-ads/{editable}"),
+            json!({"current_json_tree": edited}),
+        )
+        .await
+        .expect(200, None);
+    assert_eq!(p.body["data"]["status"], "processing");
+    s.patch(
+        &org,
+        &format!("/v1/image-ads/{editable}"),
+        json!({"current_json_tree": edited}),
+    )
+    .await
+    .expect(422, Some("IMAGE_AD_NOT_COMPLETED"));
+    let e2 = wait_settled(&s, &org, &editable).await;
+    assert_eq!(e2["status"], "completed", "{e2}");
+    assert_ne!(
+        e2["image_url"], e["image_url"],
+        "a new version has a new image"
+    );
+    assert_eq!(
+        e2["current_json_tree"]["nodes"][&text_id]["characters"],
+        "Edited headline"
+    );
+    let versions = s
+        .get(&org, &format!("/v1/image-ads/{editable}/versions"))
+        .await
+        .expect(200, None);
+    let list = versions.body["data"].as_array().unwrap();
+    assert_eq!(list.len(), 2);
+    assert_eq!(list[0]["json_tree"], tree, "version 1 is immutable");
+    assert_eq!(list[1]["version_number"], 2);
+    let v2 = s
+        .get(
+            &org,
+            &format!(
+                "/v1/image-ads/{editable}/versions/{}",
+                list[1]["id"].as_str().unwrap()
+            ),
+        )
+        .await
+        .expect(200, None);
+    assert_eq!(v2.body["data"]["image_url"], e2["image_url"]);
+    assert_eq!(
+        wallet(&s, &org).await,
+        (500, 0),
+        "re-renders are not charged"
+    );
+    let ledger: Vec<String> =
+        sqlx::query_scalar("SELECT kind FROM wallet_ledger WHERE org_id = ? AND kind = 'charge'")
+            .bind(&org.id)
+            .fetch_all(&s.db.read)
+            .await
+            .unwrap();
+    assert_eq!(ledger.len(), 2);
+
+    // Invalid trees are refused naming the problem; base64 image data too.
+    let mut bad = tree.clone();
+    bad["nodes"][&text_id]["fontSize"] = json!("huge");
+    s.patch(
+        &org,
+        &format!("/v1/image-ads/{editable}"),
+        json!({"current_json_tree": bad}),
+    )
+    .await
+    .expect(400, Some("VALIDATION_ERROR"));
+    let done = s
+        .get(&org, "/v1/image-ads?status=completed&facets=status")
+        .await
+        .expect(200, None);
+    assert_eq!(done.body["total_count"], 2);
+    s.delete(&org, &format!("/v1/image-ads/{flat}"))
+        .await
+        .expect(200, None);
+    s.get(&org, &format!("/v1/image-ads/{flat}"))
+        .await
+        .expect(404, Some("IMAGE_AD_NOT_FOUND"));
+}

@@ -9,5 +9,6 @@ mod fetch;
 mod goldens;
 mod harness;
 mod output;
+mod robustness;
 mod schema;
 mod tree;

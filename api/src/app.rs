@@ -12,7 +12,7 @@ use utoipa::OpenApi;
 use utoipa_axum::router::OpenApiRouter;
 
 use adforge_renderer::{FetchLimits, HttpFetcher};
-use adforge_worker::{JobQueue, MemoryQueue, QueueConfig, RedisQueue};
+use adforge_worker::{JobQueue, MemoryQueue, RedisQueue};
 
 use crate::Error;
 use crate::auth::KeyCache;
@@ -148,14 +148,14 @@ impl Server {
         });
         let (queue, limiter): (Arc<dyn JobQueue>, SharedLimiter) = match &args.redis_url {
             Some(url) => {
-                let q = RedisQueue::connect(url, QueueConfig::default())
+                let q = RedisQueue::connect(url, args.queue.config())
                     .await
                     .map_err(|e| Error::Invalid(format!("cannot use --redis-url {url}: {e}")))?;
                 let limiter = Arc::new(RedisRateLimiter::new(q.connection_manager()));
                 (Arc::new(q), limiter)
             }
             None => (
-                Arc::new(MemoryQueue::new(QueueConfig::default())),
+                Arc::new(MemoryQueue::new(args.queue.config())),
                 Arc::new(MemoryRateLimiter::default()),
             ),
         };

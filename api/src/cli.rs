@@ -66,6 +66,8 @@ pub struct ServeArgs {
     /// Log lines as JSON objects instead of text.
     #[arg(long, env = "ADFORGE_LOG_JSON", default_value_t = false)]
     pub log_json: bool,
+    #[command(flatten)]
+    pub queue: crate::render_node::QueueArgs,
 }
 
 #[derive(Args, Clone, Debug)]

@@ -13,6 +13,40 @@ use clap::Args;
 use crate::Error;
 use crate::blob::{BlobStore, LocalBlobStore};
 
+/// Queue tuning shared by `serve` and `worker` (all processes of a deployment should agree).
+#[derive(Args, Clone, Debug)]
+pub struct QueueArgs {
+    /// A job (or event) not kept alive by heartbeats (or acknowledged) for this long is taken
+    /// over by another process: how soon a dead worker's job is redone.
+    #[arg(long, env = "ADFORGE_VISIBILITY_TIMEOUT_MS", default_value_t = 30_000)]
+    pub visibility_timeout_ms: u64,
+    /// Attempts per job, retries and take-overs included, before the ad fails with
+    /// PIPELINE_ERROR.
+    #[arg(long, env = "ADFORGE_MAX_ATTEMPTS", default_value_t = 3)]
+    pub max_attempts: u32,
+}
+
+impl QueueArgs {
+    pub fn config(&self) -> QueueConfig {
+        QueueConfig {
+            visibility_timeout: std::time::Duration::from_millis(
+                self.visibility_timeout_ms.max(100),
+            ),
+            max_attempts: self.max_attempts.max(1),
+            ..QueueConfig::default()
+        }
+    }
+}
+
+impl Default for QueueArgs {
+    fn default() -> Self {
+        Self {
+            visibility_timeout_ms: 30_000,
+            max_attempts: 3,
+        }
+    }
+}
+
 /// `adforge worker` flags.
 #[derive(Args, Clone, Debug)]
 pub struct WorkerArgs {
@@ -39,6 +73,8 @@ pub struct WorkerArgs {
     /// Log filter.
     #[arg(long, env = "ADFORGE_LOG", default_value = "info")]
     pub log: String,
+    #[command(flatten)]
+    pub queue: QueueArgs,
 }
 
 /// The ad generation handler (one per process: it owns the renderer and its fonts).
@@ -69,7 +105,7 @@ pub fn spawn_in_process(queue: Arc<dyn JobQueue>, handler: Arc<dyn JobHandler>, 
 /// # Errors
 /// Redis unreachable at start, an unusable data dir.
 pub async fn run(args: WorkerArgs) -> Result<(), Error> {
-    let queue = RedisQueue::connect(&args.redis_url, QueueConfig::default())
+    let queue = RedisQueue::connect(&args.redis_url, args.queue.config())
         .await
         .map_err(|e| Error::Invalid(format!("cannot use --redis-url {}: {e}", args.redis_url)))?;
     let blobs: Arc<dyn BlobStore> = Arc::new(LocalBlobStore::new(

@@ -99,6 +99,7 @@ impl TestServer {
             dashboard_url: Some("https://dashboard.test/billing".into()),
             workers: 1,
             redis_url: None,
+            queue: Default::default(),
         };
         adjust(&mut args);
         let server = Server::bind(&args).await.expect("server binds");

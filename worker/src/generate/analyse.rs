@@ -94,6 +94,10 @@ pub struct Analysis {
     pub calm_share: f32,
     /// Mean luminance 0..1.
     pub brightness: f32,
+    /// Share of pixels with almost no gradient.
+    pub flat_share: f32,
+    /// Share of the non-flat pixels that are hard edges.
+    pub edge_ratio: f32,
     /// 0..1; above 0.5 the reference sells with words (a poster), below with a picture.
     pub text_score: f32,
 }
@@ -138,7 +142,7 @@ pub fn analyse(bytes: &[u8]) -> Result<Analysis, String> {
 
     // Per-pixel energy: gradient plus distance from the border colour (figure vs ground).
     let mut energy = vec![0.0f32; w * h];
-    let mut sharp_isolated = 0usize;
+    let mut edges = 0usize;
     let mut flat = 0usize;
     for y in 1..h - 1 {
         for x in 1..w - 1 {
@@ -151,14 +155,17 @@ pub fn analyse(bytes: &[u8]) -> Result<Analysis, String> {
             if g < 0.02 {
                 flat += 1;
             }
-            if g > 0.25 {
-                sharp_isolated += 1;
+            if g > 0.12 {
+                edges += 1;
             }
         }
     }
     let inner = ((w - 2) * (h - 2)).max(1) as f32;
     let flat_share = flat as f32 / inner;
-    let sharp_share = sharp_isolated as f32 / inner;
+    let busy = (inner - flat as f32).max(1.0);
+    // Of the pixels that are not flat, how many are hard edges: text is all edge, a photo's
+    // subject is mostly soft shading and texture.
+    let edge_ratio = edges as f32 / busy;
 
     let mut saliency = [[0.0f32; GRID]; GRID];
     for y in 0..h {
@@ -179,27 +186,18 @@ pub fn analyse(bytes: &[u8]) -> Result<Analysis, String> {
     let cells = (GRID * GRID) as f32;
     let max_cell = saliency.iter().flatten().fold(0.0f32, |a, b| a.max(*b));
     let subject_focus = ((max_cell - 1.0 / cells) / (1.0 - 1.0 / cells)).clamp(0.0, 1.0);
-    let (mut calm, mut calm_n) = ((0.0, 0.0), 0usize);
-    for (gy, row) in saliency.iter().enumerate() {
-        for (gx, cell) in row.iter().enumerate() {
-            if *cell < 0.5 / cells {
-                calm.0 += (gx as f32 + 0.5) / GRID as f32;
-                calm.1 += (gy as f32 + 0.5) / GRID as f32;
-                calm_n += 1;
-            }
+    let mut calm_n = 0usize;
+    for cell in saliency.iter().flatten() {
+        if *cell < 0.5 / cells {
+            calm_n += 1;
         }
     }
-    let calm = if calm_n == 0 {
-        (1.0 - subject.0, 1.0 - subject.1)
-    } else {
-        (calm.0 / calm_n as f32, calm.1 / calm_n as f32)
-    };
+    let calm = calm_region(&saliency);
     let brightness = lum.iter().sum::<f32>() / lum.len().max(1) as f32;
-    // A poster is mostly flat ground with many crisp strokes; a photo has soft gradients
-    // everywhere and few isolated hard edges.
-    let text_score = (flat_share * 0.6 + (sharp_share * 6.0).min(1.0) * 0.6
-        - (1.0 - subject_focus) * 0.0)
-        .clamp(0.0, 1.0);
+    // A poster's non-flat pixels are nearly all hard edges, and it has flat ground around
+    // them; flat ground alone (a studio backdrop) says nothing.
+    let text_score =
+        smoothstep(0.3, 0.7, edge_ratio) * (0.5 + 0.5 * smoothstep(0.3, 0.6, flat_share));
     Ok(Analysis {
         width,
         height,
@@ -211,8 +209,40 @@ pub fn analyse(bytes: &[u8]) -> Result<Analysis, String> {
         calm,
         calm_share: calm_n as f32 / cells,
         brightness,
+        flat_share,
+        edge_ratio,
         text_score,
     })
+}
+
+/// The centre of the calmest of four bands (top, bottom, left, right thirds); ties go to
+/// the earlier band. A centroid of calm cells would land on the subject when calm space
+/// surrounds it, so bands are compared instead.
+fn calm_region(saliency: &[[f32; GRID]; GRID]) -> (f32, f32) {
+    let third = GRID / 3;
+    let band = |rows: std::ops::Range<usize>, cols: std::ops::Range<usize>| -> f32 {
+        rows.flat_map(|r| cols.clone().map(move |c| (r, c)))
+            .map(|(r, c)| saliency[r][c])
+            .sum()
+    };
+    let candidates = [
+        (band(0..third, 0..GRID), (0.5, 1.0 / 6.0)),
+        (band(GRID - third..GRID, 0..GRID), (0.5, 5.0 / 6.0)),
+        (band(0..GRID, 0..third), (1.0 / 6.0, 0.5)),
+        (band(0..GRID, GRID - third..GRID), (5.0 / 6.0, 0.5)),
+    ];
+    let mut best = candidates[0];
+    for c in candidates {
+        if c.0 < best.0 - 1e-4 {
+            best = c;
+        }
+    }
+    best.1
+}
+
+fn smoothstep(lo: f32, hi: f32, x: f32) -> f32 {
+    let t = ((x - lo) / (hi - lo)).clamp(0.0, 1.0);
+    t * t * (3.0 - 2.0 * t)
 }
 
 /// Relative luminance (WCAG) of an sRGB colour, 0..1.

@@ -140,6 +140,8 @@ pub struct LogoChoice {
 pub struct FillInputs<'a> {
     /// The ad, whose id seeds the node UUIDs.
     pub ad_id: &'a str,
+    /// The layout's name, kept as the root's `name`.
+    pub layout_name: &'a str,
     /// The brand (fonts, name).
     pub brand: &'a Brand,
     /// Colours by role.
@@ -232,7 +234,12 @@ pub fn fill(template: &Value, inputs: &FillInputs<'_>) -> Result<Filled, String>
             };
             n.insert(k.clone(), v);
         }
-        n.insert("name".into(), Value::from(display_name(key)));
+        let name = if key == root {
+            inputs.layout_name.to_owned()
+        } else {
+            display_name(key)
+        };
+        n.insert("name".into(), Value::from(name));
         if let Some(role) = src.get("$fill").and_then(Value::as_str) {
             n.insert("fills".into(), solid(inputs.palette.role(role)));
         }

@@ -79,17 +79,24 @@ pub fn library() -> Result<Vec<Layout>, String> {
 
 /// Scores how well `layout` matches the reference (higher is better). Deterministic.
 ///
-/// Three terms: the layout's image should sit where the reference's subject is; its copy
-/// where the reference is calm; and its text weight should match how text-led the
+/// Three terms: the layout's image should sit where the reference's subject is and its copy
+/// where the reference is calm (for a text-led reference: its copy where the lettering is); its text weight should match how text-led the
 /// reference is. Having no product image makes image-heavy layouts worse.
 pub fn score(layout: &Layout, analysis: &Analysis, has_product_image: bool) -> f32 {
     let c = &layout.composition;
     let dist = |a: (f32, f32), b: [f32; 2]| ((a.0 - b[0]).powi(2) + (a.1 - b[1]).powi(2)).sqrt();
     // A focused subject makes position matter; a spread-out photo matters less where.
-    let focus = 0.5 + analysis.subject_focus * 4.0;
-    let mut s = -focus.min(2.0) * dist(analysis.subject, c.image_center);
-    s -= 0.8 * dist(analysis.calm, c.text_center);
-    s -= 2.0 * (analysis.text_score - c.text_weight).abs();
+    let focus = (0.5 + analysis.subject_focus * 4.0).min(2.0);
+    // In a picture-led reference the energy is the picture: the layout's image goes there
+    // and its copy into the calm space. In a text-led one the energy is the lettering: the
+    // layout's copy goes there. The text score blends the two readings.
+    let t = analysis.text_score;
+    let picture =
+        focus * dist(analysis.subject, c.image_center) + 0.8 * dist(analysis.calm, c.text_center);
+    let lettering =
+        dist(analysis.subject, c.text_center) + 0.4 * dist(analysis.calm, c.image_center);
+    let mut s = -(1.0 - t) * picture - t * lettering;
+    s -= 1.2 * (analysis.text_score - c.text_weight).abs();
     // Photos whose energy is spread everywhere (no calm space) suit full-bleed layouts.
     s -= 0.6 * (c.image_area - (1.0 - analysis.calm_share)).abs();
     if !has_product_image {

@@ -202,6 +202,7 @@ impl GenerateAdHandler {
             .ok_or_else(|| JobError::abort("no layout for this aspect ratio"))?;
         let inputs = fill::FillInputs {
             ad_id: &job.ad_id,
+            layout_name: &layout.name,
             brand: &job.brand,
             palette: fill::Palette::from_brand(&job.brand, &analysis),
             copy: &copy,

@@ -1,1 +1,6 @@
-//! Generation pipeline tests.
+//! Generation pipeline tests: a local HTTP server serves reference, product and logo
+//! images; the handler (with private URLs allowed) generates ads into a temporary blob
+//! store. Sample outputs are written to `target/generate-samples/` for people to look at.
+
+mod fixtures;
+mod pipeline;

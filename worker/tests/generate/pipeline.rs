@@ -1,0 +1,295 @@
+//! End-to-end behaviour of `GenerateAdHandler`.
+
+use adforge_renderer::{RenderOptions, Tree, Warning};
+use adforge_worker::generate::{analyse, blob_key, copy, layouts};
+use adforge_worker::protocol::RerenderJob;
+use adforge_worker::{Job, JobError, JobQueue};
+use serde_json::Value;
+
+use crate::fixtures::{self, Harness, job};
+
+fn samples_dir() -> std::path::PathBuf {
+    let dir = fixtures::repo().join("target/generate-samples");
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn assert_uuid_ids(tree: &Value) {
+    let nodes = tree["nodes"].as_object().unwrap();
+    assert!(nodes.len() > 5);
+    for (id, node) in nodes {
+        let u = uuid::Uuid::parse_str(id).unwrap_or_else(|_| panic!("{id} is not a UUID"));
+        assert_eq!(u.get_version_num(), 4);
+        assert_eq!(node["id"], Value::from(id.clone()));
+        for child in node["children"].as_array().into_iter().flatten() {
+            assert!(nodes.contains_key(child.as_str().unwrap()));
+        }
+    }
+    assert!(nodes.contains_key(tree["root"].as_str().unwrap()));
+}
+
+/// Generates an editable ad from `reference`, checks size, tree and re-render, returns
+/// (layout name, tree).
+async fn editable_ad(h: &Harness, ad_id: &str, reference: &str, size: (u32, u32)) -> String {
+    let (done, queue) = h
+        .run(Job::GenerateImageAd(job(&h.base, ad_id, reference, true)))
+        .await;
+    let done = done.unwrap();
+    assert_eq!((done.width, done.height), size, "{reference}");
+    let key = blob_key(ad_id, 1);
+    assert_eq!(done.image_url, format!("http://blobs.test/files/{key}"));
+    let png = h.blob(&key).await;
+    let decoded = image::load_from_memory(&png).unwrap();
+    assert_eq!((decoded.width(), decoded.height()), size);
+    let progress = queue.latest_progress(ad_id).await.unwrap().unwrap();
+    assert_eq!(
+        (progress.step.as_str(), progress.percentage),
+        ("storing", 90)
+    );
+
+    let tree_json = done.json_tree.expect("editable ads return their tree");
+    assert_uuid_ids(&tree_json);
+    // The returned tree is exactly what was rendered: it re-renders to the same PNG, and
+    // the renderer reports no low contrast and no overflowing text.
+    let tree = Tree::parse(&tree_json.to_string()).unwrap();
+    let again = h
+        .handler
+        .renderer()
+        .render(
+            &tree,
+            &RenderOptions {
+                width: None,
+                encode_png: true,
+            },
+        )
+        .unwrap();
+    assert!(
+        again.png.as_deref() == Some(png.as_slice()),
+        "re-render differs for {reference}"
+    );
+    for w in &again.report.warnings {
+        assert!(
+            !matches!(
+                w,
+                Warning::LowContrast { .. }
+                    | Warning::TextOverflow { .. }
+                    | Warning::ImageFailed { .. }
+                    | Warning::MissingFont { .. }
+            ),
+            "{reference}: {w:?}"
+        );
+    }
+    std::fs::write(samples_dir().join(format!("{ad_id}.png")), &png).unwrap();
+    std::fs::write(
+        samples_dir().join(format!("{ad_id}.json")),
+        serde_json::to_string_pretty(&tree_json).unwrap(),
+    )
+    .unwrap();
+    tree_json["nodes"][tree_json["root"].as_str().unwrap()]["name"]
+        .as_str()
+        .unwrap()
+        .to_owned()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn editable_ads_in_every_aspect_are_4k_and_rerender_identically() {
+    let h = Harness::new().await;
+    let square = editable_ad(&h, "ia_square", "/ref/object.png", (3840, 3840)).await;
+    let portrait = editable_ad(&h, "ia_poster", "/ref/poster.png", (3072, 3840)).await;
+    let story = editable_ad(&h, "ia_story", "/ref/story.png", (2160, 3840)).await;
+    eprintln!("layouts: {square} {portrait} {story}");
+
+    // A re-render job of the returned tree stores version 2 with the same pixels.
+    let v1 = h.blob(&blob_key("ia_poster", 1)).await;
+    let tree: Value = serde_json::from_str(
+        &std::fs::read_to_string(samples_dir().join("ia_poster.json")).unwrap(),
+    )
+    .unwrap();
+    let (done, _) = h
+        .run(Job::RenderImageAdVersion(RerenderJob {
+            ad_id: "ia_poster".into(),
+            org_id: "org_1".into(),
+            version: 2,
+            version_id: None,
+            json_tree: tree,
+        }))
+        .await;
+    let done = done.unwrap();
+    assert_eq!((done.width, done.height), (3072, 3840));
+    assert_eq!(h.blob(&blob_key("ia_poster", 2)).await, v1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn flat_ads_have_no_tree_and_a_redo_overwrites_the_same_key() {
+    let h = Harness::new().await;
+    let j = job(&h.base, "ia_flat", "/ref/rocket.jpg", false);
+    let (first, _) = h.run(Job::GenerateImageAd(j.clone())).await;
+    let first = first.unwrap();
+    assert!(first.json_tree.is_none());
+    assert_eq!((first.width, first.height), (3840, 3840));
+    let png = h.blob(&blob_key("ia_flat", 1)).await;
+    let (redo, _) = h.run(Job::GenerateImageAd(j)).await;
+    assert_eq!(redo.unwrap().image_url, first.image_url);
+    assert_eq!(
+        h.blob(&blob_key("ia_flat", 1)).await,
+        png,
+        "generation is deterministic"
+    );
+    std::fs::write(samples_dir().join("ia_flat.png"), &png).unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn different_compositions_choose_different_layouts() {
+    let lib = layouts::library().unwrap();
+    let poster = analyse::analyse(&fixtures::poster(1080, 1350)).unwrap();
+    let object = analyse::analyse(&fixtures::centred_object(1080, 1350)).unwrap();
+    assert!(poster.text_led(), "poster: {poster:?}");
+    assert!(!object.text_led(), "object: {object:?}");
+    assert_eq!(poster.aspect, object.aspect);
+    let a = layouts::choose_layout(&lib, &poster, true).unwrap();
+    let b = layouts::choose_layout(&lib, &object, true).unwrap();
+    assert_ne!(a.name, b.name);
+    // The object sits in the middle; the poster's ink is in its upper half.
+    assert!((object.subject.0 - 0.5).abs() < 0.1 && (object.subject.1 - 0.5).abs() < 0.1);
+    assert!(poster.subject.1 < 0.5);
+
+    // Same product, same everything but the reference: the generated trees differ in layout.
+    let h = Harness::new().await;
+    let mut names = Vec::new();
+    for (ad, reference) in [("ia_a", "/ref/poster.png"), ("ia_b", "/ref/object45.png")] {
+        let (done, _) = h
+            .run(Job::GenerateImageAd(job(&h.base, ad, reference, true)))
+            .await;
+        let tree = done.unwrap().json_tree.unwrap();
+        names.push(tree["nodes"][tree["root"].as_str().unwrap()]["name"].clone());
+        std::fs::write(
+            samples_dir().join(format!("{ad}.png")),
+            h.blob(&blob_key(ad, 1)).await,
+        )
+        .unwrap();
+    }
+    assert_ne!(names[0], names[1]);
+}
+
+#[test]
+fn copy_is_deterministic_and_follows_the_prompt() {
+    let j = job("http://x", "ia_1", "/r.png", false);
+    let a = copy::write_copy(&j.product, &j.audience, j.prompt.as_deref());
+    assert_eq!(
+        a,
+        copy::write_copy(&j.product, &j.audience, j.prompt.as_deref())
+    );
+    let quoted = copy::write_copy(
+        &j.product,
+        &j.audience,
+        Some("Lead with \"Mornings, sorted\""),
+    );
+    assert_eq!(quoted.headline, "Mornings, sorted");
+    assert!(a.headline.chars().count() <= copy::HEADLINE_MAX);
+}
+
+async fn expect_abort(h: &Harness, job: Job) -> String {
+    match h.run(job).await.0 {
+        Err(JobError::Abort { code, message }) => {
+            assert_eq!(code, "PIPELINE_ERROR");
+            message
+        }
+        other => panic!("expected an abort, got {other:?}"),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bad_inputs_abort_and_unreachable_hosts_retry() {
+    let h = Harness::new().await;
+    let msg = expect_abort(
+        &h,
+        Job::GenerateImageAd(job(&h.base, "ia_404", "/missing.png", true)),
+    )
+    .await;
+    assert!(msg.contains("404"), "{msg}");
+    let msg = expect_abort(
+        &h,
+        Job::GenerateImageAd(job(&h.base, "ia_txt", "/not-an-image.png", true)),
+    )
+    .await;
+    assert!(msg.contains("reference"), "{msg}");
+    let mut j = job(&h.base, "ia_var", "/ref/object.png", true);
+    j.variant_image_urls = vec![format!("{}/img/gone.png", h.base)];
+    let msg = expect_abort(&h, Job::GenerateImageAd(j)).await;
+    assert!(msg.contains("product image"), "{msg}");
+    let msg = expect_abort(
+        &h,
+        Job::RenderImageAdVersion(RerenderJob {
+            ad_id: "ia_bad".into(),
+            org_id: "org_1".into(),
+            version: 2,
+            version_id: None,
+            json_tree: serde_json::json!({"nodes": {"a": {"type": "FRAME", "width": 10, "height": 10, "opacity": 3}}}),
+        }),
+    )
+    .await;
+    assert!(msg.contains("opacity"), "{msg}");
+
+    // Nothing listens on port 9 of loopback: a transient network failure.
+    let j = job("http://127.0.0.1:9", "ia_down", "/ref/object.png", true);
+    assert!(matches!(
+        h.run(Job::GenerateImageAd(j)).await.0,
+        Err(JobError::Retry { .. })
+    ));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn private_addresses_are_refused_unless_allowed() {
+    let dir = tempfile::tempdir().unwrap();
+    let blobs = std::sync::Arc::new(adforge_worker::blob::LocalBlobStore::new(
+        dir.path().into(),
+        "http://blobs.test",
+    ));
+    let handler =
+        adforge_worker::GenerateAdHandler::new(adforge_worker::GenerateConfig::new(blobs));
+    let base = fixtures::server().await;
+    let (out, _) = fixtures::run_with(
+        &handler,
+        Job::GenerateImageAd(job(&base, "ia_p", "/ref/object.png", true)),
+    )
+    .await;
+    match out {
+        Err(JobError::Abort { message, .. }) => assert!(message.contains("private"), "{message}"),
+        other => panic!("expected an abort, got {other:?}"),
+    }
+}
+
+#[test]
+#[ignore = "prints the analysis of every fixture, for tuning"]
+fn print_analyses() {
+    let samples = fixtures::repo().join("assets/samples");
+    let files: Vec<(&str, Vec<u8>)> = vec![
+        ("poster", fixtures::poster(1080, 1350)),
+        ("object", fixtures::centred_object(1080, 1350)),
+        ("story", fixtures::story_photo()),
+        ("rocket", std::fs::read(samples.join("rocket.jpg")).unwrap()),
+        ("coffee", std::fs::read(samples.join("coffee.png")).unwrap()),
+        (
+            "chelsea",
+            std::fs::read(samples.join("chelsea.png")).unwrap(),
+        ),
+    ];
+    let lib = layouts::library().unwrap();
+    for (name, bytes) in files {
+        let a = analyse::analyse(&bytes).unwrap();
+        let l = layouts::choose_layout(&lib, &a, true).unwrap();
+        eprintln!(
+            "{name}: flat {:.2} edge {:.2} text {:.2} subject ({:.2},{:.2}) focus {:.2} calm ({:.2},{:.2}) {:.2} -> {}",
+            a.flat_share,
+            a.edge_ratio,
+            a.text_score,
+            a.subject.0,
+            a.subject.1,
+            a.subject_focus,
+            a.calm.0,
+            a.calm.1,
+            a.calm_share,
+            l.name
+        );
+    }
+}

@@ -249,14 +249,16 @@ impl Builder<'_> {
         } else if n.kind == NodeKind::Vector {
             for vp in &n.vector_paths {
                 if let Some(p) = svg_path(&vp.data) {
-                    for paint in &n.fills {
+                    for (k, paint) in n.fills.iter().enumerate() {
                         if let Some(sp) = self.paint(n, paint, b.w, b.h, fold) {
+                            let layer = self.push_paint_blend(n.fill_blends.get(k), &p, t, 0.0);
                             self.ops.push(DrawOp::Fill {
                                 path: p.clone(),
                                 transform: t,
                                 paint: sp,
                                 even_odd: vp.even_odd,
                             });
+                            self.pop_if(layer);
                         }
                     }
                 }
@@ -264,14 +266,16 @@ impl Builder<'_> {
         } else if n.kind != NodeKind::Group
             && let Some(p) = &shape
         {
-            for paint in &n.fills {
+            for (k, paint) in n.fills.iter().enumerate() {
                 if let Some(sp) = self.paint(n, paint, b.w, b.h, fold) {
+                    let layer = self.push_paint_blend(n.fill_blends.get(k), p, t, 0.0);
                     self.ops.push(DrawOp::Fill {
                         path: p.clone(),
                         transform: t,
                         paint: sp,
                         even_odd: false,
                     });
+                    self.pop_if(layer);
                 }
             }
         }
@@ -364,6 +368,39 @@ impl Builder<'_> {
                     && b.bottom() <= inner.bottom() + 0.01
             })
         })
+    }
+
+    /// A paint with its own blend mode is drawn in a layer composited with that mode.
+    pub(super) fn push_paint_blend(
+        &mut self,
+        blend: Option<&BlendMode>,
+        path: &Path,
+        t: Transform,
+        grow: f32,
+    ) -> bool {
+        let Some(&blend_mode) = blend.filter(|b| **b != BlendMode::Normal) else {
+            return false;
+        };
+        let Some(bounds) = map_rect(t, path.bounds())
+            .and_then(|r| outset(r, grow * self.scale + 2.0))
+            .and_then(|r| to_int(r, self.canvas))
+        else {
+            return false;
+        };
+        self.ops.push(DrawOp::PushLayer(Layer {
+            bounds,
+            opacity: 1.0,
+            blend_mode,
+            clip: None,
+            effects: Vec::new(),
+        }));
+        true
+    }
+
+    pub(super) fn pop_if(&mut self, pushed: bool) {
+        if pushed {
+            self.ops.push(DrawOp::PopLayer);
+        }
     }
 
     fn shape(&self, n: &Node, w: f32, h: f32) -> Option<Path> {
@@ -596,14 +633,16 @@ impl Builder<'_> {
                 pushed = true;
             }
         }
-        for p in &n.strokes {
+        for (k, p) in n.strokes.iter().enumerate() {
             if let Some(sp) = self.paint(n, p, w, h, fold) {
+                let layer = self.push_paint_blend(n.stroke_blends.get(k), &path, t, width);
                 self.ops.push(DrawOp::Stroke {
                     path: path.clone(),
                     transform: t,
                     paint: sp,
                     width,
                 });
+                self.pop_if(layer);
             }
         }
         if pushed {

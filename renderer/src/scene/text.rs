@@ -86,8 +86,9 @@ impl Builder<'_> {
             _ => None,
         });
         if let Some(path) = path {
-            for p in &n.fills {
+            for (k, p) in n.fills.iter().enumerate() {
                 if let Some(sp) = self.paint(n, p, b.w, b.h, fold) {
+                    let layer = self.push_paint_blend(n.fill_blends.get(k), &path, t, 0.0);
                     self.ops.push(DrawOp::Text {
                         path: path.clone(),
                         transform: t,
@@ -95,6 +96,7 @@ impl Builder<'_> {
                         node: n.id.clone(),
                         color,
                     });
+                    self.pop_if(layer);
                 }
             }
         }

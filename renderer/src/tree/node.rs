@@ -316,6 +316,9 @@ pub struct Node {
     pub radii: [f32; 4],
     pub fills: Vec<Paint>,
     pub strokes: Vec<Paint>,
+    /// Per-paint blend modes, index-aligned with `fills` / `strokes`.
+    pub fill_blends: Vec<BlendMode>,
+    pub stroke_blends: Vec<BlendMode>,
     pub stroke_weight: f32,
     pub stroke_align: StrokeAlign,
     pub blend_mode: BlendMode,

@@ -320,13 +320,6 @@ fn convert(id: &str, s: &NodeSpec) -> Result<Node, Error> {
                 .to_owned(),
         );
     }
-    if s.fills.iter().chain(&s.strokes).any(|p| {
-        p.blend_mode
-            .as_deref()
-            .is_some_and(|b| b != "NORMAL" && b != "PASS_THROUGH")
-    }) {
-        unsupported.push("blendMode on a single paint (not supported yet; drawn NORMAL — use the node's blendMode)".to_owned());
-    }
     let wrap = choice(
         id,
         "layoutWrap",
@@ -478,6 +471,8 @@ fn convert(id: &str, s: &NodeSpec) -> Result<Node, Error> {
         visible: s.visible,
         clips_content: s.clips_content.unwrap_or(s.kind == NodeKind::Frame),
         radii,
+        fill_blends: blends(&s.fills),
+        stroke_blends: blends(&s.strokes),
         fills,
         strokes,
         stroke_weight,
@@ -492,4 +487,18 @@ fn convert(id: &str, s: &NodeSpec) -> Result<Node, Error> {
         vector_paths,
         unsupported,
     })
+}
+
+/// Blend modes of the visible paints (already validated by `paint`).
+fn blends(paints: &[super::model::PaintSpec]) -> Vec<BlendMode> {
+    paints
+        .iter()
+        .filter(|p| p.visible)
+        .map(|p| {
+            p.blend_mode
+                .as_deref()
+                .and_then(BlendMode::from_name)
+                .unwrap_or_default()
+        })
+        .collect()
 }

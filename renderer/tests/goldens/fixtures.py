@@ -115,6 +115,8 @@ SVG["paints", "paint_opacity"] = ('<rect x="10" y="10" width="80" height="80" fi
 F["paints", "multiple_fills"] = tree({"r": rect(10, 10, 80, 80, [BLUE, {"type": "GRADIENT_LINEAR",
     "gradientHandlePositions": [{"x": 0.5, "y": 0}, {"x": 0.5, "y": 1}], "gradientStops": [
         {"position": 0, "color": c(0, 0, 0, 0)}, {"position": 1, "color": c(0, 0, 0, 0.8)}]}])})
+F["paints", "paint_blend_multiply"] = tree({"a": rect(10, 10, 50, 80, [solid(1, 0.8, 0)]),
+    "b": rect(30, 30, 60, 40, [BLUE, solid(0.9, 0.2, 0.2, 1, blendMode="MULTIPLY")])})
 F["paints", "unsupported_angular"] = tree({"r": rect(10, 10, 80, 80, [GREEN, {"type": "GRADIENT_ANGULAR", "gradientStops": stops}])})
 img = lambda url, mode, **kw: dict({"type": "IMAGE", "imageFillUrl": url, "scaleMode": mode}, **kw)
 COFFEE = "assets/samples/coffee.png"

@@ -15,3 +15,4 @@ mod limits;
 mod paging;
 mod resources;
 mod search;
+mod shared_limits;

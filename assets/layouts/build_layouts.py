@@ -73,6 +73,24 @@ class T:
         n.update(kw)
         return self.add(nid, n, parent)
 
+    def stack(self, nid, x, y, w, h, items, on, parent="root", align="MIN", spacing=20,
+              text_align="LEFT"):
+        """A vertical auto-layout column of texts: each hugs its height, so the lines follow
+        each other whatever the copy's length; `align` places the column in its box."""
+        self.add(nid, {"type": "FRAME", "x": x, "y": y, "width": w, "height": h, "fills": [],
+                       "clipsContent": False, "layoutMode": "VERTICAL", "itemSpacing": spacing,
+                       "primaryAxisAlignItems": align, "counterAxisAlignItems": "MIN"}, parent)
+        for item in items:
+            slot, size = item[0], item[1]
+            kw = dict(item[2]) if len(item) > 2 else {}
+            weight = kw.pop("weight", 700 if slot == "headline" else 400)
+            self.text(slot if slot != "eyebrow" else "eyebrow", slot, 0, 0, w, 10, size, on,
+                      weight=weight, align=text_align, parent=nid, **kw)
+            node = self.nodes[slot]
+            del node["height"]
+            node["textAutoResize"] = "HEIGHT"
+            node["layoutSizingHorizontal"] = "FILL"
+
     def cta(self, x, y, w, h, size, parent="root", role="accent", radius=None, align="CENTER"):
         self.frame("cta", x, y, w, h, role=role, parent=parent,
                    cornerRadius=h / 2 if radius is None else radius, clipsContent=False)
@@ -89,18 +107,15 @@ def root(h, role="background"):
 
 def hero_bottom_panel(h):
     t = root(h, "surface")
-    ph = round(h * (0.58 if h < 1900 else 0.6))
+    ph = round(h * (0.5 if h < 1200 else 0.56 if h < 1900 else 0.6))
     t.image("product_image", 0, 0, W, ph)
     ty = ph + 56
-    avail = h - ty - M
+    cta_y = h - M - 96
     t.logo(W - M - 200, ty, 200, 56, on="root", align="RIGHT")
-    hh = round(avail * 0.42)
-    t.text("headline", "headline", M, ty, W - 2 * M - 230, hh, 84 if h > 1100 else 72, "root",
-           weight=700)
-    sy = ty + hh + 16
-    sh = round(avail * 0.26)
-    t.text("supporting", "supporting", M, sy, W - 2 * M - 80, sh, 34, "root")
-    t.cta(M, h - M - 96, 340, 96, 34)
+    t.stack("copy", M, ty, W - 2 * M - 240, cta_y - 32 - ty,
+            [("headline", 80 if h > 1100 else 64), ("supporting", 32 if h > 1100 else 28)],
+            on="root", spacing=18)
+    t.cta(M, cta_y, 340, 96, 34)
     return t
 
 
@@ -112,20 +127,22 @@ def split(h, image_right):
     tw = half - 64 - 56
     t.image("product_image", ix, 0, W - half, h)
     t.logo(tx, M, 190, 56, on="root")
-    top = round(h * 0.3)
-    hh = round(h * 0.3)
-    t.text("eyebrow", "eyebrow", tx, top - 56, tw, 36, 24, "root", weight=600)
-    t.text("headline", "headline", tx, top, tw, hh, 76, "root", weight=700)
-    sh = round(h * 0.18)
-    t.text("supporting", "supporting", tx, top + hh + 24, tw, sh, 30, "root")
-    t.cta(tx, h - M - 88, min(tw, 300), 88, 30)
+    top = M + 56 + 48
+    cta_y = h - M - 88
+    t.stack("copy", tx, top, tw, cta_y - 48 - top,
+            [("eyebrow", 22, {"weight": 600}), ("headline", 68 if h < 1100 else 76),
+             ("supporting", 30)], on="root", align="CENTER", spacing=24)
+    t.cta(tx, cta_y, min(tw, 300), 88, 30)
     return t
 
 
 def centered_product(h):
     t = root(h, "primary")
-    t.text("eyebrow", "eyebrow", M, M + 8, W - 2 * M, 36, 24, "root", weight=600,
-           align="CENTER")
+    if h > 1500:
+        t.text("eyebrow", "eyebrow", M, M + 8, W - 2 * M, 36, 24, "root", weight=600,
+               align="CENTER")
+    else:
+        t.logo((W - 200) // 2, M, 200, 52, on="root", align="CENTER")
     hh = round(h * 0.17)
     t.text("headline", "headline", M + 20, M + 64, W - 2 * M - 40, hh, 76, "root", weight=700,
            align="CENTER", valign="CENTER")
@@ -149,11 +166,10 @@ def centered_product(h):
 def top_headline(h):
     t = root(h, "background")
     t.logo(M, M, 190, 56, on="root")
-    hh = round(h * 0.22)
-    t.text("headline", "headline", M, M + 96, W - 2 * M, hh, 96, "root", weight=700)
-    sy = M + 96 + hh + 12
-    t.text("supporting", "supporting", M, sy, W - 2 * M - 160, 92, 32, "root")
-    iy = sy + 92 + 40
+    copy_h = round(h * (0.3 if h < 1900 else 0.26))
+    t.stack("copy", M, M + 96, W - 2 * M, copy_h,
+            [("headline", 84 if h < 1100 else 96), ("supporting", 32)], on="root", spacing=16)
+    iy = M + 96 + copy_h + 32
     t.image("product_image", M, iy, W - 2 * M, h - iy - M, cornerRadius=28)
     t.cta(W - M - 40 - 320, h - M - 40 - 92, 320, 92, 32)
     t.add("cta_shadow", {"type": "EFFECT", "effects": [
@@ -193,12 +209,13 @@ def full_bleed_scrim(h):
 def offer_badge(h):
     t = root(h, "primary")
     t.logo(M, M, 190, 56, on="root")
-    hh = round(h * 0.2)
-    t.text("headline", "headline", M, M + 100, W - 2 * M - 60, hh, 92, "root", weight=700)
     d = min(W - 160, round(h * 0.58))
     cx, cy = W - d - 40 + 120, h - d - 40 + (60 if h < 1300 else -60)
+    t.stack("copy", M, M + 100, W - 2 * M - 60, cy - 24 - (M + 100) if h > 1100 else 360,
+            [("headline", 88), ("supporting", 30)], on="root", spacing=20)
+    t.nodes["supporting"]["width"] = 460
+    t.nodes["supporting"]["layoutSizingHorizontal"] = "FIXED"
     t.image("product_image", cx, cy, d, d, kind="ELLIPSE")
-    t.text("supporting", "supporting", M, M + 100 + hh + 16, 440, round(h * 0.16), 30, "root")
     b = 220
     t.rect("badge", cx - 40, cy + 10, b, b, role="accent", kind="ELLIPSE")
     t.text("badge_label", "eyebrow", cx - 40 + 30, cy + 10 + 30, b - 60, b - 60, 30, "badge",
@@ -236,12 +253,9 @@ def framed_card(h):
     t.image("product_image", 24, 24, cw - 48, ih, parent="card", cornerRadius=20)
     p = 48
     y = 24 + ih + 36
-    hh = round(ch * 0.15)
-    t.text("headline", "headline", p, y, cw - 2 * p, hh, 72, "card", weight=700,
-           parent="card")
-    sy = y + hh + 8
-    t.text("supporting", "supporting", p, sy, cw - 2 * p - 40, ch - sy - 40 - 88 - 24, 28,
-           "card", parent="card")
+    t.stack("copy", p, y, cw - 2 * p, ch - y - 40 - 88 - 24,
+            [("headline", 64 if h < 1200 else 72), ("supporting", 28)], on="card",
+            parent="card", spacing=14, align="CENTER")
     t.cta(p, ch - 40 - 88, 320, 88, 32, parent="card")
     t.logo(cw - p - 180, ch - 40 - 88 + 19, 180, 50, on="card", parent="card", align="RIGHT")
     return t

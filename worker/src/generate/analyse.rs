@@ -297,8 +297,8 @@ fn dominant_colours(px: &[Rgb]) -> Vec<(Rgb, f32)> {
     let mut bins = vec![([0u64; 3], 0u64); 64];
     for p in px {
         let i = usize::from(p[0] >> 6) * 16 + usize::from(p[1] >> 6) * 4 + usize::from(p[2] >> 6);
-        for k in 0..3 {
-            bins[i].0[k] += u64::from(p[k]);
+        for (sum, v) in bins[i].0.iter_mut().zip(p) {
+            *sum += u64::from(*v);
         }
         bins[i].1 += 1;
     }

@@ -140,10 +140,9 @@ pub fn write_copy(product: &Product, audience: &Audience, prompt: Option<&str>) 
         trim_words(&o.to_uppercase(), EYEBROW_MAX)
     } else if contains_any(prompt, &["launch", "new", "introduc"]) {
         "NEW".to_owned()
-    } else if let Some(w) = who
-        .as_deref()
-        .filter(|w| w.chars().count() + 4 <= EYEBROW_MAX)
-    {
+    } else if let Some(w) = who.as_deref().filter(|w| {
+        w.chars().count() + 4 <= EYEBROW_MAX && !headline.to_lowercase().contains(&w.to_lowercase())
+    }) {
         format!("FOR {}", w.to_uppercase())
     } else {
         trim_words(&name.to_uppercase(), EYEBROW_MAX)

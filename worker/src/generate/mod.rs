@@ -283,7 +283,10 @@ impl JobHandler for GenerateAdHandler {
 
 /// Renders small, fixes low contrast and overflowing text, and repeats (at most 3 times)
 /// until the renderer reports neither. Returns the parsed tree to render at 4K.
-fn preflight(renderer: &Renderer, mut filled: fill::Filled) -> Result<Tree, JobError> {
+///
+/// # Errors
+/// An abort when the filled tree does not parse (a layout asset bug).
+pub fn preflight(renderer: &Renderer, mut filled: fill::Filled) -> Result<Tree, JobError> {
     for _ in 0..3 {
         let tree = parse(&filled.tree)?;
         let report = render(renderer, &tree, Some(PREFLIGHT_WIDTH), false)?.report;

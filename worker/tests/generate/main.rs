@@ -2,5 +2,8 @@
 //! images; the handler (with private URLs allowed) generates ads into a temporary blob
 //! store. Sample outputs are written to `target/generate-samples/` for people to look at.
 
+// Test helpers outside #[test] functions unwrap too: a failed setup should stop the test.
+#![allow(clippy::unwrap_used)]
+
 mod fixtures;
 mod pipeline;

@@ -14,6 +14,15 @@ fn samples_dir() -> std::path::PathBuf {
     dir
 }
 
+/// Writes a sample and a 720 px preview of it for people to look at.
+fn save_sample(name: &str, png: &[u8]) {
+    std::fs::write(samples_dir().join(format!("{name}.png")), png).unwrap();
+    let preview = image::load_from_memory(png).unwrap().thumbnail(720, 720);
+    preview
+        .save(samples_dir().join(format!("{name}.preview.png")))
+        .unwrap();
+}
+
 fn assert_uuid_ids(tree: &Value) {
     let nodes = tree["nodes"].as_object().unwrap();
     assert!(nodes.len() > 5);
@@ -79,7 +88,7 @@ async fn editable_ad(h: &Harness, ad_id: &str, reference: &str, size: (u32, u32)
             "{reference}: {w:?}"
         );
     }
-    std::fs::write(samples_dir().join(format!("{ad_id}.png")), &png).unwrap();
+    save_sample(ad_id, &png);
     std::fs::write(
         samples_dir().join(format!("{ad_id}.json")),
         serde_json::to_string_pretty(&tree_json).unwrap(),
@@ -135,7 +144,7 @@ async fn flat_ads_have_no_tree_and_a_redo_overwrites_the_same_key() {
         png,
         "generation is deterministic"
     );
-    std::fs::write(samples_dir().join("ia_flat.png"), &png).unwrap();
+    save_sample("ia_flat", &png);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -162,11 +171,7 @@ async fn different_compositions_choose_different_layouts() {
             .await;
         let tree = done.unwrap().json_tree.unwrap();
         names.push(tree["nodes"][tree["root"].as_str().unwrap()]["name"].clone());
-        std::fs::write(
-            samples_dir().join(format!("{ad}.png")),
-            h.blob(&blob_key(ad, 1)).await,
-        )
-        .unwrap();
+        save_sample(ad, &h.blob(&blob_key(ad, 1)).await);
     }
     assert_ne!(names[0], names[1]);
 }
@@ -291,5 +296,77 @@ fn print_analyses() {
             a.calm_share,
             l.name
         );
+    }
+}
+
+/// Every layout in every aspect, filled with the test brand: after the preflight pass the
+/// renderer reports no low contrast, overflow, failed image or missing font. Previews of
+/// all of them land in `target/generate-samples/layouts/`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_layout_fills_cleanly_in_every_aspect() {
+    use adforge_worker::generate::{fill, preflight};
+    let h = Harness::new().await;
+    let j = job(&h.base, "ia_lib", "/ref/object.png", true);
+    let reference = analyse::analyse(&fixtures::centred_object(1080, 1080)).unwrap();
+    let copy = copy::write_copy(&j.product, &j.audience, j.prompt.as_deref());
+    let logos = vec![
+        fill::LogoChoice {
+            url: j.brand.logos[0].url.clone(),
+            aspect: 3.6,
+            luminance: 0.02,
+        },
+        fill::LogoChoice {
+            url: j.brand.logos[1].url.clone(),
+            aspect: 3.6,
+            luminance: 0.95,
+        },
+    ];
+    let dir = samples_dir().join("layouts");
+    std::fs::create_dir_all(&dir).unwrap();
+    let renderer = h.handler.renderer().clone();
+    for layout in h.handler.layouts() {
+        for aspect in analyse::Aspect::ALL {
+            let inputs = fill::FillInputs {
+                ad_id: "ia_lib",
+                layout_name: &layout.name,
+                brand: &j.brand,
+                palette: fill::Palette::from_brand(&j.brand, &reference),
+                copy: &copy,
+                product_image: j.variant_image_urls.first().map(String::as_str),
+                logos: &logos,
+            };
+            let filled = fill::fill(layout.template(aspect).unwrap(), &inputs).unwrap();
+            let r = renderer.clone();
+            let (tree, out) = tokio::task::spawn_blocking(move || {
+                let tree = preflight(&r, filled).unwrap();
+                let out = r
+                    .render(
+                        &tree,
+                        &RenderOptions {
+                            width: Some(540),
+                            encode_png: true,
+                        },
+                    )
+                    .unwrap();
+                (tree, out)
+            })
+            .await
+            .unwrap();
+            let label = format!("{}_{}", layout.name, aspect.key().replace(':', "x"));
+            for w in &out.report.warnings {
+                assert!(
+                    !matches!(
+                        w,
+                        Warning::LowContrast { .. }
+                            | Warning::TextOverflow { .. }
+                            | Warning::ImageFailed { .. }
+                            | Warning::MissingFont { .. }
+                    ),
+                    "{label}: {w:?}"
+                );
+            }
+            assert_uuid_ids(tree.as_value());
+            std::fs::write(dir.join(format!("{label}.png")), out.png.unwrap()).unwrap();
+        }
     }
 }

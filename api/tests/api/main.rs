@@ -7,6 +7,7 @@
 mod support;
 
 mod auth;
+mod cluster;
 mod envelope;
 mod image_ads;
 mod images;

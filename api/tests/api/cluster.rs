@@ -1,0 +1,794 @@
+//! Process-level end-to-end tests of the job system (issue 4): a real `redis-server` on a
+//! free port, an `adforge serve --redis-url … --workers 0` API process and `adforge worker`
+//! processes sharing its data dir, driven over HTTP exactly as a client and an operator
+//! would. Beside them, the behaviours that apply to the embedded mode (in-process queue and
+//! workers), run against the in-process test server.
+//!
+//! No assertion here is about time: every wait is a generous polling deadline, so a slow CI
+//! machine makes these slower, never red.
+
+use std::fs::File;
+use std::net::TcpListener as StdListener;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use reqwest::Method;
+use serde_json::{Value, json};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+use crate::support::{Org, Reply, TestServer, jpeg, png, send};
+
+// `shared_limits.rs` includes the same helper for itself; each module keeps its own copy
+// of these few lines rather than depending on another test module's private items.
+#[path = "../../../worker/tests/queue/redis_server.rs"]
+#[allow(dead_code, clippy::duplicate_mod)]
+mod redis_server;
+
+use redis_server::RedisServer;
+
+/// How long any one ad may take to settle before a test gives up (not a timing assertion:
+/// a deadline that only a hang reaches).
+const SETTLE_DEADLINE: Duration = Duration::from_secs(120);
+
+/// The visibility timeout every process of a cluster agrees on: a killed worker's job is
+/// taken over this long after its last heartbeat.
+const VISIBILITY_MS: &str = "1500";
+
+// ---------------------------------------------------------------------------------------
+// The cluster: redis-server, one API process, N worker processes.
+// ---------------------------------------------------------------------------------------
+
+struct Cluster {
+    redis: RedisServer,
+    dir: tempfile::TempDir,
+    base: String,
+    api: Child,
+    workers: Vec<Child>,
+    http: reqwest::Client,
+}
+
+impl Drop for Cluster {
+    fn drop(&mut self) {
+        for w in &mut self.workers {
+            let _ = w.kill();
+            let _ = w.wait();
+        }
+        let _ = self.api.kill();
+        let _ = self.api.wait();
+        // `redis` kills its server when it drops.
+    }
+}
+
+fn free_port() -> u16 {
+    StdListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("free port")
+        .port()
+}
+
+fn log_file(dir: &Path, name: &str) -> Stdio {
+    Stdio::from(File::create(dir.join(name)).expect("log file"))
+}
+
+impl Cluster {
+    /// Starts redis-server, the API (no in-process workers) and `workers` worker processes.
+    async fn start(workers: usize) -> Self {
+        let redis = RedisServer::start();
+        let dir = tempfile::tempdir().expect("data dir");
+        let port = free_port();
+        let base = format!("http://127.0.0.1:{port}");
+        let api = Command::new(env!("CARGO_BIN_EXE_adforge"))
+            .args(["serve", "--redis-url", &redis.url(), "--workers", "0"])
+            .arg("--allow-private-urls")
+            .arg("--data-dir")
+            .arg(dir.path())
+            .args(["--listen", &format!("127.0.0.1:{port}")])
+            .args(["--visibility-timeout-ms", VISIBILITY_MS, "--log", "warn"])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(log_file(dir.path(), "api.log"))
+            .spawn()
+            .expect("adforge serve starts");
+        let mut cluster = Cluster {
+            redis,
+            dir,
+            base,
+            api,
+            workers: Vec::new(),
+            http: reqwest::Client::new(),
+        };
+        cluster.wait_up().await;
+        for _ in 0..workers {
+            cluster.add_worker();
+        }
+        cluster
+    }
+
+    fn data_dir(&self) -> &Path {
+        self.dir.path()
+    }
+
+    /// Starts one more `adforge worker`; returns its index in `workers`.
+    fn add_worker(&mut self) -> usize {
+        let n = self.workers.len();
+        let child = Command::new(env!("CARGO_BIN_EXE_adforge"))
+            .args(["worker", "--redis-url", &self.redis.url()])
+            .arg("--data-dir")
+            .arg(self.data_dir())
+            .args(["--public-url", &self.base])
+            .arg("--allow-private-urls")
+            .args(["--visibility-timeout-ms", VISIBILITY_MS, "--log", "info"])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(log_file(self.data_dir(), &format!("worker-{n}.log")))
+            .spawn()
+            .expect("adforge worker starts");
+        self.workers.push(child);
+        n
+    }
+
+    /// SIGKILLs worker `n` (`Child::kill` sends SIGKILL on Unix): no shutdown, no ack, no
+    /// goodbye to Redis.
+    fn kill_worker(&mut self, n: usize) {
+        let w = &mut self.workers[n];
+        w.kill().expect("SIGKILL the worker");
+        w.wait().expect("reap the worker");
+    }
+
+    async fn wait_up(&self) {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while Instant::now() < deadline {
+            if self
+                .http
+                .get(format!("{}/openapi.json", self.base))
+                .send()
+                .await
+                .is_ok()
+            {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        panic!("the API at {} did not come up\n{}", self.base, self.logs());
+    }
+
+    /// The tails of every process's log, for failure messages.
+    fn logs(&self) -> String {
+        let mut out = String::new();
+        let mut names: Vec<PathBuf> = std::fs::read_dir(self.data_dir())
+            .map(|d| d.filter_map(|e| e.ok().map(|e| e.path())).collect())
+            .unwrap_or_default();
+        names.retain(|p| p.extension().is_some_and(|e| e == "log"));
+        names.sort();
+        for p in names {
+            let text = std::fs::read_to_string(&p).unwrap_or_default();
+            let lines: Vec<&str> = text.lines().collect();
+            let tail = lines[lines.len().saturating_sub(15)..].join("\n");
+            out.push_str(&format!("--- {} ---\n{tail}\n", p.display()));
+        }
+        out
+    }
+
+    /// `adforge admin --data-dir D ARGS…`, parsed.
+    fn admin(&self, args: &[&str]) -> Value {
+        let out = Command::new(env!("CARGO_BIN_EXE_adforge"))
+            .arg("admin")
+            .arg("--data-dir")
+            .arg(self.data_dir())
+            .args(args)
+            .output()
+            .expect("adforge admin runs");
+        assert!(
+            out.status.success(),
+            "adforge admin {args:?} failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice(&out.stdout).expect("admin prints JSON")
+    }
+
+    /// A new organisation with an all-scope key that no test here can rate-limit, funded
+    /// with `dollars` through the operator CLI.
+    fn org(&self, name: &str, dollars: &str) -> Org {
+        let org = self.admin(&["org", "create", "--name", name]);
+        let id = org["id"].as_str().expect("org id").to_string();
+        let key = self.admin(&[
+            "key",
+            "create",
+            "--org",
+            &id,
+            "--scopes",
+            "all",
+            "--rate-limit",
+            "1000000",
+        ]);
+        self.admin(&["wallet", "top-up", "--org", &id, "--amount", dollars]);
+        Org {
+            id,
+            key: key["key"].as_str().expect("key").to_string(),
+        }
+    }
+
+    /// `adforge admin wallet show`: balance, holds and the ledger (newest first).
+    fn wallet(&self, org: &Org) -> Value {
+        self.admin(&["wallet", "show", "--org", &org.id])
+    }
+}
+
+/// What the ad tests need of a server: HTTP with a key. Implemented by the process cluster
+/// and the in-process test server, so the helpers below serve both modes.
+trait Api {
+    fn base(&self) -> &str;
+    fn client(&self) -> &reqwest::Client;
+
+    async fn call(&self, method: Method, path: &str, org: &Org, body: Option<Value>) -> Reply {
+        let mut req = self
+            .client()
+            .request(method, format!("{}{path}", self.base()))
+            .header("x-api-key", &org.key);
+        if let Some(b) = body {
+            req = req.json(&b);
+        }
+        send(req).await
+    }
+
+    async fn upload(&self, org: &Org, bytes: Vec<u8>, image_type: Option<&str>) -> Reply {
+        let mut form = reqwest::multipart::Form::new().part(
+            "file",
+            reqwest::multipart::Part::bytes(bytes).file_name("upload.bin"),
+        );
+        if let Some(t) = image_type {
+            form = form.text("image_type", t.to_string());
+        }
+        send(
+            self.client()
+                .post(format!("{}/v1/images", self.base()))
+                .header("x-api-key", &org.key)
+                .multipart(form),
+        )
+        .await
+    }
+}
+
+impl Api for Cluster {
+    fn base(&self) -> &str {
+        &self.base
+    }
+    fn client(&self) -> &reqwest::Client {
+        &self.http
+    }
+}
+
+/// The in-process server, through its own base URL.
+struct Embedded {
+    s: TestServer,
+    http: reqwest::Client,
+}
+
+impl Api for Embedded {
+    fn base(&self) -> &str {
+        &self.s.base
+    }
+    fn client(&self) -> &reqwest::Client {
+        &self.http
+    }
+}
+
+/// The ids an ad create needs.
+struct Ready {
+    brand: String,
+    product: String,
+    audience: String,
+    /// A reference ad this API serves itself (an uploaded image's `src`).
+    reference: String,
+}
+
+impl Ready {
+    fn body(&self, reference: &str, editable: bool) -> Value {
+        json!({
+            "reference_ad_url": reference,
+            "brand_id": self.brand,
+            "product_id": self.product,
+            "audience_id": self.audience,
+            "editable": editable,
+        })
+    }
+
+    fn flat(&self) -> Value {
+        self.body(&self.reference, false)
+    }
+}
+
+/// brand → product → variant with an image → audience, and a reference ad uploaded to the
+/// API (what `image_ads.rs`'s `ready()` does, over HTTP only).
+async fn ready(api: &impl Api, org: &Org) -> Ready {
+    let post = |path: &'static str, body: Value| async move {
+        api.call(Method::POST, path, org, Some(body))
+            .await
+            .expect(201, None)
+            .id()
+    };
+    let brand = post("/v1/brands", json!({"name": "Acme"})).await;
+    let product = post(
+        "/v1/products",
+        json!({"brand_id": brand, "name": "Trail Shoe"}),
+    )
+    .await;
+    let variant = post(
+        "/v1/product-variants",
+        json!({"product_id": product, "name": "Red 42"}),
+    )
+    .await;
+    let audience = post(
+        "/v1/audiences",
+        json!({"product_id": product, "name": "Weekend hikers"}),
+    )
+    .await;
+    let shot = api
+        .upload(org, png(64, 64, [200, 40, 40, 255]), Some("product"))
+        .await
+        .expect(201, None);
+    api.call(
+        Method::PATCH,
+        &format!("/v1/product-variants/{variant}"),
+        org,
+        Some(json!({"image_ids": [shot.id()]})),
+    )
+    .await
+    .expect(200, None);
+    let reference = api
+        .upload(org, jpeg(120, 150, [30, 60, 90]), None)
+        .await
+        .expect(201, None);
+    Ready {
+        brand,
+        product,
+        audience,
+        reference: reference.body["data"]["src"]
+            .as_str()
+            .expect("src")
+            .to_string(),
+    }
+}
+
+async fn create(api: &impl Api, org: &Org, body: Value) -> String {
+    api.call(Method::POST, "/v1/image-ads", org, Some(body))
+        .await
+        .expect(202, None)
+        .id()
+}
+
+async fn get_ad(api: &impl Api, org: &Org, id: &str) -> Value {
+    api.call(Method::GET, &format!("/v1/image-ads/{id}"), org, None)
+        .await
+        .expect(200, None)
+        .body["data"]
+        .clone()
+}
+
+/// Polls until the ad is no longer `processing`; `context` is appended to the panic.
+async fn settled(api: &impl Api, org: &Org, id: &str, context: impl Fn() -> String) -> Value {
+    let deadline = Instant::now() + SETTLE_DEADLINE;
+    loop {
+        let ad = get_ad(api, org, id).await;
+        if ad["status"] != "processing" {
+            return ad;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "ad {id} still processing after {SETTLE_DEADLINE:?}: {ad}\n{}",
+            context()
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// Ledger entries of one kind for one ad.
+fn ledger_for<'a>(wallet: &'a Value, kind: &str, ad: &str) -> Vec<&'a Value> {
+    wallet["ledger"]
+        .as_array()
+        .expect("ledger")
+        .iter()
+        .filter(|e| e["kind"] == kind && e["reference"] == ad)
+        .collect()
+}
+
+/// Asserts that `ad` was charged exactly once, `cents`.
+#[track_caller]
+fn charged_once(wallet: &Value, ad: &str, cents: i64) {
+    let charges = ledger_for(wallet, "charge", ad);
+    assert_eq!(charges.len(), 1, "one charge for {ad}: {wallet}");
+    assert_eq!(charges[0]["amount_cents"], cents, "{wallet}");
+}
+
+// ---------------------------------------------------------------------------------------
+// A tiny HTTP server of the test, for reference ads that misbehave on purpose.
+// ---------------------------------------------------------------------------------------
+
+/// How the reference server treats requests after the first (the API's create-time check).
+#[derive(Clone, Copy)]
+enum After {
+    /// Stop listening after the first request: every later fetch is refused.
+    Refuse,
+    /// Answer every later request only after this delay (a worker stuck in a fetch).
+    Stall(Duration),
+}
+
+/// Serves one PNG at `http://127.0.0.1:P/ref.png`; see [`After`]. Stops when dropped.
+struct RefServer {
+    url: String,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Drop for RefServer {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+impl RefServer {
+    async fn start(after: After) -> Self {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind");
+        let url = format!("http://{}/ref.png", listener.local_addr().expect("addr"));
+        let body = Arc::new(png(160, 120, [240, 200, 30, 255]));
+        let served = Arc::new(AtomicUsize::new(0));
+        let task = tokio::spawn(async move {
+            while let Ok((mut stream, _)) = listener.accept().await {
+                let n = served.fetch_add(1, Ordering::SeqCst);
+                let body = body.clone();
+                tokio::spawn(async move {
+                    // Read the request head, then answer with `Connection: close`.
+                    let mut head = Vec::new();
+                    let mut buf = [0u8; 1024];
+                    while !head.windows(4).any(|w| w == b"\r\n\r\n") && head.len() < 16 << 10 {
+                        match stream.read(&mut buf).await {
+                            Ok(0) | Err(_) => return,
+                            Ok(k) => head.extend_from_slice(&buf[..k]),
+                        }
+                    }
+                    if let (After::Stall(d), true) = (after, n > 0) {
+                        tokio::time::sleep(d).await;
+                    }
+                    let head = format!(
+                        "HTTP/1.1 200 OK\r\ncontent-type: image/png\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
+                        body.len()
+                    );
+                    let _ = stream.write_all(head.as_bytes()).await;
+                    let _ = stream.write_all(&body).await;
+                    let _ = stream.shutdown().await;
+                });
+                if matches!(after, After::Refuse) {
+                    // Dropping the listener closes the port: later connects are refused.
+                    return;
+                }
+            }
+        });
+        Self { url, task }
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Redis mode: processes.
+// ---------------------------------------------------------------------------------------
+
+/// One cluster with two workers carries four behaviours: flat and editable ads complete and
+/// are charged once; PATCH renders version 2 with a new image; a pipeline that keeps
+/// failing ends `failed` without a charge; 20 concurrent creates against a balance for 10
+/// admit exactly 10.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn redis_two_workers_complete_edit_bill_once_fail_cleanly_and_admit_by_balance() {
+    let cluster = Cluster::start(2).await;
+    let logs = || cluster.logs();
+
+    // The failing ad first, so its retries run while the others render. Its reference
+    // answers the API's check, then the port closes: every worker fetch is refused (a
+    // transient error → retry with backoff) until the attempts are spent.
+    let poor = cluster.org("Failing", "5.00");
+    let poor_ready = ready(&cluster, &poor).await;
+    let refusing = RefServer::start(After::Refuse).await;
+    let doomed = create(&cluster, &poor, poor_ready.body(&refusing.url, false)).await;
+    drop(refusing);
+
+    let org = cluster.org("Cluster", "10.00");
+    let r = ready(&cluster, &org).await;
+    let flat = create(&cluster, &org, r.flat()).await;
+    let editable = create(&cluster, &org, r.body(&r.reference, true)).await;
+    let w = cluster.wallet(&org);
+    assert_eq!(
+        (w["balance_cents"].as_i64(), w["held_cents"].as_i64()),
+        (Some(1000), Some(500)),
+        "both prices are held: {w}"
+    );
+
+    let f = settled(&cluster, &org, &flat, logs).await;
+    assert_eq!(f["status"], "completed", "{f}\n{}", logs());
+    let e = settled(&cluster, &org, &editable, logs).await;
+    assert_eq!(e["status"], "completed", "{e}\n{}", logs());
+    assert!(e["current_json_tree"]["nodes"].is_object(), "{e}");
+    // The workers wrote the PNGs into the data dir the API serves.
+    for ad in [&f, &e] {
+        let url = ad["image_url"].as_str().expect("image_url");
+        assert!(url.starts_with(&cluster.base), "{url}");
+        let res = cluster.http.get(url).send().await.expect("fetch PNG");
+        assert_eq!(res.status().as_u16(), 200, "{url}");
+        assert_eq!(res.headers()["content-type"], "image/png");
+        let bytes = res.bytes().await.expect("PNG bytes");
+        let img = image::load_from_memory(&bytes).expect("a PNG");
+        assert_eq!(img.width().max(img.height()), 3840, "4K long edge");
+    }
+    let w = cluster.wallet(&org);
+    assert_eq!(w["balance_cents"], 500, "$1 + $4 charged: {w}");
+    assert_eq!(w["held_cents"], 0, "no holds left: {w}");
+    charged_once(&w, &flat, 100);
+    charged_once(&w, &editable, 400);
+
+    // PATCH → version 2, rendered by a worker, with a new image and no new charge.
+    let mut edited = e["current_json_tree"].clone();
+    let text_id = edited["nodes"]
+        .as_object()
+        .expect("nodes")
+        .iter()
+        .find(|(_, n)| n["type"] == "TEXT")
+        .map(|(k, _)| k.clone())
+        .expect("a TEXT node");
+    edited["nodes"][&text_id]["characters"] = json!("Edited through Redis");
+    cluster
+        .call(
+            Method::PATCH,
+            &format!("/v1/image-ads/{editable}"),
+            &org,
+            Some(json!({"current_json_tree": edited})),
+        )
+        .await
+        .expect(200, None);
+    let e2 = settled(&cluster, &org, &editable, logs).await;
+    assert_eq!(e2["status"], "completed", "{e2}\n{}", logs());
+    assert_ne!(e2["image_url"], e["image_url"], "version 2 has a new image");
+    assert_eq!(
+        e2["current_json_tree"]["nodes"][&text_id]["characters"],
+        "Edited through Redis"
+    );
+    let versions = cluster
+        .call(
+            Method::GET,
+            &format!("/v1/image-ads/{editable}/versions"),
+            &org,
+            None,
+        )
+        .await
+        .expect(200, None);
+    let list = versions.body["data"].as_array().expect("versions");
+    assert_eq!(list.len(), 2, "{}", versions.body);
+    assert_eq!(list[1]["version_number"], 2);
+    assert_eq!(list[1]["status"], "completed");
+    assert_eq!(list[1]["image_url"], e2["image_url"]);
+    let res = cluster
+        .http
+        .get(e2["image_url"].as_str().expect("url"))
+        .send()
+        .await
+        .expect("fetch v2");
+    assert_eq!(res.status().as_u16(), 200);
+    let w = cluster.wallet(&org);
+    assert_eq!(
+        (w["balance_cents"].as_i64(), w["held_cents"].as_i64()),
+        (Some(500), Some(0)),
+        "re-renders are free: {w}"
+    );
+    charged_once(&w, &editable, 400);
+
+    // The failing pipeline: failed, PIPELINE_ERROR, nothing charged, the hold released.
+    let d = settled(&cluster, &poor, &doomed, logs).await;
+    assert_eq!(d["status"], "failed", "{d}\n{}", logs());
+    assert_eq!(d["error"]["code"], "PIPELINE_ERROR", "{d}");
+    assert!(d["image_url"].is_null(), "{d}");
+    eprintln!("failing pipeline ended: {}", d["error"]);
+    let w = cluster.wallet(&poor);
+    assert_eq!(
+        (w["balance_cents"].as_i64(), w["held_cents"].as_i64()),
+        (Some(500), Some(0)),
+        "no charge, hold released: {w}"
+    );
+    assert!(ledger_for(&w, "charge", &doomed).is_empty(), "{w}");
+    assert_eq!(ledger_for(&w, "release", &doomed).len(), 1, "{w}");
+
+    // 20 concurrent creates against $10: exactly 10 admitted, 10 refused with 402.
+    let rich = cluster.org("Concurrent", "10.00");
+    let rr = ready(&cluster, &rich).await;
+    let (accepted, refused) = twenty_at_once(&cluster.base, &rich, rr.flat()).await;
+    assert_eq!((accepted, refused), (10, 10));
+    let w = cluster.wallet(&rich);
+    assert_eq!(
+        w["available_cents"], 0,
+        "the 10 admitted ads hold (or were charged) exactly the balance: {w}"
+    );
+    let holds = w["ledger"]
+        .as_array()
+        .expect("ledger")
+        .iter()
+        .filter(|e| e["kind"] == "hold")
+        .count();
+    assert_eq!(holds, 10, "{w}");
+}
+
+/// Sends 20 flat-ad creates at once; returns (202s, 402 INSUFFICIENT_BALANCE s). Any other
+/// answer fails the test.
+async fn twenty_at_once(base: &str, org: &Org, body: Value) -> (usize, usize) {
+    let http = reqwest::Client::new();
+    let tasks: Vec<_> = (0..20)
+        .map(|_| {
+            let req = http
+                .post(format!("{base}/v1/image-ads"))
+                .header("x-api-key", &org.key)
+                .json(&body);
+            tokio::spawn(send(req))
+        })
+        .collect();
+    let (mut accepted, mut refused) = (0, 0);
+    for t in tasks {
+        let r = t.await.expect("create task");
+        match (r.status.as_u16(), r.code()) {
+            (202, _) => accepted += 1,
+            (402, "INSUFFICIENT_BALANCE") => refused += 1,
+            _ => panic!("unexpected answer to a concurrent create: {r:?}"),
+        }
+    }
+    (accepted, refused)
+}
+
+/// A worker SIGKILLed mid-job loses nothing: another worker takes the job over after the
+/// visibility timeout, the ad completes and is charged once. Then redis-server itself is
+/// SIGKILLed and restarted mid-run: the API and the workers reconnect by themselves, and
+/// every ad, created before or after the restart, completes and is charged once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn redis_survives_a_killed_worker_and_a_restarted_redis() {
+    let mut cluster = Cluster::start(0).await;
+    let org = cluster.org("Survivor", "20.00");
+    let r = ready(&cluster, &org).await;
+
+    // The reference answers the API's check at once and every worker's fetch only after
+    // 3 s, so a worker that has the job sits in `fetching_reference` long enough to be
+    // killed there.
+    let stalling = RefServer::start(After::Stall(Duration::from_secs(3))).await;
+    let first = cluster.add_worker();
+    let ad = create(&cluster, &org, r.body(&stalling.url, false)).await;
+    let deadline = Instant::now() + SETTLE_DEADLINE;
+    let step = loop {
+        let a = get_ad(&cluster, &org, &ad).await;
+        assert_eq!(a["status"], "processing", "{a}\n{}", cluster.logs());
+        let step = a["progress"]["step"].as_str().unwrap_or("").to_string();
+        if !step.is_empty() && step != "queued" {
+            break step;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "no worker took {ad}: {a}\n{}",
+            cluster.logs()
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    cluster.kill_worker(first);
+    eprintln!("SIGKILLed the worker at step {step}");
+    let a = get_ad(&cluster, &org, &ad).await;
+    assert_eq!(
+        a["status"], "processing",
+        "the worker was killed mid-job (at step {step}): {a}"
+    );
+    cluster.add_worker();
+    let done = settled(&cluster, &org, &ad, || cluster.logs()).await;
+    assert_eq!(done["status"], "completed", "{done}\n{}", cluster.logs());
+    let w = cluster.wallet(&org);
+    charged_once(&w, &ad, 100);
+    assert_eq!(
+        (w["balance_cents"].as_i64(), w["held_cents"].as_i64()),
+        (Some(1900), Some(0)),
+        "{w}"
+    );
+    drop(stalling);
+
+    // Two workers from here on; Redis restarts with jobs queued and in flight.
+    cluster.add_worker();
+    let mut ads = Vec::new();
+    for _ in 0..3 {
+        ads.push(create(&cluster, &org, r.flat()).await);
+    }
+    cluster.redis.restart();
+    for _ in 0..2 {
+        ads.push(create(&cluster, &org, r.flat()).await);
+    }
+    for id in &ads {
+        let a = settled(&cluster, &org, id, || cluster.logs()).await;
+        assert_eq!(a["status"], "completed", "{a}\n{}", cluster.logs());
+    }
+    let w = cluster.wallet(&org);
+    for id in &ads {
+        charged_once(&w, id, 100);
+    }
+    assert_eq!(
+        (w["balance_cents"].as_i64(), w["held_cents"].as_i64()),
+        (Some(1900 - 500), Some(0)),
+        "{w}"
+    );
+}
+
+// ---------------------------------------------------------------------------------------
+// Embedded mode: the same behaviours that apply to it.
+// ---------------------------------------------------------------------------------------
+
+async fn embedded(adjust: impl FnOnce(&mut adforge_api::cli::ServeArgs)) -> (Embedded, Org) {
+    let s = TestServer::start_with(adjust).await;
+    let org = s.org_unlimited("Embedded").await;
+    (
+        Embedded {
+            s,
+            http: reqwest::Client::new(),
+        },
+        org,
+    )
+}
+
+async fn embedded_top_up(e: &Embedded, org: &Org, cents: i64) {
+    sqlx::query("UPDATE wallets SET balance_cents = balance_cents + ? WHERE org_id = ?")
+        .bind(cents)
+        .bind(&org.id)
+        .execute(&e.s.db.write)
+        .await
+        .expect("top up");
+}
+
+async fn embedded_wallet(e: &Embedded, org: &Org) -> (i64, i64) {
+    sqlx::query_as("SELECT balance_cents, held_cents FROM wallets WHERE org_id = ?")
+        .bind(&org.id)
+        .fetch_one(&e.s.db.read)
+        .await
+        .expect("wallet")
+}
+
+async fn embedded_ledger(e: &Embedded, org: &Org, kind: &str) -> i64 {
+    sqlx::query_scalar("SELECT COUNT(*) FROM wallet_ledger WHERE org_id = ? AND kind = ?")
+        .bind(&org.id)
+        .bind(kind)
+        .fetch_one(&e.s.db.read)
+        .await
+        .expect("ledger")
+}
+
+/// 20 concurrent creates against a balance for 10 flat ads: exactly 10 admitted. (No
+/// in-process workers: admission is decided by the holds alone, and the ads need not
+/// render for it.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn embedded_twenty_concurrent_creates_admit_exactly_ten() {
+    let (e, org) = embedded(|a| a.workers = 0).await;
+    let r = ready(&e, &org).await;
+    embedded_top_up(&e, &org, 1000).await;
+    let (accepted, refused) = twenty_at_once(&e.s.base, &org, r.flat()).await;
+    assert_eq!((accepted, refused), (10, 10));
+    assert_eq!(embedded_wallet(&e, &org).await, (1000, 1000));
+    assert_eq!(embedded_ledger(&e, &org, "hold").await, 10);
+}
+
+/// A pipeline that keeps failing (its reference refuses every worker fetch) ends `failed`
+/// with PIPELINE_ERROR once the attempts are spent; nothing is charged, the hold released.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn embedded_failing_pipeline_fails_without_charge() {
+    let (e, org) = embedded(|a| {
+        a.queue.visibility_timeout_ms = 1500;
+        a.queue.max_attempts = 2;
+    })
+    .await;
+    let r = ready(&e, &org).await;
+    embedded_top_up(&e, &org, 500).await;
+    let refusing = RefServer::start(After::Refuse).await;
+    let id = create(&e, &org, r.body(&refusing.url, false)).await;
+    drop(refusing);
+    let d = settled(&e, &org, &id, String::new).await;
+    assert_eq!(d["status"], "failed", "{d}");
+    assert_eq!(d["error"]["code"], "PIPELINE_ERROR", "{d}");
+    assert_eq!(embedded_wallet(&e, &org).await, (500, 0), "nothing charged");
+    assert_eq!(embedded_ledger(&e, &org, "charge").await, 0);
+    assert_eq!(embedded_ledger(&e, &org, "release").await, 1);
+}

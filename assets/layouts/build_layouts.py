@@ -212,7 +212,8 @@ def offer_badge(h):
     d = min(W - 160, round(h * 0.58))
     cx, cy = W - d - 40 + 120, h - d - 40 + (60 if h < 1300 else -60)
     t.stack("copy", M, M + 100, W - 2 * M - 60, cy - 24 - (M + 100) if h > 1100 else 360,
-            [("headline", 88), ("supporting", 30)], on="root", spacing=20)
+            [("headline", 88 if h < 1500 else 104), ("supporting", 30 if h < 1500 else 34)],
+            on="root", spacing=24, align="MIN" if h < 1500 else "CENTER")
     t.nodes["supporting"]["width"] = 460
     t.nodes["supporting"]["layoutSizingHorizontal"] = "FIXED"
     t.image("product_image", cx, cy, d, d, kind="ELLIPSE")
@@ -227,18 +228,27 @@ def offer_badge(h):
 def text_poster(h):
     t = root(h, "ink")
     t.logo((W - 200) // 2, M, 200, 60, on="root", align="CENTER")
-    hh = round(h * 0.36)
-    top = round(h * 0.2)
-    t.text("eyebrow", "eyebrow", M, top - 60, W - 2 * M, 36, 26, "root", weight=600,
-           align="CENTER")
-    t.text("headline", "headline", M, top, W - 2 * M, hh, 150, "root", weight=700,
+    cta_y = h - M - 96
+    d = round(h * (0.1 if h < 1200 else 0.13))
+    my = cta_y - 36 - d
+    # The group eyebrow / headline / rule / supporting, centred between logo and medallion;
+    # the headline box is capped so a short headline does not leave gaps around it.
+    region_top, region_bottom = M + 60 + 32, my - 32
+    sh = 92
+    fixed = 36 + 24 + 28 + 8 + 28 + sh
+    hh = min(region_bottom - region_top - fixed, 560)
+    y = region_top + (region_bottom - region_top - fixed - hh) // 2
+    t.text("eyebrow", "eyebrow", M, y, W - 2 * M, 36, 26, "root", weight=600, align="CENTER")
+    y += 36 + 24
+    t.text("headline", "headline", M, y, W - 2 * M, hh, 150, "root", weight=700,
            align="CENTER", valign="CENTER", textCase="UPPER", min_ratio=0.3)
-    t.rect("rule", (W - 120) // 2, top + hh + 28, 120, 8, role="accent", cornerRadius=4)
-    t.text("supporting", "supporting", M + 60, top + hh + 72, W - 2 * M - 120, round(h * 0.11),
-           32, "root", align="CENTER")
-    d = round(h * 0.14)
-    t.image("product_image", (W - d) // 2, h - M - 96 - 48 - d, d, d, kind="ELLIPSE")
-    t.cta((W - 380) // 2, h - M - 96, 380, 96, 34)
+    y += hh + 28
+    t.rect("rule", (W - 120) // 2, y, 120, 8, role="accent", cornerRadius=4)
+    y += 8 + 28
+    t.text("supporting", "supporting", M + 60, y, W - 2 * M - 120, sh, 30, "root",
+           align="CENTER")
+    t.image("product_image", (W - d) // 2, my, d, d, kind="ELLIPSE")
+    t.cta((W - 380) // 2, cta_y, 380, 96, 34)
     return t
 
 

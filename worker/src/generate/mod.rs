@@ -31,6 +31,7 @@
 //! ```
 
 pub mod analyse;
+pub mod brand;
 pub mod copy;
 pub mod fetch;
 pub mod fill;
@@ -204,7 +205,7 @@ impl GenerateAdHandler {
             ad_id: &job.ad_id,
             layout_name: &layout.name,
             brand: &job.brand,
-            palette: fill::Palette::from_brand(&job.brand, &analysis),
+            palette: brand::Palette::from_brand(&job.brand, &analysis),
             copy: &copy,
             product_image: product_image.as_deref(),
             logos: &logos,

@@ -330,7 +330,7 @@ async fn every_layout_fills_cleanly_in_every_aspect() {
                 ad_id: "ia_lib",
                 layout_name: &layout.name,
                 brand: &j.brand,
-                palette: fill::Palette::from_brand(&j.brand, &reference),
+                palette: adforge_worker::generate::brand::Palette::from_brand(&j.brand, &reference),
                 copy: &copy,
                 product_image: j.variant_image_urls.first().map(String::as_str),
                 logos: &logos,
@@ -366,7 +366,73 @@ async fn every_layout_fills_cleanly_in_every_aspect() {
                 );
             }
             assert_uuid_ids(tree.as_value());
+            // The logo variant contrasts with its backdrop: the dark mark on light grounds,
+            // the light mark on dark ones.
+            let logo = tree.as_value()["nodes"]
+                .as_object()
+                .unwrap()
+                .values()
+                .find(|n| n["name"] == "Logo")
+                .unwrap();
+            let url = logo["fills"][0]["imageFillUrl"].as_str().unwrap();
+            let expected = match layout.name.as_str() {
+                "split_text_left" | "split_text_right" | "top_headline" | "framed_card" => "dark",
+                _ => "light",
+            };
+            assert!(
+                url.ends_with(&format!("/logo/{expected}.png")),
+                "{label}: {url}"
+            );
             std::fs::write(dir.join(format!("{label}.png")), out.png.unwrap()).unwrap();
         }
     }
+}
+
+/// No palette, fonts, logos, variant images, details or prompt: the ad still completes,
+/// with the reference's colours, bundled fonts and the brand name as a wordmark.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_bare_brand_still_gets_a_complete_ad() {
+    let h = Harness::new().await;
+    let mut j = job(&h.base, "ia_bare", "/ref/rocket.jpg", true);
+    j.brand.color_palettes = Value::Null;
+    j.brand.fonts = Value::Null;
+    j.brand.logos.clear();
+    j.variant_image_urls.clear();
+    j.prompt = None;
+    j.product.details = Value::Null;
+    j.audience.details = Value::Null;
+    let (done, _) = h.run(Job::GenerateImageAd(j)).await;
+    let tree_json = done.unwrap().json_tree.unwrap();
+    assert_uuid_ids(&tree_json);
+    let nodes = tree_json["nodes"].as_object().unwrap();
+    assert!(
+        nodes
+            .values()
+            .any(|n| n["type"] == "TEXT" && n["characters"] == "Northwind")
+    );
+    assert!(!tree_json.to_string().contains("imageFillUrl"));
+    let tree = Tree::from_value(tree_json).unwrap();
+    let out = h
+        .handler
+        .renderer()
+        .render(
+            &tree,
+            &RenderOptions {
+                width: Some(540),
+                encode_png: false,
+            },
+        )
+        .unwrap();
+    for w in &out.report.warnings {
+        assert!(
+            !matches!(
+                w,
+                Warning::LowContrast { .. }
+                    | Warning::TextOverflow { .. }
+                    | Warning::MissingFont { .. }
+            ),
+            "{w:?}"
+        );
+    }
+    save_sample("ia_bare", &h.blob(&blob_key("ia_bare", 1)).await);
 }

@@ -175,13 +175,19 @@ pub fn fill(template: &Value, inputs: &FillInputs<'_>) -> Result<Filled, String>
         }
         match src.get("$image").and_then(Value::as_str) {
             Some("product") => {
-                let fills = match inputs.product_image {
+                match inputs.product_image {
                     Some(url) => {
-                        json!([{"type": "IMAGE", "imageFillUrl": url, "scaleMode": "FILL"}])
+                        n.insert(
+                            "fills".into(),
+                            json!([{"type": "IMAGE", "imageFillUrl": url, "scaleMode": "FILL"}]),
+                        );
                     }
-                    None => gradient(inputs.palette.primary, inputs.palette.accent),
-                };
-                n.insert("fills".into(), fills);
+                    // No variant image: the slot stays in the tree (an editor can fill it)
+                    // but is hidden rather than drawn as a placeholder.
+                    None => {
+                        n.insert("visible".into(), Value::from(false));
+                    }
+                }
             }
             Some("logo") => {
                 let bg = backdrop.unwrap_or([255, 255, 255]);
@@ -312,13 +318,6 @@ fn colour_json(c: Rgb) -> Value {
 
 fn solid(c: Rgb) -> Value {
     json!([{"type": "SOLID", "color": colour_json(c)}])
-}
-
-fn gradient(a: Rgb, b: Rgb) -> Value {
-    json!([{"type": "GRADIENT_LINEAR",
-        "gradientHandlePositions": [{"x": 0, "y": 0}, {"x": 1, "y": 1}, {"x": 0, "y": 1}],
-        "gradientStops": [{"position": 0, "color": colour_json(a)},
-                          {"position": 1, "color": colour_json(b)}]}])
 }
 
 fn display_name(key: &str) -> String {

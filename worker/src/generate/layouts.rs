@@ -81,7 +81,7 @@ pub fn library() -> Result<Vec<Layout>, String> {
 ///
 /// Three terms: the layout's image should sit where the reference's subject is and its copy
 /// where the reference is calm (for a text-led reference: its copy where the lettering is); its text weight should match how text-led the
-/// reference is. Having no product image makes image-heavy layouts worse.
+/// reference is. Without a product image, image-heavy layouts are ruled out.
 pub fn score(layout: &Layout, analysis: &Analysis, has_product_image: bool) -> f32 {
     let c = &layout.composition;
     let dist = |a: (f32, f32), b: [f32; 2]| ((a.0 - b[0]).powi(2) + (a.1 - b[1]).powi(2)).sqrt();
@@ -90,17 +90,23 @@ pub fn score(layout: &Layout, analysis: &Analysis, has_product_image: bool) -> f
     // In a picture-led reference the energy is the picture: the layout's image goes there
     // and its copy into the calm space. In a text-led one the energy is the lettering: the
     // layout's copy goes there. The text score blends the two readings.
-    let t = analysis.text_score;
+    // Without a product image the ad can only sell with words, whatever the reference does.
+    let t = if has_product_image {
+        analysis.text_score
+    } else {
+        analysis.text_score.max(0.9)
+    };
     let picture =
         focus * dist(analysis.subject, c.image_center) + 0.8 * dist(analysis.calm, c.text_center);
     let lettering =
         dist(analysis.subject, c.text_center) + 0.4 * dist(analysis.calm, c.image_center);
     let mut s = -(1.0 - t) * picture - t * lettering;
-    s -= 1.2 * (analysis.text_score - c.text_weight).abs();
+    s -= 1.2 * (t - c.text_weight).abs();
     // Photos whose energy is spread everywhere (no calm space) suit full-bleed layouts.
     s -= 0.6 * (c.image_area - (1.0 - analysis.calm_share)).abs();
     if !has_product_image {
-        s -= c.image_area;
+        // The image slot stays empty: only layouts whose image is a detail still work.
+        s -= 3.0 * c.image_area;
     }
     s
 }

@@ -411,6 +411,11 @@ async fn a_bare_brand_still_gets_a_complete_ad() {
             .any(|n| n["type"] == "TEXT" && n["characters"] == "Northwind")
     );
     assert!(!tree_json.to_string().contains("imageFillUrl"));
+    // With nothing to show, the ad is led by its words.
+    assert_eq!(
+        tree_json["nodes"][tree_json["root"].as_str().unwrap()]["name"],
+        "text_poster"
+    );
     let tree = Tree::from_value(tree_json).unwrap();
     let out = h
         .handler

@@ -113,8 +113,9 @@ def hero_bottom_panel(h):
     cta_y = h - M - 96
     t.logo(W - M - 200, ty, 200, 56, on="root", align="RIGHT")
     t.stack("copy", M, ty, W - 2 * M - 240, cta_y - 32 - ty,
-            [("headline", 80 if h > 1100 else 64), ("supporting", 32 if h > 1100 else 28)],
-            on="root", spacing=18)
+            [("headline", 64 if h < 1100 else 80 if h < 1500 else 96),
+             ("supporting", 28 if h < 1100 else 32 if h < 1500 else 36)],
+            on="root", spacing=18 if h < 1500 else 28, align="MIN" if h < 1500 else "CENTER")
     t.cta(M, cta_y, 340, 96, 34)
     return t
 
@@ -138,16 +139,17 @@ def split(h, image_right):
 
 def centered_product(h):
     t = root(h, "primary")
+    t.logo((W - 200) // 2, M, 200, 52, on="root", align="CENTER")
+    y = M + 52 + 36
     if h > 1500:
-        t.text("eyebrow", "eyebrow", M, M + 8, W - 2 * M, 36, 24, "root", weight=600,
+        t.text("eyebrow", "eyebrow", M, y + 24, W - 2 * M, 36, 24, "root", weight=600,
                align="CENTER")
-    else:
-        t.logo((W - 200) // 2, M, 200, 52, on="root", align="CENTER")
-    hh = round(h * 0.17)
-    t.text("headline", "headline", M + 20, M + 64, W - 2 * M - 40, hh, 76, "root", weight=700,
-           align="CENTER", valign="CENTER")
-    iy = M + 64 + hh + 36
-    ib = h - M - 96 - 130 - (60 if h > 1500 else 0)
+        y += 36 + 56
+    hh = round(h * (0.15 if h < 1500 else 0.14))
+    t.text("headline", "headline", M + 20, y, W - 2 * M - 40, hh, 76 if h < 1500 else 88,
+           "root", weight=700, align="CENTER", valign="CENTER")
+    iy = y + hh + 32
+    ib = h - M - 96 - 130
     ih = ib - iy
     iw = min(W - 2 * M - 120, round(ih * 1.05))
     t.image("product_image", (W - iw) // 2, iy, iw, ih, cornerRadius=36, kind="FRAME",
@@ -155,11 +157,9 @@ def centered_product(h):
     t.add("card_shadow", {"type": "EFFECT", "effects": [
         {"type": "DROP_SHADOW", "radius": 48, "offset": {"x": 0, "y": 24},
          "color": {"r": 0, "g": 0, "b": 0, "a": 0.28}}]}, "product_image")
-    t.text("supporting", "supporting", M + 60, ib + 28, W - 2 * M - 120, 76 if h > 1500 else 70,
-           28, "root", align="CENTER")
+    t.text("supporting", "supporting", M + 60, ib + 24, W - 2 * M - 120, 84, 28, "root",
+           align="CENTER", valign="CENTER")
     t.cta((W - 360) // 2, h - M - 96, 360, 96, 34)
-    if h > 1500:
-        t.logo((W - 200) // 2, h - M - 96 - 120, 200, 56, on="root", align="CENTER")
     return t
 
 

@@ -93,7 +93,9 @@ pub fn write_copy(product: &Product, audience: &Audience, prompt: Option<&str>) 
             Tone::Warm => format!("Your new favourite: {name}"),
         });
     }
-    let headline = pick(&headlines, seed, HEADLINE_MAX).unwrap_or_else(|| trim_words(&name, 42));
+    // Candidates are listed strongest first (benefit, pain, motivation, then generic
+    // lines); the hash chooses among the strongest few that fit.
+    let headline = pick(&headlines, seed, HEADLINE_MAX, 3).unwrap_or_else(|| trim_words(&name, 42));
 
     let mut supporting: Vec<String> = Vec::new();
     if let Some(d) = product
@@ -195,11 +197,12 @@ pub fn fnv1a(parts: &[&str]) -> u64 {
     h
 }
 
-/// The candidate at the hashed index among those that fit `max` characters.
-fn pick(candidates: &[String], seed: u64, max: usize) -> Option<String> {
+/// The candidate at the hashed index among the first `among` that fit `max` characters.
+fn pick(candidates: &[String], seed: u64, max: usize, among: usize) -> Option<String> {
     let fitting: Vec<&String> = candidates
         .iter()
         .filter(|c| !c.is_empty() && c.chars().count() <= max)
+        .take(among)
         .collect();
     if fitting.is_empty() {
         return None;

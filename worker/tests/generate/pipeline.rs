@@ -131,20 +131,41 @@ async fn editable_ads_in_every_aspect_are_4k_and_rerender_identically() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn flat_ads_have_no_tree_and_a_redo_overwrites_the_same_key() {
     let h = Harness::new().await;
-    let j = job(&h.base, "ia_flat", "/ref/rocket.jpg", false);
-    let (first, _) = h.run(Job::GenerateImageAd(j.clone())).await;
-    let first = first.unwrap();
-    assert!(first.json_tree.is_none());
-    assert_eq!((first.width, first.height), (3840, 3840));
+    for (ad, reference, size) in [
+        ("ia_flat", "/ref/rocket.jpg", (3840, 3840)),
+        ("ia_flat45", "/ref/object45.png", (3072, 3840)),
+        ("ia_flat916", "/ref/story.png", (2160, 3840)),
+    ] {
+        let (done, _) = h
+            .run(Job::GenerateImageAd(job(&h.base, ad, reference, false)))
+            .await;
+        let done = done.unwrap();
+        assert!(done.json_tree.is_none());
+        assert_eq!((done.width, done.height), size);
+        let png = h.blob(&blob_key(ad, 1)).await;
+        let decoded = image::load_from_memory(&png).unwrap();
+        assert_eq!((decoded.width(), decoded.height()), size);
+        save_sample(ad, &png);
+    }
+    // A redo (the job delivered again) writes the same bytes to the same key.
     let png = h.blob(&blob_key("ia_flat", 1)).await;
-    let (redo, _) = h.run(Job::GenerateImageAd(j)).await;
-    assert_eq!(redo.unwrap().image_url, first.image_url);
+    let (redo, _) = h
+        .run(Job::GenerateImageAd(job(
+            &h.base,
+            "ia_flat",
+            "/ref/rocket.jpg",
+            false,
+        )))
+        .await;
+    assert_eq!(
+        redo.unwrap().image_url,
+        format!("http://blobs.test/files/{}", blob_key("ia_flat", 1))
+    );
     assert_eq!(
         h.blob(&blob_key("ia_flat", 1)).await,
         png,
         "generation is deterministic"
     );
-    save_sample("ia_flat", &png);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -196,34 +196,6 @@ pub async fn enforce(
 /// Shared handle type.
 pub type SharedLimiter = Arc<dyn RateLimiter>;
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn rolling_window_counts_and_recovers() {
-        let l = MemoryRateLimiter::default();
-        let t0 = 1_000_000;
-        for i in 0..3 {
-            let d = l.decide_at("k", 3, t0 + i * 10);
-            assert!(d.allowed);
-            assert_eq!(d.remaining, 2 - i as u32);
-            assert_eq!(d.reset_secs, 60 - i * 10);
-        }
-        let d = l.decide_at("k", 3, t0 + 30);
-        assert!(!d.allowed);
-        assert_eq!(d.retry_after_secs, 30, "the request at t0 leaves at t0+60");
-        assert!(l.decide_at("k", 3, t0 + 60).allowed, "one slot freed");
-        assert!(!l.decide_at("k", 3, t0 + 61).allowed);
-        assert!(
-            l.decide_at("other", 3, t0 + 61).allowed,
-            "keys are independent"
-        );
-        // Long after: the whole window is free again.
-        assert_eq!(l.decide_at("k", 3, t0 + 500).remaining, 2);
-    }
-}
-
 /// The same rolling window kept in Redis, so every API node counts against one budget per
 /// key. One Lua script per request reads the key's buckets (a hash: second → count), drops
 /// expired ones, and counts the request if it fits, using Redis's clock so that nodes with
@@ -315,5 +287,33 @@ impl RateLimiter for RedisRateLimiter {
                 }
             }
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rolling_window_counts_and_recovers() {
+        let l = MemoryRateLimiter::default();
+        let t0 = 1_000_000;
+        for i in 0..3 {
+            let d = l.decide_at("k", 3, t0 + i * 10);
+            assert!(d.allowed);
+            assert_eq!(d.remaining, 2 - i as u32);
+            assert_eq!(d.reset_secs, 60 - i * 10);
+        }
+        let d = l.decide_at("k", 3, t0 + 30);
+        assert!(!d.allowed);
+        assert_eq!(d.retry_after_secs, 30, "the request at t0 leaves at t0+60");
+        assert!(l.decide_at("k", 3, t0 + 60).allowed, "one slot freed");
+        assert!(!l.decide_at("k", 3, t0 + 61).allowed);
+        assert!(
+            l.decide_at("other", 3, t0 + 61).allowed,
+            "keys are independent"
+        );
+        // Long after: the whole window is free again.
+        assert_eq!(l.decide_at("k", 3, t0 + 500).remaining, 2);
     }
 }

@@ -1,12 +1,12 @@
 //! Authentication, scopes, key storage and the operator CLI working beside a live server.
 
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use reqwest::Method;
 use serde_json::{Value, json};
 
-use crate::support::{TestServer, send};
+use crate::support::{Process, TestServer, free_port, send};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn missing_malformed_and_unknown_keys_are_401() {
@@ -186,41 +186,15 @@ fn adforge(args: &[&str]) -> Value {
     })
 }
 
-struct ServeProcess(Child);
-
-impl Drop for ServeProcess {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
 async fn wait_up(base: &str) {
-    let client = reqwest::Client::new();
-    for _ in 0..200 {
-        if client
-            .get(format!("{base}/openapi.json"))
-            .send()
-            .await
-            .is_ok()
-        {
-            return;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    panic!("server at {base} did not come up");
+    assert!(
+        crate::support::wait_up(base).await,
+        "server at {base} did not come up"
+    );
 }
 
-fn spawn_serve(dir: &str, port: u16) -> ServeProcess {
-    ServeProcess(
+fn spawn_serve(dir: &str, port: u16) -> Process {
+    Process(
         Command::new(env!("CARGO_BIN_EXE_adforge"))
             .args([
                 "serve",

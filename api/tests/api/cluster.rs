@@ -7,8 +7,8 @@
 //! No assertion here is about time: every wait is a generous polling deadline, so a slow CI
 //! machine makes these slower, never red.
 
+use crate::support::free_port;
 use std::fs::File;
-use std::net::TcpListener as StdListener;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
@@ -60,13 +60,6 @@ impl Drop for Cluster {
         let _ = self.api.wait();
         // `redis` kills its server when it drops.
     }
-}
-
-fn free_port() -> u16 {
-    StdListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .expect("free port")
-        .port()
 }
 
 fn log_file(dir: &Path, name: &str) -> Stdio {

@@ -513,23 +513,9 @@ async fn a_restarted_api_resumes_processing_ads() {
             .unwrap()
     };
     let http = reqwest::Client::new();
-    let up = |http: reqwest::Client, base: String| async move {
-        for _ in 0..200 {
-            if http
-                .get(format!("{base}/openapi.json"))
-                .send()
-                .await
-                .is_ok()
-            {
-                return;
-            }
-            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-        }
-        panic!("server did not start");
-    };
     // First life: no workers, so the ad is still processing when the process dies.
-    let mut first = serve("0");
-    up(http.clone(), base.clone()).await;
+    let first = crate::support::Process(serve("0"));
+    assert!(crate::support::wait_up(&base).await);
     let org = adforge_api::admin::create_org(
         &adforge_api::store::Db::open(dir.path()).await.unwrap(),
         "Resume",
@@ -607,12 +593,11 @@ async fn a_restarted_api_resumes_processing_ads() {
         .await
         .expect(202, None)
         .id();
-    let _ = first.kill();
-    let _ = first.wait();
+    drop(first);
 
     // Second life with a worker: the ad completes and is charged once.
-    let mut second = serve("1");
-    up(http.clone(), base.clone()).await;
+    let second = crate::support::Process(serve("1"));
+    assert!(crate::support::wait_up(&base).await);
     let mut status = Value::Null;
     for _ in 0..600 {
         status = call(reqwest::Method::GET, format!("/v1/image-ads/{ad}"), None)
@@ -624,8 +609,7 @@ async fn a_restarted_api_resumes_processing_ads() {
         }
         tokio::time::sleep(std::time::Duration::from_millis(100)).await;
     }
-    let _ = second.kill();
-    let _ = second.wait();
+    drop(second);
     assert_eq!(status, "completed");
     let (balance, held): (i64, i64) =
         sqlx::query_as("SELECT balance_cents, held_cents FROM wallets WHERE org_id = ?")

@@ -387,3 +387,38 @@ pub fn urlencode(s: &str) -> String {
         })
         .collect()
 }
+
+/// A child process (an `adforge serve` or `worker`), killed with SIGKILL and reaped on drop.
+pub struct Process(pub std::process::Child);
+
+impl Drop for Process {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// A loopback port that was free a moment ago.
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("free loopback port")
+        .port()
+}
+
+/// Waits up to 10 s for a server at `base` to answer; false if it never does.
+pub async fn wait_up(base: &str) -> bool {
+    let client = reqwest::Client::new();
+    for _ in 0..200 {
+        if client
+            .get(format!("{base}/openapi.json"))
+            .send()
+            .await
+            .is_ok()
+        {
+            return true;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    false
+}

@@ -227,6 +227,11 @@ F["text", "gradient_fill"] = T("Gradient", size=18, fontWeight=700, fills=[{"typ
     "gradientHandlePositions": [{"x": 0, "y": 0.5}, {"x": 1, "y": 0.5}], "gradientStops": stops}])
 F["text", "stroke"] = T("Outline", size=20, fontWeight=700, fills=[BG], strokes=[DARK], strokeWeight=1)
 F["text", "low_contrast"] = T("Faint", size=20, fills=[solid(0.85, 0.85, 0.85)])
+# White text straddling a dark band and a light one: readable on average, not on the light half.
+F["text", "contrast_straddle"] = tree({
+    "dark": rect(0, 0, 100, 57, [DARK]),
+    "light": rect(0, 57, 100, 43, [solid(0.97, 0.95, 0.92)]),
+    "t": text(8, 30, 84, None, "Half", size=36, fills=[solid(1, 1, 1)], fontWeight=700)})
 F["text", "rotated"] = tree({"t": text(20, 80, None, None, "Rotated", 16, rotation=45)})
 
 def main():

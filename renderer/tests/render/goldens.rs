@@ -127,6 +127,13 @@ fn low_contrast_is_reported() {
     );
     let ok = RenderCase::new("text/basic").check();
     assert!(!has(&ok, |w| matches!(w, Warning::LowContrast { .. })));
+    // Text over a dark band and a light band is judged by its worst region, not the mean.
+    let straddle = RenderCase::new("text/contrast_straddle").check();
+    assert!(
+        has(&straddle, |w| matches!(w, Warning::LowContrast { node, .. } if node == "t")),
+        "{:?}",
+        straddle.report.warnings
+    );
 }
 
 /// Writes every golden of an area side by side into `target/golden-sheet-<area>.png` for a

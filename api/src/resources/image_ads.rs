@@ -345,11 +345,21 @@ async fn resolve(state: &AppState, org_id: &str, body: &ImageAdCreate) -> ApiRes
     })
 }
 
-/// Fetches the reference through the public-address guard and checks it is an image.
-async fn check_reference(
-    fetcher: Arc<adforge_renderer::HttpFetcher>,
-    url: String,
-) -> ApiResult<()> {
+/// Fetches the reference (this server's own files from the blob store, others through
+/// the public-address guard) and checks it is an image.
+async fn check_reference(state: &AppState, url: String) -> ApiResult<()> {
+    let fetcher: Arc<adforge_renderer::HttpFetcher> = state.reference_fetcher.clone();
+    let own = match url.strip_prefix(state.blobs.url("").as_str()) {
+        Some(key) => Some(
+            state
+                .blobs
+                .get(key)
+                .await
+                .map_err(ApiError::internal)?
+                .map(|b| b.to_vec()),
+        ),
+        None => None,
+    };
     let invalid = |why: String| {
         ApiError::new(
             ErrorCode::ReferenceAdUrlInvalid,
@@ -361,7 +371,11 @@ async fn check_reference(
         return Err(invalid("is not an http(s) URL".into()));
     }
     let checked = tokio::task::spawn_blocking(move || -> Result<(u32, u32), String> {
-        let bytes = fetcher.fetch(&url)?;
+        let bytes = match own {
+            Some(Some(bytes)) => bytes,
+            Some(None) => return Err("names no file of this server (HTTP 404)".to_string()),
+            None => fetcher.fetch(&url)?,
+        };
         let format = image::guess_format(&bytes).map_err(|_| "is not an image".to_string())?;
         if !matches!(
             format,
@@ -385,7 +399,11 @@ async fn check_reference(
             "is {w}×{h} pixels, over the limit of {} a side",
             crate::imaging::MAX_SIDE
         ))),
-        Err(why) if why.starts_with("is ") || why.starts_with("cannot") => Err(invalid(why)),
+        Err(why)
+            if why.starts_with("is ") || why.starts_with("cannot") || why.starts_with("names") =>
+        {
+            Err(invalid(why))
+        }
         Err(why) => Err(invalid(format!("could not be fetched ({why})"))),
     }
 }
@@ -424,11 +442,7 @@ async fn create_ad(
     }
     super::common::finish(errors)?;
     let r = resolve(&state, &caller.org_id, &body).await?;
-    check_reference(
-        state.reference_fetcher.clone(),
-        body.reference_ad_url.clone(),
-    )
-    .await?;
+    check_reference(&state, body.reference_ad_url.clone()).await?;
 
     let (sku, price) = if body.editable {
         ("editable_image_ad", wallet::EDITABLE_IMAGE_AD_CENTS)

@@ -132,23 +132,39 @@ async fn create_checks_relations_in_order() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_private_url_guard_holds_without_the_operator_switch() {
-    // A server without --allow-private-urls refuses loopback references.
+async fn the_private_url_guard_holds_but_own_files_are_read_directly() {
+    // A server without --allow-private-urls refuses loopback and private references...
     let s = TestServer::start_with(|a| a.allow_private_urls = false).await;
-    let org = s.org("Guard").await;
+    let org = s.org_unlimited("Guard").await;
     let (c, reference) = ready(&s, &org, "10.00").await;
-    let r = s
+    for private in [
+        "http://127.0.0.1:9/ref.png",
+        "http://10.1.2.3/ref.png",
+        "http://169.254.169.254/latest/meta-data",
+        "http://localhost:9/a.png",
+    ] {
+        let r = s
+            .post(&org, "/v1/image-ads", create_body(&c, private))
+            .await
+            .expect(422, Some("REFERENCE_AD_URL_INVALID"));
+        assert!(
+            r.body["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains("fetched"),
+            "{}",
+            r.body
+        );
+    }
+    // ...but its own files are read from its blob store, so the embedded default (a server
+    // on 127.0.0.1) can make ads from uploaded references and product images.
+    let ad = s
         .post(&org, "/v1/image-ads", create_body(&c, &reference))
         .await
-        .expect(422, Some("REFERENCE_AD_URL_INVALID"));
-    assert!(
-        r.body["error"]["message"]
-            .as_str()
-            .unwrap()
-            .contains("fetched"),
-        "{}",
-        r.body
-    );
+        .expect(202, None)
+        .id();
+    let done = wait_settled(&s, &org, &ad).await;
+    assert_eq!(done["status"], "completed", "{done}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -14,6 +14,7 @@ use adforge_renderer::{FetchLimits, HttpFetcher, ImageFetcher};
 
 use super::analyse::{Rgb, luminance};
 use super::fill::LogoChoice;
+use crate::blob::BlobStore;
 use crate::protocol::Logo;
 use crate::runner::JobError;
 
@@ -21,6 +22,10 @@ use crate::runner::JobError;
 pub struct ShelfFetcher {
     http: HttpFetcher,
     shelf: Mutex<HashMap<String, Arc<Vec<u8>>>>,
+    /// URLs under this prefix are our own blobs (`{public_url}/files/`), read from the
+    /// store: no HTTP round trip, and no refusal by the public-address guard when the API
+    /// itself runs on a loopback address (the embedded default).
+    own_files: Option<(String, Arc<dyn BlobStore>)>,
 }
 
 impl ShelfFetcher {
@@ -29,7 +34,32 @@ impl ShelfFetcher {
         ShelfFetcher {
             http: HttpFetcher::new(limits),
             shelf: Mutex::new(HashMap::new()),
+            own_files: None,
         }
+    }
+
+    /// Reads URLs of `blobs` (those starting with `blobs.url("")`) from the store itself.
+    pub fn with_own_files(mut self, blobs: Arc<dyn BlobStore>) -> Self {
+        self.own_files = Some((blobs.url(""), blobs));
+        self
+    }
+
+    /// The bytes behind `url`: from the blob store for our own files, else over http(s).
+    /// Runs on blocking threads (it blocks on the store's future for own files).
+    fn load(&self, url: &str) -> Result<Vec<u8>, String> {
+        if let Some((prefix, blobs)) = &self.own_files
+            && let Some(key) = url.strip_prefix(prefix.as_str())
+            && let Ok(handle) = tokio::runtime::Handle::try_current()
+        {
+            return match handle.block_on(blobs.get(key)) {
+                Ok(Some(bytes)) => Ok(bytes.to_vec()),
+                Ok(None) => Err(format!(
+                    "http status: 404 (no file {key} in the blob store)"
+                )),
+                Err(e) => Err(format!("io: {e}")),
+            };
+        }
+        self.http.fetch(url)
     }
 
     /// Downloads `url` (blocking) and keeps the bytes on the shelf for the render.
@@ -37,7 +67,7 @@ impl ShelfFetcher {
     /// # Errors
     /// The fetcher's message.
     pub fn fetch_and_keep(&self, url: &str) -> Result<Arc<Vec<u8>>, String> {
-        let bytes = Arc::new(self.http.fetch(url)?);
+        let bytes = Arc::new(self.load(url)?);
         self.shelf
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
@@ -64,7 +94,7 @@ impl ImageFetcher for ShelfFetcher {
             .cloned();
         match kept {
             Some(bytes) => Ok(bytes.as_ref().clone()),
-            None => self.http.fetch(url),
+            None => self.load(url),
         }
     }
 }

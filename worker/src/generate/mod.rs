@@ -97,7 +97,8 @@ pub fn blob_key(ad_id: &str, version: u32) -> String {
 impl GenerateAdHandler {
     /// A handler with `config`. Builds the renderer's font database (a few hundred ms).
     pub fn new(config: GenerateConfig) -> Self {
-        let fetcher = Arc::new(ShelfFetcher::new(config.fetch_limits));
+        let fetcher =
+            Arc::new(ShelfFetcher::new(config.fetch_limits).with_own_files(config.blobs.clone()));
         let renderer = Arc::new(Renderer::new(config.fonts, fetcher.clone()));
         let layouts = layouts::library().unwrap_or_else(|e| {
             tracing::error!(error = %e, "built-in layouts do not parse; generation will fail");

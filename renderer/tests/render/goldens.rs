@@ -130,7 +130,10 @@ fn low_contrast_is_reported() {
     // Text over a dark band and a light band is judged by its worst region, not the mean.
     let straddle = RenderCase::new("text/contrast_straddle").check();
     assert!(
-        has(&straddle, |w| matches!(w, Warning::LowContrast { node, .. } if node == "t")),
+        has(
+            &straddle,
+            |w| matches!(w, Warning::LowContrast { node, .. } if node == "t")
+        ),
         "{:?}",
         straddle.report.warnings
     );

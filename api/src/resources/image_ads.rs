@@ -644,7 +644,9 @@ pub struct ImageAdUpdate {
 }
 
 /// Checks an edited tree: size, the renderer's validation, public image URLs.
-fn check_tree(tree: &Value, allow_private: bool) -> ApiResult<String> {
+/// `own_files` is this server's `/files/` prefix: its URLs are always accepted (the worker
+/// reads them from the blob store).
+fn check_tree(tree: &Value, allow_private: bool, own_files: &str) -> ApiResult<String> {
     let text = crate::store::to_json_text(tree);
     if text.len() > MAX_TREE_BYTES {
         return Err(ApiError::field(
@@ -667,7 +669,7 @@ fn check_tree(tree: &Value, allow_private: bool) -> ApiResult<String> {
                 format!("image fill URL `{url}` is not a public http(s) URL"),
             ));
         }
-        if !allow_private && !is_public_host(&url) {
+        if !allow_private && !url.starts_with(own_files) && !is_public_host(&url) {
             return Err(ApiError::field(
                 "current_json_tree",
                 format!("image fill URL `{url}` names a private or loopback host"),
@@ -756,7 +758,11 @@ async fn update_ad(
             ),
         ));
     }
-    let text = check_tree(&body.current_json_tree, state.allow_private_urls)?;
+    let text = check_tree(
+        &body.current_json_tree,
+        state.allow_private_urls,
+        &state.blobs.url(""),
+    )?;
     let mut tx = state.db.begin_write().await?;
     let row = load_row(&mut *tx, &caller.org_id, &id).await?;
     if row.status != "completed" {

@@ -165,6 +165,51 @@ async fn the_private_url_guard_holds_but_own_files_are_read_directly() {
         .id();
     let done = wait_settled(&s, &org, &ad).await;
     assert_eq!(done["status"], "completed", "{done}");
+    // The same holds for image fills of an edited tree: own files yes, private hosts no.
+    let mut body = create_body(&c, &reference);
+    body["editable"] = json!(true);
+    let ad = s
+        .post(&org, "/v1/image-ads", body)
+        .await
+        .expect(202, None)
+        .id();
+    let done = wait_settled(&s, &org, &ad).await;
+    let mut tree = done["current_json_tree"].clone();
+    let own_url = reference.clone();
+    let (img_id, _) = tree["nodes"]
+        .as_object()
+        .unwrap()
+        .iter()
+        .find(|(_, n)| {
+            n["fills"]
+                .as_array()
+                .is_some_and(|f| f.iter().any(|p| p["type"] == "IMAGE"))
+        })
+        .map(|(k, n)| (k.clone(), n.clone()))
+        .expect("a node with an image fill");
+    let fills = tree["nodes"][&img_id]["fills"].as_array_mut().unwrap();
+    let image_fill = fills.iter_mut().find(|p| p["type"] == "IMAGE").unwrap();
+    image_fill["imageFillUrl"] = json!("http://127.0.0.1:9/private.png");
+    let path = format!("/v1/image-ads/{ad}");
+    let r = s
+        .patch(&org, &path, json!({"current_json_tree": tree.clone()}))
+        .await
+        .expect(400, Some("VALIDATION_ERROR"));
+    assert!(
+        r.body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("private"),
+        "{}",
+        r.body
+    );
+    let fills = tree["nodes"][&img_id]["fills"].as_array_mut().unwrap();
+    let image_fill = fills.iter_mut().find(|p| p["type"] == "IMAGE").unwrap();
+    image_fill["imageFillUrl"] = json!(own_url);
+    s.patch(&org, &path, json!({"current_json_tree": tree}))
+        .await
+        .expect(200, None);
+    assert_eq!(wait_settled(&s, &org, &ad).await["status"], "completed");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -758,11 +758,15 @@ async fn update_ad(
             ),
         ));
     }
-    let text = check_tree(
-        &body.current_json_tree,
+    // Validating a tree of up to 512 KiB is CPU work: keep it off the async runtime.
+    let (tree, allow, own) = (
+        body.current_json_tree.clone(),
         state.allow_private_urls,
-        &state.blobs.url(""),
-    )?;
+        state.blobs.url(""),
+    );
+    let text = tokio::task::spawn_blocking(move || check_tree(&tree, allow, &own))
+        .await
+        .map_err(ApiError::internal)??;
     let mut tx = state.db.begin_write().await?;
     let row = load_row(&mut *tx, &caller.org_id, &id).await?;
     if row.status != "completed" {

@@ -14,7 +14,7 @@ use adforge_renderer::{FetchLimits, HttpFetcher, ImageFetcher};
 
 use super::analyse::{Rgb, luminance};
 use super::fill::LogoChoice;
-use crate::blob::BlobStore;
+use crate::blob::{BlobStore, OwnFile};
 use crate::protocol::Logo;
 use crate::runner::JobError;
 
@@ -26,6 +26,9 @@ pub struct ShelfFetcher {
     /// store: no HTTP round trip, and no refusal by the public-address guard when the API
     /// itself runs on a loopback address (the embedded default).
     own_files: Option<(String, Arc<dyn BlobStore>)>,
+    /// The runtime the store's futures run on, for calls from threads outside it (the
+    /// renderer loads images on scoped threads of its own, which have no runtime context).
+    runtime: Option<tokio::runtime::Handle>,
 }
 
 impl ShelfFetcher {
@@ -35,23 +38,45 @@ impl ShelfFetcher {
             http: HttpFetcher::new(limits),
             shelf: Mutex::new(HashMap::new()),
             own_files: None,
+            runtime: None,
         }
     }
 
     /// Reads URLs of `blobs` (those starting with `blobs.url("")`) from the store itself.
+    /// Call it inside a tokio runtime (it keeps that runtime's handle for reads made from
+    /// threads outside it).
     pub fn with_own_files(mut self, blobs: Arc<dyn BlobStore>) -> Self {
         self.own_files = Some((blobs.url(""), blobs));
+        self.runtime = tokio::runtime::Handle::try_current().ok();
         self
     }
 
+    /// True when the bytes of `url` are on the shelf (fetched for the job being run).
+    pub fn has(&self, url: &str) -> bool {
+        self.shelf
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .contains_key(url)
+    }
+
     /// The bytes behind `url`: from the blob store for our own files, else over http(s).
-    /// Runs on blocking threads (it blocks on the store's future for own files).
+    /// Runs on blocking threads (it blocks on the store's future for own files). An own
+    /// file is never fetched over HTTP: the public-address guard would refuse a loopback
+    /// API, and the render would silently lose the image (issue 14, item 5).
     fn load(&self, url: &str) -> Result<Vec<u8>, String> {
-        if let Some((prefix, blobs)) = &self.own_files
-            && let Some(key) = url.strip_prefix(prefix.as_str())
-            && let Ok(handle) = tokio::runtime::Handle::try_current()
-        {
-            return match handle.block_on(blobs.get(key)) {
+        if let Some((_, blobs)) = &self.own_files {
+            let key = match blobs.own_file(url) {
+                OwnFile::Foreign => return self.http.fetch(url),
+                OwnFile::Invalid(why) => return Err(format!("own file: the URL {why}")),
+                OwnFile::Key(key) => key,
+            };
+            let Some(handle) = tokio::runtime::Handle::try_current()
+                .ok()
+                .or_else(|| self.runtime.clone())
+            else {
+                return Err("io: no runtime to read the blob store from".to_owned());
+            };
+            return match handle.block_on(blobs.get(&key)) {
                 Ok(Some(bytes)) => Ok(bytes.to_vec()),
                 Ok(None) => Err(format!(
                     "http status: 404 (no file {key} in the blob store)"
@@ -113,6 +138,7 @@ pub fn classify(what: &str, url: &str, message: &str) -> JobError {
         )),
         Some(code) => JobError::retry(format!("{what} {url}: HTTP {code}")),
         None if message.contains("private")
+            || message.starts_with("own file:")
             || message.contains("only http and https")
             || message.contains("larger than")
             || message.contains("limit") =>

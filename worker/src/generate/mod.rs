@@ -122,6 +122,11 @@ impl GenerateAdHandler {
         &self.renderer
     }
 
+    /// The fetcher the renderer reads images through (for [`preflight`] in tests).
+    pub fn fetcher(&self) -> &Arc<ShelfFetcher> {
+        &self.fetcher
+    }
+
     /// Fetches `url` on a blocking thread, keeping the bytes for the render.
     async fn fetch(&self, what: &str, url: &str) -> Result<Arc<Vec<u8>>, JobError> {
         let fetcher = self.fetcher.clone();
@@ -213,12 +218,15 @@ impl GenerateAdHandler {
         };
         let filled = fill::fill(template, &inputs).map_err(JobError::abort)?;
         let renderer = self.renderer.clone();
-        let tree = blocking(move || preflight(&renderer, filled)).await??;
+        let fetcher = self.fetcher.clone();
+        let tree = blocking(move || preflight(&renderer, &fetcher, filled)).await??;
 
         progress.report("rendering", "Rendering at 4K", 75).await;
         let renderer = self.renderer.clone();
+        let fetcher = self.fetcher.clone();
         let to_render = tree.clone();
-        let (png, width, height) = blocking(move || render_png(&renderer, &to_render)).await??;
+        let (png, width, height) =
+            blocking(move || render_png(&renderer, &fetcher, &to_render)).await??;
 
         progress.report("storing", "Storing the image", 90).await;
         let key = blob_key(&job.ad_id, job.version);
@@ -241,11 +249,36 @@ impl GenerateAdHandler {
     ) -> Result<AdCompleted, JobError> {
         let tree = Tree::from_value(job.json_tree.clone())
             .map_err(|e| JobError::abort(format!("invalid json_tree: {e}")))?;
+        let urls = adforge_renderer::image::image_urls(&tree);
+        let result = self.rerender_inner(job, tree, &urls, &progress).await;
+        self.fetcher.release(&urls);
+        result
+    }
+
+    /// Fetches every image of the edited tree first, like the first render does, so that a
+    /// fetch failure is sorted into retry or abort (never a render without the image), then
+    /// renders and stores.
+    async fn rerender_inner(
+        &self,
+        job: RerenderJob,
+        tree: Tree,
+        urls: &[String],
+        progress: &ProgressSink,
+    ) -> Result<AdCompleted, JobError> {
+        progress
+            .report("fetching_assets", "Fetching the tree's images", 20)
+            .await;
+        for url in urls {
+            let bytes = self.fetch("image", url).await?;
+            fetch::check_image("image", url, &bytes)?;
+        }
         progress
             .report("rendering", "Rendering the edited tree at 4K", 50)
             .await;
         let renderer = self.renderer.clone();
-        let (png, width, height) = blocking(move || render_png(&renderer, &tree)).await??;
+        let fetcher = self.fetcher.clone();
+        let (png, width, height) =
+            blocking(move || render_png(&renderer, &fetcher, &tree)).await??;
         progress.report("storing", "Storing the image", 90).await;
         let key = blob_key(&job.ad_id, job.version);
         self.store(&key, png).await?;
@@ -287,11 +320,17 @@ impl JobHandler for GenerateAdHandler {
 /// until the renderer reports neither. Returns the parsed tree to render at 4K.
 ///
 /// # Errors
-/// An abort when the filled tree does not parse (a layout asset bug).
-pub fn preflight(renderer: &Renderer, mut filled: fill::Filled) -> Result<Tree, JobError> {
+/// An abort when the filled tree does not parse (a layout asset bug); an image of the tree
+/// that cannot be drawn (see [`image_failures`]).
+pub fn preflight(
+    renderer: &Renderer,
+    fetcher: &ShelfFetcher,
+    mut filled: fill::Filled,
+) -> Result<Tree, JobError> {
     for _ in 0..3 {
         let tree = parse(&filled.tree)?;
         let report = render(renderer, &tree, Some(PREFLIGHT_WIDTH), false)?.report;
+        image_failures(fetcher, &report.warnings)?;
         let (mut low, mut overflow) = (Vec::new(), Vec::new());
         for w in &report.warnings {
             match w {
@@ -326,9 +365,38 @@ fn render(
         .map_err(|e| JobError::abort(format!("rendering failed: {e}")))
 }
 
+/// A render that lost an image the tree asks for is not an ad: the renderer skips such a
+/// paint and reports [`Warning::ImageFailed`], and this turns the first one into the job's
+/// error. An image whose bytes were fetched for this job (they are on the shelf) failed to
+/// decode, which no retry fixes (abort); any other failure was the fetch, sorted by
+/// [`fetch::classify`] (5xx, timeouts and refused connections retry; 4xx and refused
+/// addresses abort).
+///
+/// # Errors
+/// The failure of the first image that could not be drawn, naming its URL and the reason.
+pub fn image_failures(fetcher: &ShelfFetcher, warnings: &[Warning]) -> Result<(), JobError> {
+    for w in warnings {
+        if let Warning::ImageFailed { node, url, reason } = w {
+            return Err(if fetcher.has(url) {
+                JobError::abort(format!(
+                    "the image at {url} (node {node}) cannot be decoded: {reason}"
+                ))
+            } else {
+                fetch::classify("image", url, reason)
+            });
+        }
+    }
+    Ok(())
+}
+
 /// Renders `tree` at 4K and encodes it; returns the PNG and its size.
-fn render_png(renderer: &Renderer, tree: &Tree) -> Result<(Vec<u8>, u32, u32), JobError> {
+fn render_png(
+    renderer: &Renderer,
+    fetcher: &ShelfFetcher,
+    tree: &Tree,
+) -> Result<(Vec<u8>, u32, u32), JobError> {
     let mut out = render(renderer, tree, None, true)?;
+    image_failures(fetcher, &out.report.warnings)?;
     let (w, h) = (out.report.width, out.report.height);
     let png = out
         .png

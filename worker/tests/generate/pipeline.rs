@@ -345,6 +345,7 @@ async fn every_layout_fills_cleanly_in_every_aspect() {
     let dir = samples_dir().join("layouts");
     std::fs::create_dir_all(&dir).unwrap();
     let renderer = h.handler.renderer().clone();
+    let fetcher = h.handler.fetcher().clone();
     for layout in h.handler.layouts() {
         for aspect in analyse::Aspect::ALL {
             let inputs = fill::FillInputs {
@@ -358,8 +359,9 @@ async fn every_layout_fills_cleanly_in_every_aspect() {
             };
             let filled = fill::fill(layout.template(aspect).unwrap(), &inputs).unwrap();
             let r = renderer.clone();
+            let f = fetcher.clone();
             let (tree, out) = tokio::task::spawn_blocking(move || {
-                let tree = preflight(&r, filled).unwrap();
+                let tree = preflight(&r, &f, filled).unwrap();
                 let out = r
                     .render(
                         &tree,
@@ -461,4 +463,101 @@ async fn a_bare_brand_still_gets_a_complete_ad() {
         );
     }
     save_sample("ia_bare", &h.blob(&blob_key("ia_bare", 1)).await);
+}
+
+/// A one-image tree: a white 200×100 frame whose left half is filled with `url`.
+fn image_tree(url: &str) -> Value {
+    serde_json::json!({"root": "f", "nodes": {
+        "f": {"type": "FRAME", "width": 200, "height": 100, "children": ["i"],
+              "fills": [{"type": "SOLID", "color": {"r": 1, "g": 1, "b": 1, "a": 1}}]},
+        "i": {"type": "RECTANGLE", "x": 0, "y": 0, "width": 100, "height": 100,
+              "fills": [{"type": "IMAGE", "imageFillUrl": url, "scaleMode": "FILL"}]}
+    }})
+}
+
+fn rerender_job(ad_id: &str, url: &str) -> Job {
+    Job::RenderImageAdVersion(RerenderJob {
+        ad_id: ad_id.into(),
+        org_id: "org_1".into(),
+        version: 2,
+        version_id: None,
+        json_tree: image_tree(url),
+    })
+}
+
+/// Issue 14, item 5: a re-render reads the tree's images before drawing. This server's own
+/// files come from the blob store (the renderer loads images on threads of its own, where
+/// the store was once unreachable and the image silently dropped); an image that cannot be
+/// read fails the job rather than completing without it: a transient fetch failure
+/// retries, anything else aborts naming the image and the reason.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rerenders_draw_own_files_and_fail_on_images_they_cannot_read() {
+    use adforge_worker::blob::BlobStore;
+    let h = Harness::new().await;
+    let red = fixtures::png(&image::DynamicImage::ImageRgba8(
+        image::RgbaImage::from_pixel(64, 64, image::Rgba([200, 30, 40, 255])),
+    ));
+    let own = |key: &str| h.blobs.url(key);
+    h.blobs
+        .put("images/img_red/original.png", red.clone().into())
+        .await
+        .unwrap();
+    h.blobs
+        .put(
+            "images/img_cut/original.png",
+            red[..red.len() / 2].to_vec().into(),
+        )
+        .await
+        .unwrap();
+
+    let done = h
+        .run(rerender_job("ia_own", &own("images/img_red/original.png")))
+        .await
+        .0
+        .unwrap();
+    let png = h.blob(&blob_key("ia_own", 2)).await;
+    let img = image::load_from_memory(&png).unwrap().to_rgba8();
+    assert_eq!((img.width(), img.height()), (done.width, done.height));
+    let (w, h_px) = img.dimensions();
+    assert_eq!(
+        img.get_pixel(w / 4, h_px / 2).0,
+        [200, 30, 40, 255],
+        "the own file is drawn"
+    );
+    assert_eq!(img.get_pixel(w * 3 / 4, h_px / 2).0, [255, 255, 255, 255]);
+
+    let abort = |r: Result<_, JobError>| match r {
+        Err(JobError::Abort { code, message }) => {
+            assert_eq!(code, "PIPELINE_ERROR");
+            message
+        }
+        other => panic!("expected an abort, got {other:?}"),
+    };
+    let gone = own("images/img_gone/original.png");
+    let msg = abort(h.run(rerender_job("ia_gone", &gone)).await.0);
+    assert!(msg.contains(&gone) && msg.contains("404"), "{msg}");
+    let cut = own("images/img_cut/original.png");
+    let msg = abort(h.run(rerender_job("ia_cut", &cut)).await.0);
+    assert!(msg.contains(&cut) && msg.contains("decoded"), "{msg}");
+    let missing = format!("{}/missing.png", h.base);
+    let msg = abort(h.run(rerender_job("ia_404", &missing)).await.0);
+    assert!(msg.contains(&missing) && msg.contains("404"), "{msg}");
+    let text = format!("{}/not-an-image.png", h.base);
+    let msg = abort(h.run(rerender_job("ia_txt", &text)).await.0);
+    assert!(msg.contains(&text), "{msg}");
+    // Nothing listens on port 9 of loopback: transient, so the job is retried.
+    match h
+        .run(rerender_job("ia_down", "http://127.0.0.1:9/x.png"))
+        .await
+        .0
+    {
+        Err(JobError::Retry { message }) => assert!(message.contains("127.0.0.1:9"), "{message}"),
+        other => panic!("expected a retry, got {other:?}"),
+    }
+    for ad in ["ia_gone", "ia_cut", "ia_404", "ia_txt", "ia_down"] {
+        assert!(
+            h.blobs.get(&blob_key(ad, 2)).await.unwrap().is_none(),
+            "{ad}: nothing is stored for a failed render"
+        );
+    }
 }

@@ -16,16 +16,199 @@ pub trait BlobStore: Send + Sync {
     fn put<'a>(&'a self, key: &'a str, bytes: Bytes) -> BoxFuture<'a, Result<(), crate::Error>>;
     /// The blob, or `None` when there is none.
     fn get<'a>(&'a self, key: &'a str) -> BoxFuture<'a, Result<Option<Bytes>, crate::Error>>;
+    /// Whether a blob (a file, never a folder) is stored under `key`.
+    fn exists<'a>(&'a self, key: &'a str) -> BoxFuture<'a, Result<bool, crate::Error>> {
+        Box::pin(async move { Ok(self.get(key).await?.is_some()) })
+    }
     /// The absolute public URL a client fetches the blob from.
     fn url(&self, key: &str) -> String;
+    /// What `url` is to this store: one of its files (by key), a malformed URL under its
+    /// `/files/`, or someone else's URL. See [`own_file`].
+    fn own_file(&self, url: &str) -> OwnFile {
+        own_file(&self.url(""), url)
+    }
 }
 
-/// Checks a key is a safe relative path.
+/// What an absolute URL is to a blob store whose files are served under `files_prefix`
+/// (`{public_url}/files/`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum OwnFile {
+    /// Not under this store's `/files/`: any other http(s) URL.
+    Foreign,
+    /// Under this store's `/files/`, naming the blob `key` (a valid key; whether a blob is
+    /// stored under it is for [`BlobStore::get`] / [`BlobStore::exists`] to say).
+    Key(String),
+    /// Under this store's `/files/` but in a form this server never hands out; the text
+    /// says what to change, and reads after "the URL ...".
+    Invalid(String),
+}
+
+/// What to tell a client whose own-file URL names no file (a folder, a missing or a
+/// malformed key: all alike, so that answers do not reveal which ids exist).
+pub const NO_SUCH_FILE: &str = "names no file of this server; give a file URL exactly as the API returned it (an image's `src`)";
+
+/// Decides whether `url` is one of the files served under `files_prefix`
+/// (`{public_url}/files/`) and under which blob key. The one place that maps this
+/// server's own URLs to keys: the API's reference check, the PATCH tree check and the
+/// worker's fetcher all call it, so what one accepts the others can read.
+///
+/// A URL is ours when its scheme, host and port (default ports filled in, case ignored)
+/// are those of `files_prefix` and its path starts with the prefix's path (`/files/`, or
+/// `/files` exactly). Ours, it must be plain: no user info, query or fragment, every
+/// percent-escape well formed and decoding to UTF-8, no `.`/`..` segment or encoded `/`,
+/// and a key [`valid_key`] accepts.
+pub fn own_file(files_prefix: &str, url: &str) -> OwnFile {
+    let (Some(prefix), Some(target)) = (split_url(files_prefix), split_url(url)) else {
+        return OwnFile::Foreign;
+    };
+    if prefix.scheme != target.scheme
+        || !prefix.host.eq_ignore_ascii_case(target.host)
+        || prefix.port != target.port
+    {
+        return OwnFile::Foreign;
+    }
+    let folder = prefix.path.trim_end_matches('/');
+    let raw_key = if target.path == folder {
+        ""
+    } else if let Some(rest) = target.path.strip_prefix(folder)
+        && let Some(rest) = rest.strip_prefix('/')
+    {
+        rest
+    } else {
+        return OwnFile::Foreign;
+    };
+    let invalid = |why: &str| OwnFile::Invalid(why.to_owned());
+    if target.userinfo {
+        return invalid(
+            "has a user name or password before the host (`…@`); this server's files take none: remove it",
+        );
+    }
+    if target.query.is_some() {
+        return invalid(
+            "has a query (`?…`); this server's files are addressed by their path alone: remove it",
+        );
+    }
+    if target.fragment.is_some() {
+        return invalid(
+            "has a fragment (`#…`); this server's files are addressed by their path alone: remove it",
+        );
+    }
+    let mut segments = Vec::new();
+    for raw in raw_key.split('/') {
+        let Some(seg) = percent_decode(raw) else {
+            return invalid(
+                "has a malformed percent-escape or one that is not UTF-8; give the file URL exactly as the API returned it",
+            );
+        };
+        if seg == "." || seg == ".." {
+            return invalid(
+                "has a `.` or `..` segment (also when percent-encoded); give the file URL exactly as the API returned it, without relative segments",
+            );
+        }
+        if seg.contains(['/', '\\']) {
+            return invalid(
+                "has an encoded slash or backslash (`%2F`, `%5C`); give the file URL exactly as the API returned it",
+            );
+        }
+        segments.push(seg);
+    }
+    let key = segments.join("/");
+    if valid_key(&key) {
+        OwnFile::Key(key)
+    } else {
+        invalid(NO_SUCH_FILE)
+    }
+}
+
+/// The parts of an absolute http(s) URL that [`own_file`] compares.
+struct UrlParts<'a> {
+    scheme: String,
+    userinfo: bool,
+    host: &'a str,
+    port: u16,
+    path: &'a str,
+    query: Option<&'a str>,
+    fragment: Option<&'a str>,
+}
+
+fn split_url(url: &str) -> Option<UrlParts<'_>> {
+    let (scheme, rest) = url.split_once("://")?;
+    let scheme = scheme.to_ascii_lowercase();
+    let default_port = match scheme.as_str() {
+        "http" => 80,
+        "https" => 443,
+        _ => return None,
+    };
+    let (rest, fragment) = match rest.split_once('#') {
+        Some((r, f)) => (r, Some(f)),
+        None => (rest, None),
+    };
+    let (rest, query) = match rest.split_once('?') {
+        Some((r, q)) => (r, Some(q)),
+        None => (rest, None),
+    };
+    let (authority, path) = match rest.find('/') {
+        Some(i) => rest.split_at(i),
+        None => (rest, "/"),
+    };
+    let (userinfo, host_port) = match authority.rsplit_once('@') {
+        Some((_, hp)) => (true, hp),
+        None => (false, authority),
+    };
+    // `[v6]:port`, `host:port` or a bare host.
+    let (host, port) = match host_port.rfind(':') {
+        Some(i) if !host_port[i..].contains(']') => {
+            let port = &host_port[i + 1..];
+            let port = if port.is_empty() {
+                default_port
+            } else {
+                port.parse().ok()?
+            };
+            (&host_port[..i], port)
+        }
+        _ => (host_port, default_port),
+    };
+    if host.is_empty() {
+        return None;
+    }
+    Some(UrlParts {
+        scheme,
+        userinfo,
+        host,
+        port,
+        path,
+        query,
+        fragment,
+    })
+}
+
+/// Decodes `%XX` escapes; `None` for a malformed escape or bytes that are not UTF-8.
+fn percent_decode(s: &str) -> Option<String> {
+    let bytes = s.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%' {
+            let hex = s.get(i + 1..i + 3)?;
+            out.push(u8::from_str_radix(hex, 16).ok()?);
+            i += 3;
+        } else {
+            out.push(bytes[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8(out).ok()
+}
+
+/// Checks a key is a safe relative path: `/`-separated segments of `[A-Za-z0-9._-]`, none
+/// empty, `.` or `..`, each at most 255 bytes (a file name any file system takes), at most
+/// 512 bytes in all.
 pub fn valid_key(key: &str) -> bool {
     !key.is_empty()
         && key.len() <= 512
         && key.split('/').all(|seg| {
             !seg.is_empty()
+                && seg.len() <= 255
                 && seg != "."
                 && seg != ".."
                 && seg
@@ -67,6 +250,33 @@ impl LocalBlobStore {
             Err(crate::Error::InvalidBlobKey(key.to_string()))
         }
     }
+
+    /// The regular file stored under `key`, or `None` when there is none: a key that is
+    /// not valid, names nothing, or names a folder (`images`, `images/img_…`) or anything
+    /// else that is not a regular file. Only a failing medium is an error.
+    async fn open_file(&self, key: &str) -> Result<Option<tokio::fs::File>, crate::Error> {
+        use std::io::ErrorKind;
+        let Ok(path) = self.path(key) else {
+            return Ok(None);
+        };
+        let file = match tokio::fs::File::open(&path).await {
+            Ok(f) => f,
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    ErrorKind::NotFound
+                        | ErrorKind::NotADirectory
+                        | ErrorKind::IsADirectory
+                        | ErrorKind::InvalidFilename
+                ) =>
+            {
+                return Ok(None);
+            }
+            Err(e) => return Err(crate::Error::Blob(e)),
+        };
+        let meta = file.metadata().await.map_err(crate::Error::Blob)?;
+        Ok(meta.is_file().then_some(file))
+    }
 }
 
 impl BlobStore for LocalBlobStore {
@@ -91,13 +301,21 @@ impl BlobStore for LocalBlobStore {
 
     fn get<'a>(&'a self, key: &'a str) -> BoxFuture<'a, Result<Option<Bytes>, crate::Error>> {
         Box::pin(async move {
-            let path = self.path(key)?;
-            match tokio::fs::read(&path).await {
-                Ok(b) => Ok(Some(Bytes::from(b))),
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-                Err(e) => Err(crate::Error::Blob(e)),
-            }
+            use tokio::io::AsyncReadExt;
+            let Some(mut file) = self.open_file(key).await? else {
+                return Ok(None);
+            };
+            let len = file.metadata().await.map_err(crate::Error::Blob)?.len();
+            let mut buf = Vec::with_capacity(usize::try_from(len).unwrap_or(0));
+            file.read_to_end(&mut buf)
+                .await
+                .map_err(crate::Error::Blob)?;
+            Ok(Some(Bytes::from(buf)))
         })
+    }
+
+    fn exists<'a>(&'a self, key: &'a str) -> BoxFuture<'a, Result<bool, crate::Error>> {
+        Box::pin(async move { Ok(self.open_file(key).await?.is_some()) })
     }
 
     fn url(&self, key: &str) -> String {
@@ -116,5 +334,90 @@ mod tests {
             assert!(!valid_key(bad), "{bad}");
         }
         assert_eq!(content_type_for("a/b.webp"), "image/webp");
+        assert!(!valid_key(&"a".repeat(256)));
+    }
+
+    #[test]
+    fn own_urls_map_to_keys_or_say_what_to_change() {
+        let p = "http://127.0.0.1:8080/files/";
+        let key = |k: &str| OwnFile::Key(k.to_owned());
+        assert_eq!(
+            own_file(p, "http://127.0.0.1:8080/files/a/b.png"),
+            key("a/b.png")
+        );
+        assert_eq!(
+            own_file(p, "HTTP://127.0.0.1:8080/files/a.png"),
+            key("a.png")
+        );
+        assert_eq!(
+            own_file(p, "http://127.0.0.1:8080/files/a%2Dz.png"),
+            key("a-z.png")
+        );
+        let https = "https://Ads.Example.com/files/";
+        assert_eq!(
+            own_file(https, "https://ads.example.com:443/files/x.png"),
+            key("x.png")
+        );
+        for foreign in [
+            "http://127.0.0.1:8081/files/a.png",
+            "https://127.0.0.1:8080/files/a.png",
+            "http://localhost:8080/files/a.png",
+            "http://127.0.0.1:8080/filesx/a.png",
+            "http://127.0.0.1:8080/x/files/a.png",
+            "ftp://127.0.0.1:8080/files/a.png",
+        ] {
+            assert_eq!(own_file(p, foreign), OwnFile::Foreign, "{foreign}");
+        }
+        for (bad, says) in [
+            ("http://127.0.0.1:8080/files/../x", "`..`"),
+            ("http://127.0.0.1:8080/files/a/%2e%2e/x", "`..`"),
+            ("http://127.0.0.1:8080/files/a/%2E/x", "`..`"),
+            ("http://127.0.0.1:8080/files/a.png?x=1", "query"),
+            ("http://127.0.0.1:8080/files/a.png#top", "fragment"),
+            ("http://u:p@127.0.0.1:8080/files/a.png", "password"),
+            ("http://127.0.0.1:8080/files/a%2fb.png", "slash"),
+            (
+                "http://127.0.0.1:8080/files/%c0%ae%c0%ae/x",
+                "percent-escape",
+            ),
+            ("http://127.0.0.1:8080/files/a%zz", "percent-escape"),
+            ("http://127.0.0.1:8080/files/", "names no file"),
+            ("http://127.0.0.1:8080/files", "names no file"),
+            ("http://127.0.0.1:8080/files/a//b", "names no file"),
+            ("http://127.0.0.1:8080/files/sp%20ace", "names no file"),
+        ] {
+            match own_file(p, bad) {
+                OwnFile::Invalid(why) => assert!(why.contains(says), "{bad}: {why}"),
+                other => panic!("{bad}: {other:?}"),
+            }
+        }
+    }
+
+    #[tokio::test]
+    async fn folders_and_odd_keys_are_no_blob() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = LocalBlobStore::new(dir.path().to_path_buf(), "http://h");
+        store
+            .put("images/img_1/original.png", Bytes::from_static(b"x"))
+            .await
+            .unwrap();
+        let got = store.get("images/img_1/original.png").await.unwrap();
+        assert_eq!(got.as_deref(), Some(&b"x"[..]));
+        assert!(store.exists("images/img_1/original.png").await.unwrap());
+        for none in [
+            "images",
+            "images/img_1",
+            "images/img_2",
+            "images/img_1/original.png/x",
+            "../etc/passwd",
+            "",
+        ] {
+            assert_eq!(store.get(none).await.unwrap(), None, "{none}");
+            assert!(!store.exists(none).await.unwrap(), "{none}");
+        }
+        assert_eq!(
+            store.own_file("http://h/files/images/img_1/original.png"),
+            OwnFile::Key("images/img_1/original.png".into())
+        );
     }
 }

@@ -26,9 +26,10 @@ use utoipa_axum::routes;
 use super::common::{IdPath, check_text};
 use crate::app::AppState;
 use crate::auth::{Auth, Scope};
+use crate::blob::{BlobStore, NO_SUCH_FILE, OwnFile};
 use crate::error::{ApiError, ApiResult, ErrorCode, FieldError};
 use crate::http::envelope::{self, Deleted, Envelope, ListEnvelope, Meta};
-use crate::http::extract::{JsonBody, QueryParams};
+use crate::http::extract::{JsonBody, PathParams, QueryParams};
 use crate::jobs::Jobs;
 use crate::store::list::{Bind, Condition, ListParams, ListQuery};
 use crate::wallet;
@@ -349,17 +350,6 @@ async fn resolve(state: &AppState, org_id: &str, body: &ImageAdCreate) -> ApiRes
 /// the public-address guard) and checks it is an image.
 async fn check_reference(state: &AppState, url: String) -> ApiResult<()> {
     let fetcher: Arc<adforge_renderer::HttpFetcher> = state.reference_fetcher.clone();
-    let own = match url.strip_prefix(state.blobs.url("").as_str()) {
-        Some(key) => Some(
-            state
-                .blobs
-                .get(key)
-                .await
-                .map_err(ApiError::internal)?
-                .map(|b| b.to_vec()),
-        ),
-        None => None,
-    };
     let invalid = |why: String| {
         ApiError::new(
             ErrorCode::ReferenceAdUrlInvalid,
@@ -372,12 +362,27 @@ async fn check_reference(state: &AppState, url: String) -> ApiResult<()> {
     }
     let checked = tokio::task::spawn_blocking(move || -> Result<(u32, u32), String> {
         let bytes = match own {
-            Some(Some(bytes)) => bytes,
-            Some(None) => return Err("names no file of this server (HTTP 404)".to_string()),
+            Some(bytes) => bytes,
             None => fetcher.fetch(&url)?,
         };
         let format = image::guess_format(&bytes).map_err(|_| "is not an image".to_string())?;
         if !matches!(
+    // This server's own files are read from the blob store, by the one mapping of own URLs
+    // to keys that the worker uses too; a malformed own URL says what to change.
+    let own_invalid = |why: &str| {
+        ApiError::new(
+            ErrorCode::ReferenceAdUrlInvalid,
+            format!("reference_ad_url {why}"),
+        )
+    };
+    let own = match state.blobs.own_file(&url) {
+        OwnFile::Foreign => None,
+        OwnFile::Invalid(why) => return Err(own_invalid(&why)),
+        OwnFile::Key(key) => match state.blobs.get(&key).await.map_err(ApiError::internal)? {
+            Some(bytes) => Some(bytes.to_vec()),
+            None => return Err(own_invalid(NO_SUCH_FILE)),
+        },
+    };
             format,
             image::ImageFormat::Png | image::ImageFormat::Jpeg | image::ImageFormat::WebP
         ) {
@@ -399,11 +404,7 @@ async fn check_reference(state: &AppState, url: String) -> ApiResult<()> {
             "is {w}×{h} pixels, over the limit of {} a side",
             crate::imaging::MAX_SIDE
         ))),
-        Err(why)
-            if why.starts_with("is ") || why.starts_with("cannot") || why.starts_with("names") =>
-        {
-            Err(invalid(why))
-        }
+        Err(why) if why.starts_with("is ") || why.starts_with("cannot") => Err(invalid(why)),
         Err(why) => Err(invalid(format!("could not be fetched ({why})"))),
     }
 }
@@ -643,10 +644,25 @@ pub struct ImageAdUpdate {
     pub current_json_tree: Value,
 }
 
-/// Checks an edited tree: size, the renderer's validation, public image URLs.
-/// `own_files` is this server's `/files/` prefix: its URLs are always accepted (the worker
-/// reads them from the blob store).
-fn check_tree(tree: &Value, allow_private: bool, own_files: &str) -> ApiResult<String> {
+/// An image of an edited tree that is one of this server's own files.
+struct OwnImage {
+    /// Where the tree names it: "node `…`, field `fills[0].imageFillUrl`".
+    place: String,
+    url: String,
+    key: String,
+}
+
+/// Checks an edited tree: size, the renderer's validation, and every image URL the
+/// renderer will fetch, by the rules the worker's fetch applies: this server's own files
+/// map to blob keys by [`BlobStore::own_file`] (no `..`, query, fragment or user info), any
+/// other URL must pass the fetcher's address guard ([`adforge_renderer::image::fetch::check_url`]:
+/// no private, loopback or link-local host in any notation, unless private URLs are
+/// allowed). Returns the tree's text and the own files, whose existence the caller checks.
+fn check_tree(
+    tree: &Value,
+    allow_private: bool,
+    blobs: &dyn BlobStore,
+) -> ApiResult<(String, Vec<OwnImage>)> {
     let text = crate::store::to_json_text(tree);
     if text.len() > MAX_TREE_BYTES {
         return Err(ApiError::field(
@@ -657,62 +673,60 @@ fn check_tree(tree: &Value, allow_private: bool, own_files: &str) -> ApiResult<S
             ),
         ));
     }
-    adforge_renderer::Tree::parse(&text)
+    let parsed = adforge_renderer::Tree::parse(&text)
         .map_err(|e| ApiError::field("current_json_tree", e.to_string()))?;
-    let mut urls = Vec::new();
-    collect_image_urls(tree, &mut urls);
-    for url in urls {
-        let lower = url.to_ascii_lowercase();
-        if !(lower.starts_with("http://") || lower.starts_with("https://")) {
-            return Err(ApiError::field(
+    let places = image_places(tree);
+    let mut own = Vec::new();
+    for url in adforge_renderer::image::image_urls(&parsed) {
+        let place = places
+            .get(&url)
+            .cloned()
+            .unwrap_or_else(|| "an IMAGE paint".to_string());
+        let refuse = |why: &str| {
+            ApiError::field(
                 "current_json_tree",
-                format!("image fill URL `{url}` is not a public http(s) URL"),
-            ));
-        }
-        if !allow_private && !url.starts_with(own_files) && !is_public_host(&url) {
-            return Err(ApiError::field(
-                "current_json_tree",
-                format!("image fill URL `{url}` names a private or loopback host"),
-            ));
+                format!("{place}: image URL `{url}` {why}"),
+            )
+        };
+        match blobs.own_file(&url) {
+            OwnFile::Key(key) => own.push(OwnImage { place, url, key }),
+            OwnFile::Invalid(why) => return Err(refuse(&why)),
+            OwnFile::Foreign => {
+                adforge_renderer::image::fetch::check_url(&url, allow_private)
+                    .map_err(|e| refuse(&format!("cannot be fetched: {e}")))?;
+            }
         }
     }
-    Ok(text)
+    Ok((text, own))
 }
 
-fn collect_image_urls(v: &Value, out: &mut Vec<String>) {
-    match v {
-        Value::Object(m) => {
-            for (k, v) in m {
-                if k == "imageFillUrl" {
-                    if let Some(s) = v.as_str() {
-                        out.push(s.to_string());
-                    }
-                } else {
-                    collect_image_urls(v, out);
+/// Where each image URL first appears among the tree's visible IMAGE paints, as the
+/// renderer's errors name places: "node `id`, field `fills[0].imageFillUrl`".
+fn image_places(tree: &Value) -> std::collections::HashMap<String, String> {
+    let mut out = std::collections::HashMap::new();
+    let Some(nodes) = tree.get("nodes").and_then(Value::as_object) else {
+        return out;
+    };
+    for (id, node) in nodes {
+        for list in ["fills", "strokes"] {
+            let Some(paints) = node.get(list).and_then(Value::as_array) else {
+                continue;
+            };
+            for (k, p) in paints.iter().enumerate() {
+                if p.get("type").and_then(Value::as_str) != Some("IMAGE")
+                    || p.get("visible").and_then(Value::as_bool) == Some(false)
+                {
+                    continue;
+                }
+                let found = ["imageFillUrl", "imageUrl", "imageRef"]
+                    .into_iter()
+                    .find_map(|f| p.get(f).and_then(Value::as_str).map(|u| (f, u)));
+                if let Some((field, url)) = found {
+                    out.entry(url.to_string())
+                        .or_insert_with(|| format!("node `{id}`, field `{list}[{k}].{field}`"));
                 }
             }
         }
-        Value::Array(a) => a.iter().for_each(|v| collect_image_urls(v, out)),
-        _ => {}
-    }
-}
-
-/// False for literal private addresses and `localhost`; names are checked again when fetched.
-fn is_public_host(url: &str) -> bool {
-    let rest = url.split_once("://").map_or(url, |(_, r)| r);
-    let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
-    let host = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
-    let host = if host.starts_with('[') {
-        host.split(']').next().unwrap_or("").trim_start_matches('[')
-    } else {
-        host.split(':').next().unwrap_or("")
-    };
-    if host.eq_ignore_ascii_case("localhost") || host.to_ascii_lowercase().ends_with(".localhost") {
-        return false;
-    }
-    match host.parse::<std::net::IpAddr>() {
-        Ok(ip) => !adforge_renderer::image::fetch::is_private(ip),
-        Err(_) => true,
     }
 }
 
@@ -723,6 +737,7 @@ fn is_public_host(url: &str) -> bool {
 /// written, the ad goes back to `processing`, and the PNG is re-rendered; poll until it is
 /// `completed` before reading `image_url`. Re-renders are free: the editable SKU's price
 /// covers its edits.
+    out
 #[utoipa::path(patch, path = "/v1/image-ads/{id}", tag = "image ads", request_body = ImageAdUpdate,
     params(("id" = String, Path, description = "ia_…"),
         ("Idempotency-Key" = Option<String>, Header, description = "Makes a retry safe")),
@@ -759,14 +774,29 @@ async fn update_ad(
         ));
     }
     // Validating a tree of up to 512 KiB is CPU work: keep it off the async runtime.
-    let (tree, allow, own) = (
+    let (tree, allow, blobs) = (
         body.current_json_tree.clone(),
         state.allow_private_urls,
-        state.blobs.url(""),
+        state.blobs.clone(),
     );
-    let text = tokio::task::spawn_blocking(move || check_tree(&tree, allow, &own))
-        .await
-        .map_err(ApiError::internal)??;
+    let (text, own_images) =
+        tokio::task::spawn_blocking(move || check_tree(&tree, allow, blobs.as_ref()))
+            .await
+            .map_err(ApiError::internal)??;
+    // Own files are read from the blob store when rendering: each must be there now.
+    for image in &own_images {
+        if !state
+            .blobs
+            .exists(&image.key)
+            .await
+            .map_err(ApiError::internal)?
+        {
+            return Err(ApiError::field(
+                "current_json_tree",
+                format!("{}: image URL `{}` {NO_SUCH_FILE}", image.place, image.url),
+            ));
+        }
+    }
     let mut tx = state.db.begin_write().await?;
     let row = load_row(&mut *tx, &caller.org_id, &id).await?;
     if row.status != "completed" {
@@ -918,10 +948,11 @@ async fn list_versions(
 async fn get_version(
     State(state): State<AppState>,
     Auth(caller): Auth,
-    axum::extract::Path((id, version_id)): axum::extract::Path<(String, String)>,
+    PathParams((id, version_id)): PathParams<(String, String)>,
 ) -> ApiResult<Response> {
     caller.require(Scope::ImageAdsRead)?;
     load_row(&state.db.read, &caller.org_id, &id).await?;
+        (status = 400, description = "VALIDATION_ERROR: a path parameter that is not UTF-8 once percent-decoded", body = crate::error::ErrorBody),
     let v: Option<ImageAdVersion> = sqlx::query_as(&format!(
         "SELECT {VERSION_COLUMNS} FROM image_ad_versions WHERE id = ? AND ad_id = ? AND org_id = ?"
     ))

@@ -1,16 +1,18 @@
 //! `/v1/images`: uploads (multipart), metadata, background thumbnails and enrichment.
 //!
-//! Upload flow: sniff the format from the bytes → read the header dimensions (bomb guard)
-//! → decode → store the original → insert the row → answer 201. Thumbnails and the
-//! measured description are made after the response on a blocking thread; images left
-//! without thumbnails by a stopped server are finished at the next start.
+//! Upload flow: sniff the format from the bytes → check the file is complete → read the
+//! header dimensions (bomb guard) → decode under the process-wide memory budget, shrunk at
+//! once to 1200 px (see [`crate::imaging`]) → store the original → insert the row → answer
+//! 201. Thumbnails and the measured description are made from the 1200 px preview after
+//! the response on a blocking thread; images left without thumbnails by a stopped server
+//! are finished at the next start.
 
 use std::sync::Arc;
 
 use axum::extract::{FromRequest, Multipart, Request, State};
 use axum::response::{IntoResponse, Response};
 use bytes::Bytes;
-use image::DynamicImage;
+use image::RgbaImage;
 use serde::Serialize;
 use sqlx::FromRow;
 use utoipa::ToSchema;
@@ -236,6 +238,19 @@ async fn read_form(req: Request) -> ApiResult<UploadForm> {
 /// base64 in JSON is not accepted). The format is decided from the bytes. Thumbnails and
 /// `enriched_description` are null for a moment after upload and filled in the
 /// background.
+///
+/// Limits: at most 16,384 pixels a side and 50,000,000 pixels in all, read from the header
+/// before any decoding (`VALIDATION_ERROR` on `file`). A file that ends before its
+/// format's end marker (PNG `IEND`, JPEG end-of-image, WebP RIFF length) is refused with
+/// `IMAGE_UNREADABLE`, whatever part of it would decode; bytes after the end marker are
+/// allowed.
+///
+/// Memory: the server decodes uploads under one memory budget of 512 MiB per process.
+/// Each decode reserves its worst case from the header (decoded pixels, decoder working
+/// memory, resize buffer); uploads that do not fit wait their turn (the request takes
+/// longer; none is refused for it), and the full-size pixels are dropped as soon as the
+/// 1200 px preview for the thumbnails is made. Worst case for image work: 512 MiB plus
+/// the request bodies being received (each at most 15 MiB).
 #[utoipa::path(post, path = "/v1/images", tag = "images",
     request_body(content = ImageUpload, content_type = "multipart/form-data"),
     params(("Idempotency-Key" = Option<String>, Header, description = "Makes a retry safe")),
@@ -259,10 +274,7 @@ async fn upload_image(
         super::products::load(&state.db.read, &caller.org_id, pid).await?;
     }
     let size = bytes.len() as i64;
-    let decode_bytes = bytes.clone();
-    let decoded = tokio::task::spawn_blocking(move || imaging::decode_upload(&decode_bytes))
-        .await
-        .map_err(ApiError::internal)??;
+    let decoded = imaging::decode_preview(bytes.clone()).await?;
     let logo_theme = match (&form.logo_theme, form.image_type.as_deref()) {
         (Some(t), _) => Some(t.clone()),
         (None, Some("logo")) => {
@@ -365,14 +377,10 @@ pub async fn live_logos(
     Ok(out)
 }
 
-/// Makes thumbnails and the description in the background. `image` is the decoded
-/// upload when at hand; otherwise the original is read back from the blob store.
-pub fn spawn_derivatives(
-    db: Db,
-    blobs: Arc<dyn BlobStore>,
-    id: String,
-    image: Option<DynamicImage>,
-) {
+/// Makes thumbnails and the description in the background. `image` is the upload's
+/// preview ([`imaging::decode_preview`]) when at hand; otherwise the original is read back
+/// from the blob store and decoded under the same memory budget.
+pub fn spawn_derivatives(db: Db, blobs: Arc<dyn BlobStore>, id: String, image: Option<RgbaImage>) {
     tokio::spawn(async move {
         if let Err(e) = make_derivatives(&db, blobs, &id, image).await {
             tracing::error!(image_id = %id, error = %e, "thumbnails failed");
@@ -384,7 +392,7 @@ async fn make_derivatives(
     db: &Db,
     blobs: Arc<dyn BlobStore>,
     id: &str,
-    image: Option<DynamicImage>,
+    image: Option<RgbaImage>,
 ) -> Result<(), String> {
     let image = match image {
         Some(i) => i,
@@ -399,13 +407,10 @@ async fn make_derivatives(
                 .await
                 .map_err(|e| e.to_string())?
                 .ok_or("original missing")?;
-            tokio::task::spawn_blocking(move || {
-                imaging::decode_upload(&bytes)
-                    .map(|d| d.image)
-                    .map_err(|e| e.message)
-            })
-            .await
-            .map_err(|e| e.to_string())??
+            imaging::decode_preview(bytes)
+                .await
+                .map_err(|e| e.message)?
+                .image
         }
     };
     let (thumbs, description) = tokio::task::spawn_blocking(move || {

@@ -389,9 +389,116 @@ async fn wallet(s: &TestServer, org: &Org) -> (i64, i64) {
         .unwrap()
 }
 
+/// The box of node `id` in its root's units, `(x, y, width, height)`: the sum of its own
+/// and its ancestors' offsets (the root's own offset excluded).
+fn node_box(tree: &Value, id: &str) -> (f64, f64, f64, f64) {
+    let nodes = tree["nodes"].as_object().unwrap();
+    let parent_of = |child: &str| {
+        nodes
+            .iter()
+            .find(|(_, n)| {
+                n["children"]
+                    .as_array()
+                    .is_some_and(|c| c.iter().any(|c| c == child))
+            })
+            .map(|(k, _)| k.clone())
+    };
+    let n = &nodes[id];
+    let num = |n: &Value, k: &str| n[k].as_f64().unwrap_or(0.0);
+    let (mut x, mut y) = (num(n, "x"), num(n, "y"));
+    let mut at = id.to_string();
+    while let Some(p) = parent_of(&at) {
+        if parent_of(&p).is_some() {
+            x += num(&nodes[&p], "x");
+            y += num(&nodes[&p], "y");
+        }
+        at = p;
+    }
+    (x, y, num(n, "width"), num(n, "height"))
+}
+
+/// The child of the root that holds `id` (or `id` itself when it is one).
+fn top_level_of(tree: &Value, id: &str) -> String {
+    let nodes = tree["nodes"].as_object().unwrap();
+    let root = tree["root"].as_str().unwrap();
+    let mut at = id.to_string();
+    loop {
+        let parent = nodes
+            .iter()
+            .find(|(_, n)| {
+                n["children"]
+                    .as_array()
+                    .is_some_and(|c| c.iter().any(|c| c == &at))
+            })
+            .map(|(k, _)| k.clone())
+            .unwrap();
+        if parent == root {
+            return at;
+        }
+        at = parent;
+    }
+}
+
+/// Pixels of two renders of one tree that differ only in `edited`'s text: returns (mean
+/// absolute difference per channel outside the edited node's top-level box, share of the
+/// product photo's pixels outside that box that show the photo's red in `a`, the same in
+/// `b`).
+fn compare_outside(
+    tree: &Value,
+    edited: &str,
+    photo: &str,
+    a: &image::RgbaImage,
+    b: &image::RgbaImage,
+) -> (f64, f64, f64) {
+    let root = tree["root"].as_str().unwrap();
+    let scale = f64::from(a.width()) / tree["nodes"][root]["width"].as_f64().unwrap();
+    let to_px = |(x, y, w, h): (f64, f64, f64, f64), margin: f64| {
+        (
+            (x - margin) * scale,
+            (y - margin) * scale,
+            (x + w + margin) * scale,
+            (y + h + margin) * scale,
+        )
+    };
+    // The edited text's container, with a margin for anti-aliasing and shadows.
+    let skip = to_px(node_box(tree, &top_level_of(tree, edited)), 8.0);
+    let photo_box = to_px(node_box(tree, photo), 0.0);
+    let inside = |(x0, y0, x1, y1): (f64, f64, f64, f64), x: u32, y: u32| {
+        let (x, y) = (f64::from(x) + 0.5, f64::from(y) + 0.5);
+        x >= x0 && x < x1 && y >= y0 && y < y1
+    };
+    let red =
+        |p: &image::Rgba<u8>| p[0] > p[1].saturating_add(80) && p[0] > p[2].saturating_add(80);
+    let (mut diff, mut n) = (0u64, 0u64);
+    let (mut photo_px, mut red_a, mut red_b) = (0u64, 0u64, 0u64);
+    for (x, y, pa) in a.enumerate_pixels() {
+        if inside(skip, x, y) {
+            continue;
+        }
+        let pb = b.get_pixel(x, y);
+        diff += (0..3)
+            .map(|c| u64::from(pa[c].abs_diff(pb[c])))
+            .sum::<u64>();
+        n += 3;
+        if inside(photo_box, x, y) {
+            photo_px += 1;
+            red_a += u64::from(red(pa));
+            red_b += u64::from(red(pb));
+        }
+    }
+    assert!(photo_px > 0, "the photo lies entirely in the edited box");
+    (
+        diff as f64 / n as f64,
+        red_a as f64 / photo_px as f64,
+        red_b as f64 / photo_px as f64,
+    )
+}
+
+/// Also issue 14, item 5: without `--allow-private-urls` (the demo's setup), a text-only
+/// edit re-renders with the product photo, whose URL is this server's own `/files/`.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn flat_and_editable_ads_complete_edit_and_bill_once() {
-    let s = TestServer::start().await;
+    let s = TestServer::start_with(|a| a.allow_private_urls = false).await;
     let org = s.org_unlimited("E2E").await;
     let (c, reference) = ready(&s, &org, "10.00").await;
 
@@ -450,15 +557,34 @@ async fn flat_and_editable_ads_complete_edit_and_bill_once() {
         "charged $1 + $4 once, holds gone"
     );
 
-    // Edit: change the headline text and re-render as version 2.
+    // Edit: change the headline text (the largest type) and re-render as version 2.
     let mut edited = tree.clone();
     let text_id = edited["nodes"]
         .as_object()
         .unwrap()
         .iter()
-        .find(|(_, n)| n["type"] == "TEXT")
+        .filter(|(_, n)| n["type"] == "TEXT")
+        .max_by(|a, b| {
+            let size = |n: &Value| n["fontSize"].as_f64().unwrap_or(0.0);
+            size(a.1).total_cmp(&size(b.1))
+        })
         .map(|(k, _)| k.clone())
         .unwrap();
+    let photo_id = tree["nodes"]
+        .as_object()
+        .unwrap()
+        .iter()
+        .find(|(_, n)| n["fills"][0]["type"] == "IMAGE" && n["fills"][0]["scaleMode"] == "FILL")
+        .map(|(k, _)| k.clone())
+        .expect("the product photo is an image fill of the tree");
+    let photo_url = tree["nodes"][&photo_id]["fills"][0]["imageFillUrl"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        photo_url.starts_with(&format!("{}/files/", s.base)),
+        "{photo_url}"
+    );
     edited["nodes"][&text_id]["characters"] = json!("Edited headline");
     let p = s
         .patch(
@@ -485,6 +611,24 @@ async fn flat_and_editable_ads_complete_edit_and_bill_once() {
     assert_eq!(
         e2["current_json_tree"]["nodes"][&text_id]["characters"],
         "Edited headline"
+    );
+    // Version 2 is version 1 outside the edited text: the photo is still there.
+    let decode = |bytes: &[u8]| image::load_from_memory(bytes).unwrap().to_rgba8();
+    let png1 = decode(&s.fetch(e["image_url"].as_str().unwrap()).await.2);
+    let png2 = decode(&s.fetch(e2["image_url"].as_str().unwrap()).await.2);
+    assert_eq!(png1.dimensions(), png2.dimensions());
+    let (mean_diff, red1, red2) = compare_outside(&tree, &text_id, &photo_id, &png1, &png2);
+    assert!(
+        red1 > 0.5,
+        "version 1 shows the red product photo ({red1:.3})"
+    );
+    assert!(
+        (red1 - red2).abs() < 0.01,
+        "version 2 lost the product photo: {red2:.3} of its area is red, was {red1:.3}"
+    );
+    assert!(
+        mean_diff < 0.5,
+        "version 2 differs from version 1 outside the edited text by {mean_diff:.2} levels"
     );
     let versions = s
         .get(&org, &format!("/v1/image-ads/{editable}/versions"))
@@ -539,6 +683,38 @@ async fn flat_and_editable_ads_complete_edit_and_bill_once() {
     s.get(&org, &format!("/v1/image-ads/{flat}"))
         .await
         .expect(404, Some("IMAGE_AD_NOT_FOUND"));
+
+    // An image of the tree that cannot be read fails the re-render, naming the image and
+    // the reason, instead of completing without it: the stored photo is damaged (cut in
+    // half) behind the server's back.
+    let key = photo_url
+        .strip_prefix(&format!("{}/files/", s.base))
+        .unwrap();
+    let path = s.data_dir.join("blobs").join(key);
+    let whole = std::fs::read(&path).unwrap();
+    std::fs::write(&path, &whole[..whole.len() / 2]).unwrap();
+    let mut again = e2["current_json_tree"].clone();
+    again["nodes"][&text_id]["characters"] = json!("Edited again");
+    s.patch(
+        &org,
+        &format!("/v1/image-ads/{editable}"),
+        json!({"current_json_tree": again}),
+    )
+    .await
+    .expect(200, None);
+    let e3 = wait_settled(&s, &org, &editable).await;
+    assert_eq!(e3["status"], "failed", "{e3}");
+    assert_eq!(e3["error"]["code"], "PIPELINE_ERROR", "{e3}");
+    let why = e3["error"]["message"].as_str().unwrap();
+    assert!(
+        why.contains(&photo_url) && why.contains("cannot be decoded"),
+        "{why}"
+    );
+    assert_eq!(
+        wallet(&s, &org).await,
+        (500, 0),
+        "a failed re-render costs nothing"
+    );
 }
 
 /// Processing ads of a stopped API are resumed when it starts again (embedded mode, whose

@@ -736,7 +736,10 @@ fn image_places(tree: &Value) -> std::collections::HashMap<String, String> {
 /// completed (else 422 IMAGE_AD_NOT_COMPLETED). A new immutable version (`iav_…`) is
 /// written, the ad goes back to `processing`, and the PNG is re-rendered; poll until it is
 /// `completed` before reading `image_url`. Re-renders are free: the editable SKU's price
-/// covers its edits.
+/// covers its edits. A re-render never completes without an image the tree asks for: an
+/// image that cannot be fetched or decoded ends the ad `failed` with `PIPELINE_ERROR`, the
+/// image's URL and the reason in `error.message` (transient fetch failures are retried
+/// first).
     out
 #[utoipa::path(patch, path = "/v1/image-ads/{id}", tag = "image ads", request_body = ImageAdUpdate,
     params(("id" = String, Path, description = "ia_…"),

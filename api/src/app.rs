@@ -207,7 +207,10 @@ impl Server {
         self,
         shutdown: impl std::future::Future<Output = ()> + Send + 'static,
     ) -> Result<(), Error> {
-        axum::serve(self.listener, self.app)
+        // Requests hyper refuses before routing (an unparsable Content-Length, ...) get
+        // our error JSON too: see `http::raw_errors`.
+        let listener = crate::http::raw_errors::JsonErrorListener(self.listener);
+        axum::serve(listener, self.app)
             .with_graceful_shutdown(shutdown)
             .await?;
         Ok(())

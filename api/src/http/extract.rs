@@ -3,7 +3,7 @@
 
 use std::collections::HashSet;
 
-use axum::extract::{FromRequest, FromRequestParts, Request};
+use axum::extract::{FromRequest, FromRequestParts, Path, Request};
 use axum::http::header;
 use axum::http::request::Parts;
 use bytes::Bytes;
@@ -120,6 +120,39 @@ pub struct QueryParams {
     pairs: Vec<(String, String)>,
     known: HashSet<&'static str>,
     errors: Vec<FieldError>,
+}
+
+/// Path parameters deserialised into `T` (a `String`, a tuple of them, ...). A value that
+/// is not UTF-8 once percent-decoded (`/v1/image-ads/%ff`) or does not parse is a
+/// VALIDATION_ERROR naming the parameter, never axum's plain-text rejection. Handlers
+/// that answer 404 for any unusable path (`/files/...`) take `Result<PathParams<T>,
+/// ApiError>` and map the error.
+pub struct PathParams<T>(pub T);
+
+impl<T: DeserializeOwned + Send, S: Send + Sync> FromRequestParts<S> for PathParams<T> {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Self::Rejection> {
+        use axum::extract::path::ErrorKind;
+        use axum::extract::rejection::PathRejection;
+        match Path::<T>::from_request_parts(parts, state).await {
+            Ok(Path(value)) => Ok(PathParams(value)),
+            Err(PathRejection::FailedToDeserializePathParams(e)) => Err(match e.into_kind() {
+                ErrorKind::InvalidUtf8InPathParam { key } => ApiError::field(
+                    key,
+                    "is not valid UTF-8 once percent-decoded; ids are plain ASCII (`ia_…`)",
+                ),
+                ErrorKind::ParseErrorAtKey {
+                    key,
+                    value,
+                    expected_type,
+                } => ApiError::field(key, format!("`{value}` is not a valid {expected_type}")),
+                other => ApiError::field("path", format!("invalid path parameter: {other}")),
+            }),
+            // The route and the handler disagree on the parameters: a bug, not the client's.
+            Err(other) => Err(ApiError::internal(other)),
+        }
+    }
 }
 
 impl<S: Send + Sync> FromRequestParts<S> for QueryParams {

@@ -4,3 +4,4 @@
 pub mod envelope;
 pub mod extract;
 pub mod middleware;
+pub mod raw_errors;

@@ -1,12 +1,13 @@
 //! Helpers shared by resource modules: partial-update fields, path ids, field validation
 //! and reference checks.
 
-use axum::extract::{FromRequestParts, Path};
+use axum::extract::FromRequestParts;
 use axum::http::request::Parts;
 use serde::{Deserialize, Deserializer};
 use serde_json::{Map, Value};
 
 use crate::error::{ApiError, ErrorCode, FieldError};
+use crate::http::extract::PathParams;
 use crate::store::Db;
 
 /// A field of a PATCH body: absent, explicitly `null`, or a value.
@@ -61,10 +62,9 @@ impl<S: Send + Sync> FromRequestParts<S> for IdPath {
     type Rejection = ApiError;
 
     async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Self::Rejection> {
-        Path::<String>::from_request_parts(parts, state)
+        PathParams::<String>::from_request_parts(parts, state)
             .await
-            .map(|Path(id)| IdPath(id))
-            .map_err(|e| ApiError::field("id", format!("invalid path parameter: {e}")))
+            .map(|PathParams(id)| IdPath(id))
     }
 }
 

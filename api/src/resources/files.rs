@@ -2,20 +2,29 @@
 //! their content types and long-lived cache headers (keys are never reused for other
 //! content). Not under `/v1` and not authenticated: URLs are unguessable, as the spec's
 //! "public URL" fields require.
+//!
+//! Only files are served. A folder (`/files/images`, `/files/images/img_…`), a key that is
+//! not valid, a path that is not UTF-8 once decoded and an unknown key all answer the same
+//! 404, so the answers do not tell which ids exist.
 
-use axum::extract::{Path, State};
-use axum::http::{HeaderValue, header};
+use axum::extract::State;
+use axum::http::{HeaderValue, Uri, header};
 use axum::response::{IntoResponse, Response};
 
 use crate::app::AppState;
 use crate::blob::{content_type_for, valid_key};
-use crate::error::{ApiError, ErrorCode};
+use crate::error::{ApiError, ApiResult, ErrorCode};
+use crate::http::extract::PathParams;
 
 pub async fn serve_file(
     State(state): State<AppState>,
-    Path(key): Path<String>,
+    uri: Uri,
+    key: ApiResult<PathParams<String>>,
 ) -> Result<Response, ApiError> {
-    let missing = || ApiError::new(ErrorCode::NotFound, format!("No file at /files/{key}"));
+    let missing = || ApiError::new(ErrorCode::NotFound, format!("No file at {}", uri.path()));
+    let Ok(PathParams(key)) = key else {
+        return Err(missing());
+    };
     if !valid_key(&key) {
         return Err(missing());
     }

@@ -113,15 +113,6 @@ fn describe_json_error(path: &str, e: &serde_json::Error) -> FieldError {
     }
 }
 
-/// Query-string parameters, read by typed getters. Each getter marks its parameter as
-/// known and records a problem instead of failing at once, so one response lists every
-/// invalid parameter; [`QueryParams::finish`] also rejects parameters nobody asked for.
-pub struct QueryParams {
-    pairs: Vec<(String, String)>,
-    known: HashSet<&'static str>,
-    errors: Vec<FieldError>,
-}
-
 /// Path parameters deserialised into `T` (a `String`, a tuple of them, ...). A value that
 /// is not UTF-8 once percent-decoded (`/v1/image-ads/%ff`) or does not parse is a
 /// VALIDATION_ERROR naming the parameter, never axum's plain-text rejection. Handlers
@@ -153,6 +144,15 @@ impl<T: DeserializeOwned + Send, S: Send + Sync> FromRequestParts<S> for PathPar
             Err(other) => Err(ApiError::internal(other)),
         }
     }
+}
+
+/// Query-string parameters, read by typed getters. Each getter marks its parameter as
+/// known and records a problem instead of failing at once, so one response lists every
+/// invalid parameter; [`QueryParams::finish`] also rejects parameters nobody asked for.
+pub struct QueryParams {
+    pairs: Vec<(String, String)>,
+    known: HashSet<&'static str>,
+    errors: Vec<FieldError>,
 }
 
 impl<S: Send + Sync> FromRequestParts<S> for QueryParams {

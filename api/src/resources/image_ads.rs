@@ -216,7 +216,10 @@ async fn present(state: &AppState, row: AdRow) -> ImageAd {
 #[derive(Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ImageAdCreate {
-    /// A publicly reachable PNG, JPEG or WebP: the composition to follow.
+    /// A publicly reachable PNG, JPEG or WebP: the composition to follow. A file of this
+    /// server (an image's `src`) is read from its store and must be given exactly as
+    /// returned: no user info, query, fragment or `..` (else 422 REFERENCE_AD_URL_INVALID
+    /// saying what to change).
     pub reference_ad_url: String,
     pub brand_id: String,
     /// Must belong to `brand_id` (else 422 PRODUCT_BRAND_MISMATCH).
@@ -360,13 +363,6 @@ async fn check_reference(state: &AppState, url: String) -> ApiResult<()> {
     if !(lower.starts_with("http://") || lower.starts_with("https://")) {
         return Err(invalid("is not an http(s) URL".into()));
     }
-    let checked = tokio::task::spawn_blocking(move || -> Result<(u32, u32), String> {
-        let bytes = match own {
-            Some(bytes) => bytes,
-            None => fetcher.fetch(&url)?,
-        };
-        let format = image::guess_format(&bytes).map_err(|_| "is not an image".to_string())?;
-        if !matches!(
     // This server's own files are read from the blob store, by the one mapping of own URLs
     // to keys that the worker uses too; a malformed own URL says what to change.
     let own_invalid = |why: &str| {
@@ -383,6 +379,13 @@ async fn check_reference(state: &AppState, url: String) -> ApiResult<()> {
             None => return Err(own_invalid(NO_SUCH_FILE)),
         },
     };
+    let checked = tokio::task::spawn_blocking(move || -> Result<(u32, u32), String> {
+        let bytes = match own {
+            Some(bytes) => bytes,
+            None => fetcher.fetch(&url)?,
+        };
+        let format = image::guess_format(&bytes).map_err(|_| "is not an image".to_string())?;
+        if !matches!(
             format,
             image::ImageFormat::Png | image::ImageFormat::Jpeg | image::ImageFormat::WebP
         ) {
@@ -638,8 +641,12 @@ async fn list_ads(
 #[derive(Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ImageAdUpdate {
-    /// The entire updated tree (not a diff): at most 512 KiB, image fills with public
-    /// http(s) URLs only (no base64 data).
+    /// The entire updated tree (not a diff): at most 512 KiB, image fills with http(s) URLs
+    /// only (no base64 data). Each image URL must be one the render can read: a public host
+    /// (no `localhost` or private, loopback or link-local address in any notation, such as
+    /// `2130706433`, unless the server allows private URLs), or an existing file of this
+    /// server given exactly as returned (no user info, query, fragment or `..`). Else 400
+    /// VALIDATION_ERROR naming the node and field.
     #[schema(value_type = Object)]
     pub current_json_tree: Value,
 }
@@ -728,6 +735,7 @@ fn image_places(tree: &Value) -> std::collections::HashMap<String, String> {
             }
         }
     }
+    out
 }
 
 /// Edit an editable image ad
@@ -740,7 +748,6 @@ fn image_places(tree: &Value) -> std::collections::HashMap<String, String> {
 /// image that cannot be fetched or decoded ends the ad `failed` with `PIPELINE_ERROR`, the
 /// image's URL and the reason in `error.message` (transient fetch failures are retried
 /// first).
-    out
 #[utoipa::path(patch, path = "/v1/image-ads/{id}", tag = "image ads", request_body = ImageAdUpdate,
     params(("id" = String, Path, description = "ia_…"),
         ("Idempotency-Key" = Option<String>, Header, description = "Makes a retry safe")),
@@ -945,6 +952,7 @@ async fn list_versions(
     params(("id" = String, Path, description = "ia_…"), ("version_id" = String, Path, description = "iav_…")),
     responses(
         (status = 200, description = "The version", body = Envelope<ImageAdVersion>),
+        (status = 400, description = "VALIDATION_ERROR: a path parameter that is not UTF-8 once percent-decoded", body = crate::error::ErrorBody),
         (status = 404, description = "IMAGE_AD_NOT_FOUND, IMAGE_AD_VERSION_NOT_FOUND", body = crate::error::ErrorBody),
     ),
     security(("api_key" = ["image_ads:read"])))]
@@ -955,7 +963,6 @@ async fn get_version(
 ) -> ApiResult<Response> {
     caller.require(Scope::ImageAdsRead)?;
     load_row(&state.db.read, &caller.org_id, &id).await?;
-        (status = 400, description = "VALIDATION_ERROR: a path parameter that is not UTF-8 once percent-decoded", body = crate::error::ErrorBody),
     let v: Option<ImageAdVersion> = sqlx::query_as(&format!(
         "SELECT {VERSION_COLUMNS} FROM image_ad_versions WHERE id = ? AND ad_id = ? AND org_id = ?"
     ))

@@ -160,14 +160,23 @@ pub fn looks_svg(bytes: &[u8]) -> bool {
 /// # Errors
 /// An abort naming `what` and `url` when they are not.
 pub fn check_image(what: &str, url: &str, bytes: &[u8]) -> Result<(), JobError> {
+    image_size(what, url, bytes).map(|_| ())
+}
+
+/// The pixel size of the raster image in `bytes`, read from its header; `None` for an SVG
+/// (rasterised at the size it is drawn, so bounded by the canvas).
+///
+/// # Errors
+/// An abort naming `what` and `url` when the bytes are no image the renderer can draw.
+pub fn image_size(what: &str, url: &str, bytes: &[u8]) -> Result<Option<(u32, u32)>, JobError> {
     if looks_svg(bytes) {
-        return Ok(());
+        return Ok(None);
     }
     image::ImageReader::new(std::io::Cursor::new(bytes))
         .with_guessed_format()
         .ok()
         .and_then(|r| r.into_dimensions().ok())
-        .map(|_| ())
+        .map(Some)
         .ok_or_else(|| {
             JobError::abort(format!(
                 "the {what} at {url} is not a PNG, JPEG, WebP or SVG image"

@@ -54,6 +54,14 @@ use fetch::ShelfFetcher;
 /// Width of the preflight render that checks contrast and fit before the 4K render.
 const PREFLIGHT_WIDTH: u32 = 540;
 
+/// Most distinct images an edited tree may use (the built-in layouts use two or three).
+pub const MAX_TREE_IMAGES: usize = 16;
+
+/// Most memory the raster images of an edited tree may take decoded (RGBA, 4 bytes a
+/// pixel), all of them together: the renderer holds every image of a tree at once while
+/// it draws, so without this a tree could name many large images and take gigabytes.
+pub const MAX_TREE_IMAGE_BYTES: u64 = 512 * 1024 * 1024;
+
 /// How a [`GenerateAdHandler`] is set up.
 pub struct GenerateConfig {
     /// Where rendered PNGs go (`image-ads/{ad_id}/v{version}.png`).
@@ -268,9 +276,25 @@ impl GenerateAdHandler {
         progress
             .report("fetching_assets", "Fetching the tree's images", 20)
             .await;
+        if urls.len() > MAX_TREE_IMAGES {
+            return Err(JobError::abort(format!(
+                "the tree uses {} different images; at most {MAX_TREE_IMAGES} are drawn",
+                urls.len()
+            )));
+        }
+        let mut decoded_bytes = 0u64;
         for url in urls {
             let bytes = self.fetch("image", url).await?;
-            fetch::check_image("image", url, &bytes)?;
+            if let Some((w, h)) = fetch::image_size("image", url, &bytes)? {
+                decoded_bytes += u64::from(w) * u64::from(h) * 4;
+            }
+        }
+        if decoded_bytes > MAX_TREE_IMAGE_BYTES {
+            return Err(JobError::abort(format!(
+                "the tree's images take {} MiB decoded; at most {} MiB are drawn in one ad (use fewer or smaller images)",
+                decoded_bytes >> 20,
+                MAX_TREE_IMAGE_BYTES >> 20
+            )));
         }
         progress
             .report("rendering", "Rendering the edited tree at 4K", 50)

@@ -561,3 +561,96 @@ async fn rerenders_draw_own_files_and_fail_on_images_they_cannot_read() {
         );
     }
 }
+
+/// A PNG whose header claims `w`×`h` over almost no data (it never decodes; only its header
+/// is read before the render is refused).
+fn claimed_png(w: u32, h: u32) -> Vec<u8> {
+    fn crc32(bytes: &[u8]) -> u32 {
+        let mut crc = 0xFFFF_FFFFu32;
+        for &b in bytes {
+            crc ^= u32::from(b);
+            for _ in 0..8 {
+                crc = if crc & 1 == 1 {
+                    (crc >> 1) ^ 0xEDB8_8320
+                } else {
+                    crc >> 1
+                };
+            }
+        }
+        !crc
+    }
+    let mut out = b"\x89PNG\r\n\x1a\n".to_vec();
+    let mut chunk = |kind: &[u8; 4], data: &[u8]| {
+        out.extend_from_slice(&(data.len() as u32).to_be_bytes());
+        let mut body = kind.to_vec();
+        body.extend_from_slice(data);
+        out.extend_from_slice(&body);
+        out.extend_from_slice(&crc32(&body).to_be_bytes());
+    };
+    let mut ihdr = Vec::new();
+    ihdr.extend_from_slice(&w.to_be_bytes());
+    ihdr.extend_from_slice(&h.to_be_bytes());
+    ihdr.extend_from_slice(&[8, 6, 0, 0, 0]);
+    chunk(b"IHDR", &ihdr);
+    // A zlib stream of one empty stored block: the decoder reads the header up to here.
+    chunk(
+        b"IDAT",
+        &[
+            0x78, 0x01, 0x01, 0x00, 0x00, 0xFF, 0xFF, 0x00, 0x00, 0x00, 0x01,
+        ],
+    );
+    chunk(b"IEND", &[]);
+    out
+}
+
+/// An edited tree may not make the worker hold more images than it can afford: at most
+/// `MAX_TREE_IMAGES` distinct images and `MAX_TREE_IMAGE_BYTES` of them decoded, checked
+/// from the headers before anything is decoded.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn edited_trees_are_refused_images_beyond_the_memory_limit() {
+    use adforge_worker::blob::BlobStore;
+    use adforge_worker::generate::{MAX_TREE_IMAGE_BYTES, MAX_TREE_IMAGES};
+    let h = Harness::new().await;
+    let abort = |r: Result<_, JobError>| match r {
+        Err(JobError::Abort { message, .. }) => message,
+        other => panic!("expected an abort, got {other:?}"),
+    };
+
+    let mut many = image_tree("unused");
+    let nodes = many["nodes"].as_object_mut().unwrap();
+    let mut children = Vec::new();
+    for i in 0..=MAX_TREE_IMAGES {
+        let id = format!("i{i}");
+        nodes.insert(
+            id.clone(),
+            serde_json::json!({"type": "RECTANGLE", "width": 10, "height": 10,
+                "fills": [{"type": "IMAGE", "imageFillUrl": format!("{}/img/{i}.png", h.base), "scaleMode": "FILL"}]}),
+        );
+        children.push(Value::from(id));
+    }
+    nodes.remove("i");
+    nodes["f"]["children"] = Value::from(children);
+    let job = Job::RenderImageAdVersion(RerenderJob {
+        ad_id: "ia_many".into(),
+        org_id: "org_1".into(),
+        version: 2,
+        version_id: None,
+        json_tree: many,
+    });
+    let msg = abort(h.run(job).await.0);
+    assert!(msg.contains("different images"), "{msg}");
+
+    // 12,000² RGBA is 549 MiB decoded: over the limit, refused from its header.
+    let side = 12_000u32;
+    assert!(u64::from(side) * u64::from(side) * 4 > MAX_TREE_IMAGE_BYTES);
+    h.blobs
+        .put(
+            "images/img_huge/original.png",
+            claimed_png(side, side).into(),
+        )
+        .await
+        .unwrap();
+    let url = h.blobs.url("images/img_huge/original.png");
+    let msg = abort(h.run(rerender_job("ia_huge", &url)).await.0);
+    assert!(msg.contains("MiB decoded"), "{msg}");
+}

@@ -50,6 +50,23 @@ Request bodies: at most 15 MiB (15,728,640 bytes), else 413 `PAYLOAD_TOO_LARGE`,
 while the body streams in. Uploaded images: PNG, JPEG or WebP, at most 16,384 px a side and
 50 megapixels. Names: 1–200 characters. Free-form JSON objects (`details`, `attributes`):
 at most 16 KiB.
+
+## Text and numbers
+Names, SKUs, font and palette names and image alt text are single lines: a control
+character (U+0000–U+001F, U+007F–U+009F: NUL, ESC, tab, line breaks, …), a line or
+paragraph separator (U+2028, U+2029) or a bidirectional embedding, override or isolate
+(U+202A–U+202E, U+2066–U+2069) anywhere in them is refused with 400 `VALIDATION_ERROR`
+naming the field and the code point. Descriptions and prompts may also hold tab, line feed
+and carriage return. Everything else (any script, emoji, the direction marks U+200E and
+U+200F) is stored as sent; names and alt text are trimmed of surrounding white space, and
+their lengths are counted as sent. Each field's `pattern` states the rule. Strings inside
+free-form objects are stored as sent.
+
+A JSON body must be one JSON value with nothing after it. An integer written without a
+fraction or exponent must lie within −9223372036854775808 … 18446744073709551615 (64-bit);
+a larger one (which would otherwise become an inexact float) is refused with 400
+`VALIDATION_ERROR` naming its path, such as `details.stats.views`: send such numbers as
+strings. Numbers with a fraction or exponent are IEEE 754 doubles.
 "#;
 
 #[derive(OpenApi)]
@@ -83,50 +100,318 @@ impl Modify for Security {
     }
 }
 
-/// Completes the generated document: description, server, and the 401/429 answers every
-/// authenticated operation can give.
-pub fn finish(mut doc: utoipa::openapi::OpenApi) -> utoipa::openapi::OpenApi {
+/// Headers a response may carry without always carrying them; every other header this
+/// module declares is sent on every response it is declared on, so it is marked
+/// `required`.
+const OPTIONAL_HEADERS: &[&str] = &["Idempotent-Replayed"];
+
+fn header(schema: utoipa::openapi::Object, description: &str) -> utoipa::openapi::header::Header {
+    utoipa::openapi::header::HeaderBuilder::new()
+        .schema(schema)
+        .description(Some(description))
+        .build()
+}
+
+fn integer_header(description: &str) -> utoipa::openapi::header::Header {
+    header(
+        utoipa::openapi::ObjectBuilder::new()
+            .schema_type(utoipa::openapi::Type::Integer)
+            .minimum(Some(0))
+            .build(),
+        description,
+    )
+}
+
+/// Completes the generated document: description, the answers every operation can give
+/// (400, 401, 403, 413, 429, 500, 503) where an operation does not list them itself, and
+/// the headers of every response. Returned as JSON because utoipa's header object has no
+/// `required` field: the headers the server always sends are marked required here.
+pub fn finish(mut doc: utoipa::openapi::OpenApi) -> serde_json::Value {
+    use utoipa::openapi::{ContentBuilder, Ref, RefOr, ResponseBuilder};
     doc.info.description = Some(DESCRIPTION.to_string());
     for item in doc.paths.paths.values_mut() {
-        for op in [
-            &mut item.get,
-            &mut item.post,
-            &mut item.patch,
-            &mut item.delete,
-            &mut item.put,
-        ]
-        .into_iter()
-        .flatten()
-        {
-            for (status, text) in [
-                ("401", "UNAUTHORIZED: missing, malformed or revoked key"),
+        for (op, writes) in [
+            (&mut item.get, false),
+            (&mut item.post, true),
+            (&mut item.patch, true),
+            (&mut item.delete, false),
+            (&mut item.put, true),
+        ] {
+            let Some(op) = op.as_mut() else { continue };
+            let has_body = op.request_body.is_some();
+            let common = [
+                (
+                    "400",
+                    "VALIDATION_ERROR: an invalid path id, query parameter (unknown ones included), header or body",
+                    true,
+                ),
+                (
+                    "401",
+                    "UNAUTHORIZED: missing, malformed or revoked key",
+                    true,
+                ),
                 (
                     "403",
                     "FORBIDDEN: the key lacks the scope listed under security",
+                    true,
                 ),
-                ("429", "RATE_LIMIT_EXCEEDED: wait Retry-After seconds"),
-                ("500", "INTERNAL_ERROR"),
-            ] {
+                (
+                    "413",
+                    "PAYLOAD_TOO_LARGE: the body is over 15 MiB",
+                    has_body,
+                ),
+                ("429", "RATE_LIMIT_EXCEEDED: wait Retry-After seconds", true),
+                ("500", "INTERNAL_ERROR", true),
+                (
+                    "503",
+                    "SERVICE_UNAVAILABLE: the database is busy; retry after Retry-After seconds",
+                    true,
+                ),
+            ];
+            for (status, text, applies) in common {
+                if !applies {
+                    continue;
+                }
                 op.responses
                     .responses
                     .entry(status.to_string())
                     .or_insert_with(|| {
-                        utoipa::openapi::RefOr::T(
-                            utoipa::openapi::ResponseBuilder::new()
+                        RefOr::T(
+                            ResponseBuilder::new()
                                 .description(text)
                                 .content(
                                     "application/json",
-                                    utoipa::openapi::ContentBuilder::new()
-                                        .schema(Some(utoipa::openapi::Ref::from_schema_name(
-                                            "ErrorBody",
-                                        )))
+                                    ContentBuilder::new()
+                                        .schema(Some(Ref::from_schema_name("ErrorBody")))
                                         .build(),
                                 )
                                 .build(),
                         )
                     });
             }
+            let authenticated = op.security.as_ref().is_some_and(|s| !s.is_empty());
+            for (status, response) in op.responses.responses.iter_mut() {
+                let RefOr::T(response) = response else {
+                    continue;
+                };
+                let h = &mut response.headers;
+                h.insert(
+                    "X-Request-Id".into(),
+                    header(
+                        utoipa::openapi::ObjectBuilder::new()
+                            .schema_type(utoipa::openapi::Type::String)
+                            .pattern(Some("^req_"))
+                            .build(),
+                        "The request's id, also in `meta.request_id`",
+                    ),
+                );
+                // Authentication runs before the rate limiter, so a 401 is not counted.
+                if authenticated && status != "401" {
+                    h.insert(
+                        "RateLimit-Limit".into(),
+                        integer_header("Requests allowed per rolling 60 seconds for this key"),
+                    );
+                    h.insert(
+                        "RateLimit-Remaining".into(),
+                        integer_header("Requests left in the current window"),
+                    );
+                    h.insert(
+                        "RateLimit-Reset".into(),
+                        integer_header(
+                            "Seconds until the oldest counted request leaves the window",
+                        ),
+                    );
+                }
+                if status == "429" || status == "503" {
+                    h.insert(
+                        "Retry-After".into(),
+                        integer_header("Seconds to wait before retrying"),
+                    );
+                }
+                // Kept outcomes (status below 500, after authentication and the rate
+                // limit) are replayed to a retry with the same key.
+                if writes && !status.starts_with('5') && status != "401" && status != "429" {
+                    h.insert(
+                        "Idempotent-Replayed".into(),
+                        header(
+                            utoipa::openapi::ObjectBuilder::new()
+                                .schema_type(utoipa::openapi::Type::String)
+                                .enum_values(Some(["true"]))
+                                .build(),
+                            "`true` when this is the stored response of an earlier request with the same Idempotency-Key",
+                        ),
+                    );
+                }
+            }
         }
     }
-    doc
+    let mut json = serde_json::to_value(&doc).unwrap_or_default();
+    mark_required_headers(&mut json);
+    describe_idempotency_key(&mut json);
+    add_links(&mut json);
+    json
+}
+
+/// Parents whose id a child's create body names: (parent collection, child collection,
+/// body field).
+const PARENT_LINKS: &[(&str, &str, &str)] = &[
+    ("/v1/brands", "/v1/products", "brand_id"),
+    ("/v1/products", "/v1/product-variants", "product_id"),
+    ("/v1/products", "/v1/audiences", "product_id"),
+];
+
+/// OpenAPI links, so clients and stateful testers can follow the ids responses carry:
+/// from a create, a duplicate and a list to the item's own operations, and from a create
+/// to the creates of its children.
+fn add_links(doc: &mut serde_json::Value) {
+    use serde_json::{Value, json};
+    let Some(paths) = doc.get("paths").and_then(Value::as_object) else {
+        return;
+    };
+    let op_id = |path: &str, method: &str| {
+        paths
+            .get(path)
+            .and_then(|i| i.get(method))
+            .and_then(|o| o.get("operationId"))
+            .and_then(Value::as_str)
+            .map(str::to_string)
+    };
+    // (source path, method, status, link name, link object)
+    let mut links: Vec<(String, &str, &str, String, Value)> = Vec::new();
+    for collection in paths.keys().filter(|p| !p.contains('{')) {
+        let item = format!("{collection}/{{id}}");
+        let targets: Vec<(String, &str, String)> = paths
+            .iter()
+            .filter(|(p, _)| *p == &item || p.starts_with(&format!("{item}/")))
+            .flat_map(|(p, ops)| {
+                ["get", "patch", "delete", "post"]
+                    .into_iter()
+                    .filter(|m| ops.get(*m).is_some())
+                    .filter_map(|m| op_id(p, m).map(|id| (p.clone(), m, id)))
+                    .collect::<Vec<_>>()
+            })
+            .collect();
+        let mut sources: Vec<(String, &str, &str, &str)> = vec![
+            (collection.clone(), "post", "201", "/data/id"),
+            (collection.clone(), "post", "202", "/data/id"),
+            (collection.clone(), "get", "200", "/data/0/id"),
+            (format!("{item}/duplicate"), "post", "201", "/data/id"),
+        ];
+        sources.retain(|(p, m, status, _)| {
+            paths
+                .get(p)
+                .and_then(|i| i.get(*m))
+                .and_then(|o| o.get("responses"))
+                .and_then(|r| r.get(*status))
+                .is_some()
+        });
+        for (source, method, status, pointer) in &sources {
+            for (target_path, _, target_id) in &targets {
+                // Only `{id}` can be filled: a version id is not in these responses.
+                if target_path.contains("{version_id}") {
+                    continue;
+                }
+                let mut parameters = serde_json::Map::new();
+                parameters.insert(
+                    "path.id".into(),
+                    Value::String(format!("$response.body#{pointer}")),
+                );
+                links.push((
+                    source.clone(),
+                    method,
+                    status,
+                    target_id.clone(),
+                    json!({"operationId": target_id, "parameters": parameters}),
+                ));
+            }
+        }
+        for (parent, child, field) in PARENT_LINKS {
+            if parent != collection {
+                continue;
+            }
+            if let Some(target_id) = op_id(child, "post") {
+                let mut body = serde_json::Map::new();
+                body.insert(field.to_string(), json!("$response.body#/data/id"));
+                links.push((
+                    collection.clone(),
+                    "post",
+                    "201",
+                    target_id.clone(),
+                    json!({"operationId": target_id, "requestBody": body}),
+                ));
+            }
+        }
+    }
+    for (source, method, status, name, link) in links {
+        if let Some(response) = doc
+            .pointer_mut(&format!(
+                "/paths/{}/{method}/responses/{status}",
+                source.replace('~', "~0").replace('/', "~1")
+            ))
+            .and_then(Value::as_object_mut)
+        {
+            response
+                .entry("links")
+                .or_insert_with(|| json!({}))
+                .as_object_mut()
+                .map(|l| l.insert(name, link));
+        }
+    }
+}
+
+/// States the format of every `Idempotency-Key` parameter (1–255 visible ASCII
+/// characters), which the server checks.
+fn describe_idempotency_key(doc: &mut serde_json::Value) {
+    let Some(paths) = doc.get_mut("paths").and_then(|p| p.as_object_mut()) else {
+        return;
+    };
+    for item in paths.values_mut().filter_map(|i| i.as_object_mut()) {
+        for op in item.values_mut().filter_map(|o| o.as_object_mut()) {
+            let Some(params) = op.get_mut("parameters").and_then(|p| p.as_array_mut()) else {
+                continue;
+            };
+            for p in params.iter_mut().filter_map(|p| p.as_object_mut()) {
+                if p.get("in").and_then(|v| v.as_str()) == Some("header")
+                    && p.get("name").and_then(|v| v.as_str()) == Some("Idempotency-Key")
+                {
+                    p.insert(
+                        "schema".into(),
+                        serde_json::json!({
+                            "type": "string",
+                            "minLength": 1,
+                            "maxLength": 255,
+                            "pattern": "^[!-~]+$",
+                        }),
+                    );
+                }
+            }
+        }
+    }
+}
+
+/// Sets `required: true` on every response header not in [`OPTIONAL_HEADERS`].
+fn mark_required_headers(doc: &mut serde_json::Value) {
+    let Some(paths) = doc.get_mut("paths").and_then(|p| p.as_object_mut()) else {
+        return;
+    };
+    for item in paths.values_mut().filter_map(|i| i.as_object_mut()) {
+        for op in item.values_mut().filter_map(|o| o.as_object_mut()) {
+            let Some(responses) = op.get_mut("responses").and_then(|r| r.as_object_mut()) else {
+                continue;
+            };
+            for response in responses.values_mut() {
+                let Some(headers) = response.get_mut("headers").and_then(|h| h.as_object_mut())
+                else {
+                    continue;
+                };
+                for (name, h) in headers.iter_mut() {
+                    if let Some(h) = h.as_object_mut()
+                        && !OPTIONAL_HEADERS.contains(&name.as_str())
+                    {
+                        h.insert("required".into(), serde_json::Value::Bool(true));
+                    }
+                }
+            }
+        }
+    }
 }

@@ -52,11 +52,20 @@ pub fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
         return Err(ApiError::field("body", "must be a JSON object"));
     }
     let de = &mut serde_json::Deserializer::from_slice(bytes);
-    serde_path_to_error::deserialize(de).map_err(|e| {
+    let value = serde_path_to_error::deserialize(&mut *de).map_err(|e| {
         let path = e.path().to_string();
         let inner = e.into_inner();
         ApiError::validation(vec![describe_json_error(&path, &inner)])
-    })
+    })?;
+    // Text after the object (`{…} x`) is not one JSON document.
+    de.end()
+        .map_err(|e| ApiError::validation(vec![describe_json_error(".", &e)]))?;
+    // Integers serde_json would have rounded to a float (see `exact_numbers`).
+    let inexact = super::exact_numbers::inexact_integers(bytes);
+    if !inexact.is_empty() {
+        return Err(ApiError::validation(inexact));
+    }
+    Ok(value)
 }
 
 fn describe_json_error(path: &str, e: &serde_json::Error) -> FieldError {
@@ -325,6 +334,7 @@ mod tests {
         assert_eq!(field_of(r#"{"name":"a","inner":{}}"#).field, "inner.size");
         assert_eq!(field_of("[1]").field, "body");
         assert_eq!(field_of("{").field, "body");
+        assert_eq!(field_of(r#"{"name":"a"} x"#).field, "body");
     }
 
     #[test]

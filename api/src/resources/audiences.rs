@@ -63,8 +63,9 @@ const TABLE: Table = Table {
 pub struct AudienceCreate {
     /// `prod_…` of this organisation.
     pub product_id: String,
-    /// 1–200 characters.
+    #[schema(schema_with = super::common::text_schema::name)]
     pub name: String,
+    #[schema(schema_with = super::common::text_schema::description)]
     pub description: Option<String>,
     #[schema(value_type = Option<Object>)]
     pub details: Option<Map<String, Value>>,
@@ -75,10 +76,10 @@ pub struct AudienceCreate {
 #[serde(deny_unknown_fields)]
 pub struct AudienceUpdate {
     #[serde(default)]
-    #[schema(value_type = Option<String>)]
+    #[schema(schema_with = super::common::text_schema::name)]
     pub name: Patch<String>,
     #[serde(default)]
-    #[schema(value_type = Option<String>)]
+    #[schema(schema_with = super::common::text_schema::description)]
     pub description: Patch<String>,
     #[serde(default)]
     #[schema(value_type = Option<Object>)]
@@ -203,7 +204,7 @@ async fn create_audience(
 /// Newest first; archived audiences only with `archived=true`.
 #[utoipa::path(get, path = "/v1/audiences", tag = "audiences",
     params(
-        ("limit" = Option<i64>, Query, description = "1-100, default 20"),
+        ("limit" = Option<i64>, Query, minimum = 1, maximum = 100, description = "Page size, default 20"),
         ("starting_after" = Option<String>, Query, description = "Id of the last audience already received"),
         ("product_id" = Option<String>, Query, description = "Comma-separated product ids"),
         ("archived" = Option<bool>, Query, description = "`true`: only archived audiences; default `false`"),

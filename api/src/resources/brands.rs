@@ -9,8 +9,8 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 use super::common::{
-    IdPath, Patch, Table, check_image_ids, check_name, check_object, check_text, dedup_ids, finish,
-    patch_text,
+    IdPath, Lines, Patch, Table, check_chars, check_image_ids, check_name, check_object,
+    check_text, dedup_ids, finish, patch_text,
 };
 use super::products::{self, DuplicateCounts};
 use crate::app::AppState;
@@ -32,7 +32,12 @@ pub fn router() -> OpenApiRouter<AppState> {
 #[derive(Debug, Clone, Serialize, Deserialize, ToSchema, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct BrandFont {
-    /// Family name, e.g. `Inter`.
+    /// Family name, e.g. `Inter`: 1-100 characters on one line.
+    #[schema(
+        min_length = 1,
+        max_length = 100,
+        pattern = r"^[^\u0000-\u001F\u007F-\u009F\u2028\u2029\u202A-\u202E\u2066-\u2069]*[^\s\u0000-\u001F\u007F-\u009F\u2028\u2029\u202A-\u202E\u2066-\u2069][^\u0000-\u001F\u007F-\u009F\u2028\u2029\u202A-\u202E\u2066-\u2069]*$"
+    )]
     pub name: String,
     /// Where the family is used; omitted means any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -87,15 +92,17 @@ const TABLE: Table = Table {
 #[derive(Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct BrandCreate {
-    /// 1–200 characters.
+    #[schema(schema_with = super::common::text_schema::name)]
     pub name: String,
     /// At most 5,000 characters.
+    #[schema(schema_with = super::common::text_schema::description)]
     pub description: Option<String>,
-    #[schema(value_type = Option<std::collections::HashMap<String, Vec<String>>>)]
+    #[schema(schema_with = palettes_schema)]
     pub color_palettes: Option<Map<String, Value>>,
     /// At most 10 families.
+    #[schema(max_items = 10)]
     pub fonts: Option<Vec<BrandFont>>,
-    /// At most 20 `img_…` ids of this organisation's images.
+    /// At most 20 `img_…` ids of this organisation's images (repeats are dropped).
     pub logo_image_ids: Option<Vec<String>>,
     #[schema(value_type = Option<Object>)]
     pub details: Option<Map<String, Value>>,
@@ -106,16 +113,17 @@ pub struct BrandCreate {
 #[serde(deny_unknown_fields)]
 pub struct BrandUpdate {
     #[serde(default)]
-    #[schema(value_type = Option<String>)]
+    #[schema(schema_with = super::common::text_schema::name)]
     pub name: Patch<String>,
     #[serde(default)]
-    #[schema(value_type = Option<String>)]
+    #[schema(schema_with = super::common::text_schema::description)]
     pub description: Patch<String>,
     #[serde(default)]
-    #[schema(value_type = Option<std::collections::HashMap<String, Vec<String>>>)]
+    #[schema(schema_with = palettes_schema)]
     pub color_palettes: Patch<Map<String, Value>>,
+    /// At most 10 families; cannot be null.
     #[serde(default)]
-    #[schema(value_type = Option<Vec<BrandFont>>)]
+    #[schema(value_type = Vec<BrandFont>, max_items = 10)]
     pub fonts: Patch<Vec<BrandFont>>,
     #[serde(default)]
     #[schema(value_type = Option<Vec<String>>)]
@@ -123,6 +131,34 @@ pub struct BrandUpdate {
     #[serde(default)]
     #[schema(value_type = Option<Object>)]
     pub details: Patch<Map<String, Value>>,
+}
+
+/// The request schema of `color_palettes`: the rules [`check_palettes`] applies.
+fn palettes_schema() -> utoipa::openapi::RefOr<utoipa::openapi::Schema> {
+    use utoipa::openapi::schema::{ArrayBuilder, ObjectBuilder, SchemaType, Type};
+    let colour = ObjectBuilder::new()
+        .schema_type(Type::String)
+        .pattern(Some("^#([0-9a-fA-F]{3}|[0-9a-fA-F]{6}|[0-9a-fA-F]{8})$"));
+    let palette = ArrayBuilder::new()
+        .items(colour)
+        .min_items(Some(1))
+        .max_items(Some(20));
+    let names = ObjectBuilder::new()
+        .schema_type(Type::String)
+        .min_length(Some(1))
+        .max_length(Some(50))
+        .pattern(Some(super::common::LINE_PATTERN))
+        .build();
+    let palettes = ObjectBuilder::new()
+        .schema_type(SchemaType::from_iter([Type::Object, Type::Null]))
+        .property_names(Some(names))
+        .additional_properties(Some(palette))
+        .max_properties(Some(20))
+        .description(Some(
+            "Named palettes (names 1-50 characters on one line) of 1-20 hex colours each (#RGB, #RRGGBB or #RRGGBBAA); at most 20 palettes. Null clears them",
+        ))
+        .build();
+    utoipa::openapi::RefOr::T(utoipa::openapi::Schema::Object(palettes))
 }
 
 fn is_hex_colour(s: &str) -> bool {
@@ -145,6 +181,7 @@ fn check_palettes(p: &Map<String, Value>, errors: &mut Vec<FieldError>) {
                 "palette names are 1 to 50 characters",
             ));
         }
+        check_chars(&field, name, Lines::Single, errors);
         match colours.as_array() {
             Some(list) if (1..=20).contains(&list.len()) => {
                 for (i, c) in list.iter().enumerate() {
@@ -175,6 +212,7 @@ fn check_fonts(fonts: &[BrandFont], errors: &mut Vec<FieldError>) {
                 "must be 1 to 100 characters",
             ));
         }
+        check_chars(&format!("fonts[{i}].name"), &f.name, Lines::Single, errors);
     }
 }
 
@@ -282,7 +320,7 @@ async fn create_brand(
 /// Newest first.
 #[utoipa::path(get, path = "/v1/brands", tag = "brands",
     params(
-        ("limit" = Option<i64>, Query, description = "1-100, default 20"),
+        ("limit" = Option<i64>, Query, minimum = 1, maximum = 100, description = "Page size, default 20"),
         ("starting_after" = Option<String>, Query, description = "Id of the last brand already received"),
     ),
     responses(
@@ -455,6 +493,7 @@ async fn brand_children(ex: &mut sqlx::SqliteConnection, brand_id: &str) -> ApiR
         ("cascade" = Option<bool>, Query, description = "Also delete the brand's products, variants and audiences (default false)")),
     responses(
         (status = 200, description = "Deleted", body = Deleted),
+        (status = 400, description = "VALIDATION_ERROR: `cascade` is not `true`/`false`, or an unknown query parameter", body = crate::error::ErrorBody),
         (status = 404, description = "BRAND_NOT_FOUND", body = crate::error::ErrorBody),
         (status = 409, description = "RESOURCE_HAS_CHILDREN", body = crate::error::ErrorBody),
     ),
@@ -520,6 +559,7 @@ pub struct DuplicateResponse<T> {
         ("Idempotency-Key" = Option<String>, Header, description = "Makes a retry safe")),
     responses(
         (status = 201, description = "The new brand and what was copied", body = DuplicateResponse<Brand>),
+        (status = 400, description = "VALIDATION_ERROR: `cascade` is not `true`/`false`, an unknown query parameter, or an invalid Idempotency-Key", body = crate::error::ErrorBody),
         (status = 404, description = "BRAND_NOT_FOUND", body = crate::error::ErrorBody),
     ),
     security(("api_key" = ["brands:write"])))]

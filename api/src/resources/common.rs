@@ -74,25 +74,104 @@ pub const DESCRIPTION_MAX: usize = 5_000;
 /// Largest free-form JSON object (`details`, `attributes`), serialised.
 pub const OBJECT_MAX_BYTES: usize = 16 * 1024;
 
-/// A required name: trimmed, 1..=`NAME_MAX` characters.
+/// Whether a text field is one line (names, SKUs, alt text) or free prose (descriptions,
+/// prompts).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Lines {
+    /// No control characters at all.
+    Single,
+    /// Tab, line feed and carriage return allowed; other control characters are not.
+    Multi,
+}
+
+/// The first character of `value` that a text field of kind `lines` refuses, if any.
+///
+/// Refused everywhere: the C0 and C1 control characters (U+0000–U+001F, U+007F–U+009F;
+/// NUL, ESC, …) except the line breaks and tab prose may hold, the Unicode line and
+/// paragraph separators in single-line fields (U+2028, U+2029), and the bidirectional
+/// embeddings, overrides and isolates (U+202A–U+202E, U+2066–U+2069), which let a name
+/// display differently from what it is ("Trojan Source"). Other text, emoji and the
+/// invisible direction marks U+200E/U+200F included, is stored as sent.
+pub fn refused_char(value: &str, lines: Lines) -> Option<char> {
+    value.chars().find(|&c| match c {
+        '\t' | '\n' | '\r' => lines == Lines::Single,
+        '\u{2028}' | '\u{2029}' => lines == Lines::Single,
+        '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}' => true,
+        c => c.is_control(),
+    })
+}
+
+/// Records a VALIDATION_ERROR for `field` when `value` holds a character [`refused_char`]
+/// refuses.
+pub fn check_chars(field: &str, value: &str, lines: Lines, errors: &mut Vec<FieldError>) {
+    if let Some(c) = refused_char(value, lines) {
+        let allowed = match lines {
+            Lines::Single => {
+                "a single line: control characters (U+0000-U+001F, U+007F-U+009F), line separators and bidirectional overrides (U+202A-U+202E, U+2066-U+2069) are not allowed"
+            }
+            Lines::Multi => {
+                "text: control characters other than tab, line feed and carriage return, and bidirectional overrides (U+202A-U+202E, U+2066-U+2069), are not allowed"
+            }
+        };
+        errors.push(FieldError::new(
+            field,
+            format!("must be {allowed}; found U+{:04X}", u32::from(c)),
+        ));
+    }
+}
+
+/// A required name: at most `NAME_MAX` characters as sent, one line (see
+/// [`refused_char`]), not blank; stored trimmed.
 pub fn check_name(field: &str, value: &str, errors: &mut Vec<FieldError>) -> String {
     let v = value.trim();
     if v.is_empty() {
         errors.push(FieldError::new(field, "must not be empty"));
-    } else if v.chars().count() > NAME_MAX {
+    } else if value.chars().count() > NAME_MAX {
         errors.push(FieldError::new(
             field,
             format!("must be at most {NAME_MAX} characters"),
         ));
     }
+    check_chars(field, value, Lines::Single, errors);
     v.to_string()
 }
 
-/// Optional text of at most `max` characters; empty strings become `None`.
+/// The rules of [`check_name`] and [`refused_char`] as JSON Schema patterns (ECMA-262), for
+/// the OpenAPI document: a name holds a character other than white space and none that
+/// single-line text refuses; multi-line text holds none of the characters it refuses.
+pub const NAME_PATTERN: &str = r"^[^\u0000-\u001F\u007F-\u009F\u2028\u2029\u202A-\u202E\u2066-\u2069]*[^\s\u0000-\u001F\u007F-\u009F\u2028\u2029\u202A-\u202E\u2066-\u2069][^\u0000-\u001F\u007F-\u009F\u2028\u2029\u202A-\u202E\u2066-\u2069]*$";
+pub const LINE_PATTERN: &str =
+    r"^[^\u0000-\u001F\u007F-\u009F\u2028\u2029\u202A-\u202E\u2066-\u2069]*$";
+pub const TEXT_PATTERN: &str =
+    r"^[^\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F-\u009F\u202A-\u202E\u2066-\u2069]*$";
+
+/// Optional multi-line text of at most `max` characters (see [`refused_char`]); empty
+/// strings become `None`.
 pub fn check_text(
     field: &str,
     value: Option<String>,
     max: usize,
+    errors: &mut Vec<FieldError>,
+) -> Option<String> {
+    check_optional(field, value, max, Lines::Multi, errors)
+}
+
+/// Optional single-line text of at most `max` characters (see [`refused_char`]); empty
+/// strings become `None`.
+pub fn check_line(
+    field: &str,
+    value: Option<String>,
+    max: usize,
+    errors: &mut Vec<FieldError>,
+) -> Option<String> {
+    check_optional(field, value, max, Lines::Single, errors)
+}
+
+fn check_optional(
+    field: &str,
+    value: Option<String>,
+    max: usize,
+    lines: Lines,
     errors: &mut Vec<FieldError>,
 ) -> Option<String> {
     let v = value?;
@@ -102,6 +181,7 @@ pub fn check_text(
             format!("must be at most {max} characters"),
         ));
     }
+    check_chars(field, &v, lines, errors);
     if v.trim().is_empty() { None } else { Some(v) }
 }
 
@@ -116,7 +196,8 @@ pub fn check_object(field: &str, value: &Map<String, Value>, errors: &mut Vec<Fi
     }
 }
 
-/// A nullable text field of a PATCH: checked like [`check_text`]; an empty string clears it.
+/// A nullable multi-line text field of a PATCH: checked like [`check_text`]; an empty
+/// string clears it.
 pub fn patch_text(
     field: &str,
     value: Patch<String>,
@@ -126,6 +207,22 @@ pub fn patch_text(
     match value {
         Patch::Value(v) => {
             check_text(field, Some(v), max, errors).map_or(Patch::Null, Patch::Value)
+        }
+        other => other,
+    }
+}
+
+/// A nullable single-line text field of a PATCH: checked like [`check_line`]; an empty
+/// string clears it.
+pub fn patch_line(
+    field: &str,
+    value: Patch<String>,
+    max: usize,
+    errors: &mut Vec<FieldError>,
+) -> Patch<String> {
+    match value {
+        Patch::Value(v) => {
+            check_line(field, Some(v), max, errors).map_or(Patch::Null, Patch::Value)
         }
         other => other,
     }
@@ -256,4 +353,67 @@ pub fn archived_condition(
         },
         vec![],
     )
+}
+
+/// OpenAPI schemas of the checked text fields, so the document states the same limits
+/// and characters the checks above apply (used with `#[schema(schema_with = …)]`).
+pub mod text_schema {
+    use utoipa::openapi::schema::{ObjectBuilder, SchemaType, Type};
+    use utoipa::openapi::{Object, RefOr, Schema};
+
+    fn string(max: usize, pattern: &str, nullable: bool, description: &str) -> Object {
+        let ty = if nullable {
+            SchemaType::from_iter([Type::String, Type::Null])
+        } else {
+            SchemaType::Type(Type::String)
+        };
+        ObjectBuilder::new()
+            .schema_type(ty)
+            .max_length(Some(max))
+            .pattern(Some(pattern))
+            .description(Some(description))
+            .build()
+    }
+
+    /// A name: 1–200 characters, one line, not blank.
+    pub fn name() -> RefOr<Schema> {
+        let mut o = string(
+            super::NAME_MAX,
+            super::NAME_PATTERN,
+            false,
+            "1-200 characters on one line: no control characters, line separators or bidirectional overrides; surrounding white space is trimmed",
+        );
+        o.min_length = Some(1);
+        RefOr::T(Schema::Object(o))
+    }
+
+    /// A description: at most 5,000 characters; tab and line breaks allowed.
+    pub fn description() -> RefOr<Schema> {
+        RefOr::T(Schema::Object(string(
+            super::DESCRIPTION_MAX,
+            super::TEXT_PATTERN,
+            true,
+            "At most 5,000 characters; tab and line breaks allowed, other control characters and bidirectional overrides not. Empty or null: none",
+        )))
+    }
+
+    /// One line of at most `max` characters, nullable.
+    pub fn line(max: usize, description: &str) -> RefOr<Schema> {
+        RefOr::T(Schema::Object(string(
+            max,
+            super::LINE_PATTERN,
+            true,
+            description,
+        )))
+    }
+
+    /// Prose of at most `max` characters, nullable.
+    pub fn text(max: usize, description: &str) -> RefOr<Schema> {
+        RefOr::T(Schema::Object(string(
+            max,
+            super::TEXT_PATTERN,
+            true,
+            description,
+        )))
+    }
 }

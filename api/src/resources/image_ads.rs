@@ -47,6 +47,13 @@ pub fn router() -> OpenApiRouter<AppState> {
 pub const MAX_TREE_BYTES: usize = 512 * 1024;
 const PROMPT_MAX: usize = 2_000;
 
+fn prompt_schema() -> utoipa::openapi::RefOr<utoipa::openapi::Schema> {
+    super::common::text_schema::text(
+        PROMPT_MAX,
+        "Free-form creative direction: at most 2,000 characters; tab and line breaks allowed, other control characters and bidirectional overrides not",
+    )
+}
+
 /// `{step, message, percentage}` while processing.
 #[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
 pub struct Progress {
@@ -232,6 +239,7 @@ pub struct ImageAdCreate {
     /// Use this variant's images; default: the product's oldest active variant with images.
     pub product_variant_id: Option<String>,
     /// Free-form creative direction, at most 2,000 characters.
+    #[schema(schema_with = prompt_schema)]
     pub prompt: Option<String>,
 }
 
@@ -539,19 +547,19 @@ const SKUS: [&str; 2] = ["flat_image_ad", "editable_image_ad"];
 /// or its product's name. `facets=status` counts ads per status.
 #[utoipa::path(get, path = "/v1/image-ads", tag = "image ads",
     params(
-        ("limit" = Option<i64>, Query, description = "1-100, default 20"),
+        ("limit" = Option<i64>, Query, minimum = 1, maximum = 100, description = "Page size, default 20"),
         ("starting_after" = Option<String>, Query, description = "Id of the last ad already received"),
-        ("ids" = Option<String>, Query, description = "Comma-separated ia_ ids (at most 100); ignores cursor pagination"),
-        ("status" = Option<String>, Query, description = "Comma-separated among processing, completed, failed"),
+        ("ids" = Option<String>, Query, pattern = r"[^,\s]", description = "Comma-separated ia_ ids (1 to 100); ignores cursor pagination"),
+        ("status" = Option<String>, Query, pattern = r"^\s*(processing|completed|failed)?\s*(,\s*(processing|completed|failed)?\s*)*$", description = "Comma-separated among processing, completed, failed"),
         ("brand_id" = Option<String>, Query, description = "Comma-separated"),
         ("product_id" = Option<String>, Query, description = "Comma-separated"),
         ("product_variant_id" = Option<String>, Query, description = "Comma-separated"),
         ("reference_ad_url" = Option<String>, Query, description = "Exact URL"),
         ("batch_id" = Option<String>, Query, description = "Comma-separated"),
         ("editable" = Option<bool>, Query, description = "true or false"),
-        ("sku_code" = Option<String>, Query, description = "Comma-separated among flat_image_ad, editable_image_ad"),
-        ("search" = Option<String>, Query, description = "Ad id or product name, at most 200 characters"),
-        ("facets" = Option<String>, Query, description = "Comma-separated: status"),
+        ("sku_code" = Option<String>, Query, pattern = r"^\s*(flat_image_ad|editable_image_ad)?\s*(,\s*(flat_image_ad|editable_image_ad)?\s*)*$", description = "Comma-separated among flat_image_ad, editable_image_ad"),
+        ("search" = Option<String>, Query, max_length = 200, description = "Ad id or product name"),
+        ("facets" = Option<String>, Query, pattern = r"^\s*(status)?\s*(,\s*(status)?\s*)*$", description = "Comma-separated: status"),
     ),
     responses(
         (status = 200, description = "A page of ads", body = ListEnvelope<ImageAd>),

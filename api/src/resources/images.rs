@@ -53,11 +53,12 @@ pub struct Image {
     pub format: String,
     pub size_bytes: i64,
     pub alt_text: Option<String>,
-    /// product, lifestyle, logo, background or other.
+    #[schema(value_type = Option<ImageType>)]
     pub image_type: Option<String>,
     pub is_ai_generated: bool,
     /// For logos: `light` when the logo's marks are light (for dark backgrounds), `dark`
     /// otherwise. Measured from the pixels unless given at upload.
+    #[schema(value_type = Option<LogoTheme>)]
     pub logo_theme: Option<String>,
     pub product_id: Option<String>,
     /// WebP, long edge 200 px; null until made (moments after upload).
@@ -141,16 +142,41 @@ pub struct ImageUpload {
     /// The image: PNG, JPEG or WebP, at most 15 MiB, 16,384 px a side and 50 MP.
     #[schema(value_type = String, format = Binary)]
     file: Vec<u8>,
-    /// product, lifestyle, logo, background or other.
-    image_type: Option<String>,
-    /// At most 1,000 characters.
+    image_type: Option<ImageType>,
+    /// At most 1,000 characters on one line (no control characters or bidirectional
+    /// overrides); surrounding white space is trimmed.
+    #[schema(
+        max_length = 1000,
+        pattern = r"^[^\u0000-\u001F\u007F-\u009F\u2028\u2029\u202A-\u202E\u2066-\u2069]*$"
+    )]
     alt_text: Option<String>,
     /// `prod_…` to associate the image with.
     product_id: Option<String>,
-    /// `light` or `dark`; measured from the pixels for logos when omitted.
-    logo_theme: Option<String>,
+    /// Measured from the pixels for logos when omitted.
+    logo_theme: Option<LogoTheme>,
     /// `true` or `false` (default).
     is_ai_generated: Option<bool>,
+}
+
+/// What an image shows (the values of [`IMAGE_TYPES`]), for the OpenAPI description.
+#[derive(ToSchema)]
+#[schema(rename_all = "lowercase")]
+#[allow(dead_code)]
+enum ImageType {
+    Product,
+    Lifestyle,
+    Logo,
+    Background,
+    Other,
+}
+
+/// Whether a logo is drawn for light or dark backgrounds, for the OpenAPI description.
+#[derive(ToSchema)]
+#[schema(rename_all = "lowercase")]
+#[allow(dead_code)]
+enum LogoTheme {
+    Light,
+    Dark,
 }
 
 #[derive(Default)]
@@ -187,8 +213,8 @@ async fn read_form(req: Request) -> ApiResult<UploadForm> {
             form.file = Some(field.bytes().await.map_err(bad_form)?);
             continue;
         }
-        let text = field.text().await.map_err(bad_form)?;
-        let text = text.trim().to_string();
+        let raw = field.text().await.map_err(bad_form)?;
+        let text = raw.trim().to_string();
         match name.as_str() {
             "image_type" => {
                 if IMAGE_TYPES.contains(&text.as_str()) {
@@ -198,9 +224,11 @@ async fn read_form(req: Request) -> ApiResult<UploadForm> {
                 }
             }
             "alt_text" => {
-                if text.chars().count() > ALT_TEXT_MAX {
+                // Length and characters as sent (as for names); stored trimmed.
+                if raw.chars().count() > ALT_TEXT_MAX {
                     errors.push(FieldError::new("alt_text", format!("must be at most {ALT_TEXT_MAX} characters")));
                 }
+                super::common::check_chars("alt_text", &raw, super::common::Lines::Single, &mut errors);
                 form.alt_text = Some(text).filter(|t| !t.is_empty());
             }
             "product_id" => form.product_id = Some(text).filter(|t| !t.is_empty()),
@@ -476,13 +504,13 @@ pub async fn resume_derivatives(db: &Db, blobs: &Arc<dyn BlobStore>) {
 /// case-insensitively. `facets=image_type` (an adforge extension) counts images per type.
 #[utoipa::path(get, path = "/v1/images", tag = "images",
     params(
-        ("limit" = Option<i64>, Query, description = "1-100, default 20"),
+        ("limit" = Option<i64>, Query, minimum = 1, maximum = 100, description = "Page size, default 20"),
         ("starting_after" = Option<String>, Query, description = "Id of the last image already received"),
-        ("ids" = Option<String>, Query, description = "Comma-separated img_ ids (at most 100); ignores cursor pagination"),
+        ("ids" = Option<String>, Query, pattern = r"[^,\s]", description = "Comma-separated img_ ids (1 to 100); ignores cursor pagination"),
         ("product_id" = Option<String>, Query, description = "Comma-separated product ids"),
-        ("image_type" = Option<String>, Query, description = "Comma-separated among product, lifestyle, logo, background, other"),
-        ("search" = Option<String>, Query, description = "At most 200 characters"),
-        ("facets" = Option<String>, Query, description = "Comma-separated: image_type"),
+        ("image_type" = Option<String>, Query, pattern = r"^\s*(product|lifestyle|logo|background|other)?\s*(,\s*(product|lifestyle|logo|background|other)?\s*)*$", description = "Comma-separated among product, lifestyle, logo, background, other"),
+        ("search" = Option<String>, Query, max_length = 200, description = "Case-insensitive match on alt text and description"),
+        ("facets" = Option<String>, Query, pattern = r"^\s*(image_type)?\s*(,\s*(image_type)?\s*)*$", description = "Comma-separated: image_type"),
     ),
     responses(
         (status = 200, description = "A page of images", body = ListEnvelope<Image>),

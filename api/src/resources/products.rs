@@ -89,8 +89,9 @@ impl DuplicateCounts {
 pub struct ProductCreate {
     /// `brand_…` of this organisation.
     pub brand_id: String,
-    /// 1–200 characters.
+    #[schema(schema_with = super::common::text_schema::name)]
     pub name: String,
+    #[schema(schema_with = super::common::text_schema::description)]
     pub description: Option<String>,
     #[schema(value_type = Option<Object>)]
     pub details: Option<Map<String, Value>>,
@@ -101,10 +102,10 @@ pub struct ProductCreate {
 #[serde(deny_unknown_fields)]
 pub struct ProductUpdate {
     #[serde(default)]
-    #[schema(value_type = Option<String>)]
+    #[schema(schema_with = super::common::text_schema::name)]
     pub name: Patch<String>,
     #[serde(default)]
-    #[schema(value_type = Option<String>)]
+    #[schema(schema_with = super::common::text_schema::description)]
     pub description: Patch<String>,
     #[serde(default)]
     #[schema(value_type = Option<Object>)]
@@ -196,7 +197,7 @@ async fn create_product(
 /// archived ones.
 #[utoipa::path(get, path = "/v1/products", tag = "products",
     params(
-        ("limit" = Option<i64>, Query, description = "1-100, default 20"),
+        ("limit" = Option<i64>, Query, minimum = 1, maximum = 100, description = "Page size, default 20"),
         ("starting_after" = Option<String>, Query, description = "Id of the last product already received"),
         ("brand_id" = Option<String>, Query, description = "Comma-separated brand ids"),
         ("archived" = Option<bool>, Query, description = "`true`: only archived products; default `false`"),
@@ -343,6 +344,7 @@ async fn product_children(
         ("cascade" = Option<bool>, Query, description = "Also delete its variants and audiences (default false)")),
     responses(
         (status = 200, description = "Deleted", body = Deleted),
+        (status = 400, description = "VALIDATION_ERROR: `cascade` is not `true`/`false`, or an unknown query parameter", body = crate::error::ErrorBody),
         (status = 404, description = "PRODUCT_NOT_FOUND", body = crate::error::ErrorBody),
         (status = 409, description = "RESOURCE_HAS_CHILDREN", body = crate::error::ErrorBody),
     ),
@@ -396,6 +398,7 @@ async fn delete_product(
         ("Idempotency-Key" = Option<String>, Header, description = "Makes a retry safe")),
     responses(
         (status = 201, description = "The new product and what was copied", body = DuplicateResponse<Product>),
+        (status = 400, description = "VALIDATION_ERROR: `cascade` is not `true`/`false`, an unknown query parameter, or an invalid Idempotency-Key", body = crate::error::ErrorBody),
         (status = 404, description = "PRODUCT_NOT_FOUND", body = crate::error::ErrorBody),
     ),
     security(("api_key" = ["products:write"])))]
@@ -496,6 +499,7 @@ pub struct ArchiveResult {
         ("Idempotency-Key" = Option<String>, Header, description = "Makes a retry safe")),
     responses(
         (status = 200, description = "Archived", body = ArchiveResult),
+        (status = 400, description = "VALIDATION_ERROR: `cascade` is not `true`/`false`, an unknown query parameter, or an invalid Idempotency-Key", body = crate::error::ErrorBody),
         (status = 404, description = "PRODUCT_NOT_FOUND", body = crate::error::ErrorBody),
         (status = 409, description = "RESOURCE_HAS_CHILDREN", body = crate::error::ErrorBody),
     ),
@@ -565,6 +569,7 @@ async fn archive_product(
         ("Idempotency-Key" = Option<String>, Header, description = "Makes a retry safe")),
     responses(
         (status = 200, description = "Active again", body = ArchiveResult),
+        (status = 400, description = "VALIDATION_ERROR: an unknown query parameter or an invalid Idempotency-Key", body = crate::error::ErrorBody),
         (status = 404, description = "PRODUCT_NOT_FOUND", body = crate::error::ErrorBody),
     ),
     security(("api_key" = ["products:write"])))]

@@ -131,10 +131,10 @@ const QUERY_MAX: usize = 200;
 /// given, ignoring `query` and `limit`. Counts as one request for rate limiting.
 #[utoipa::path(get, path = "/v1/search", tag = "search",
     params(
-        ("query" = Option<String>, Query, description = "Up to 200 characters; empty returns the most recent items of each type"),
-        ("types" = Option<String>, Query, description = "Comma-separated among product, product_variant, audience, design_pack, swipe_file, image_ad; default all"),
+        ("query" = Option<String>, Query, max_length = 200, description = "Empty returns the most recent items of each type"),
+        ("types" = Option<String>, Query, pattern = r"^(\s*,)*\s*(product|product_variant|audience|design_pack|swipe_file|image_ad)\s*(,\s*(product|product_variant|audience|design_pack|swipe_file|image_ad)?\s*)*$", description = "Comma-separated among product, product_variant, audience, design_pack, swipe_file, image_ad; default all"),
         ("brand_id" = Option<String>, Query, description = "Limits products, variants, audiences and image ads to one brand"),
-        ("limit" = Option<i64>, Query, description = "Results per type, 1-25, default 5"),
+        ("limit" = Option<i64>, Query, minimum = 1, maximum = 25, description = "Results per type, default 5"),
         ("ids" = Option<String>, Query, description = "Up to 100 comma-separated ids of any supported type: resolve mode"),
     ),
     responses(

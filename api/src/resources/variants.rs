@@ -9,8 +9,8 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 use super::common::{
-    DESCRIPTION_MAX, IdPath, Patch, Table, archived_condition, check_image_ids, check_name,
-    check_object, check_text, dedup_ids, finish, patch_text,
+    DESCRIPTION_MAX, IdPath, Patch, Table, archived_condition, check_image_ids, check_line,
+    check_name, check_object, check_text, dedup_ids, finish, patch_line, patch_text,
 };
 use crate::app::AppState;
 use crate::auth::{Auth, Scope};
@@ -29,13 +29,22 @@ pub fn router() -> OpenApiRouter<AppState> {
 /// Most images one variant may reference.
 pub const MAX_VARIANT_IMAGES: usize = 50;
 
+fn sku_schema() -> utoipa::openapi::RefOr<utoipa::openapi::Schema> {
+    super::common::text_schema::line(
+        SKU_MAX,
+        "Stock-keeping unit code: at most 100 characters on one line, unique among the product's variants. Empty or null: none",
+    )
+}
+
 /// A price in minor units of a currency (`{"amount": 2900, "currency": "usd"}` is $29.00).
 #[derive(Debug, Clone, Serialize, Deserialize, ToSchema, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct Price {
     /// Minor units (cents), 0 to 100,000,000,000.
+    #[schema(minimum = 0, maximum = 100000000000.0)]
     pub amount: i64,
     /// ISO 4217 code, three lowercase letters.
+    #[schema(pattern = "^[a-z]{3}$")]
     pub currency: String,
 }
 
@@ -81,10 +90,11 @@ const TABLE: Table = Table {
 pub struct VariantCreate {
     /// `prod_…` of this organisation.
     pub product_id: String,
-    /// 1–200 characters.
+    #[schema(schema_with = super::common::text_schema::name)]
     pub name: String,
+    #[schema(schema_with = super::common::text_schema::description)]
     pub description: Option<String>,
-    /// At most 100 characters.
+    #[schema(schema_with = sku_schema)]
     pub sku: Option<String>,
     pub price: Option<Price>,
     #[schema(value_type = Option<Object>)]
@@ -98,13 +108,13 @@ pub struct VariantCreate {
 #[serde(deny_unknown_fields)]
 pub struct VariantUpdate {
     #[serde(default)]
-    #[schema(value_type = Option<String>)]
+    #[schema(schema_with = super::common::text_schema::name)]
     pub name: Patch<String>,
     #[serde(default)]
-    #[schema(value_type = Option<String>)]
+    #[schema(schema_with = super::common::text_schema::description)]
     pub description: Patch<String>,
     #[serde(default)]
-    #[schema(value_type = Option<String>)]
+    #[schema(schema_with = sku_schema)]
     pub sku: Patch<String>,
     #[serde(default)]
     #[schema(value_type = Option<Price>)]
@@ -271,7 +281,7 @@ async fn create_variant(
         DESCRIPTION_MAX,
         &mut errors,
     );
-    let sku = check_text("sku", body.sku, SKU_MAX, &mut errors);
+    let sku = check_line("sku", body.sku, SKU_MAX, &mut errors);
     if let Some(p) = &body.price {
         check_price(p, &mut errors);
     }
@@ -312,7 +322,7 @@ async fn create_variant(
 /// Newest first; archived variants only with `archived=true`.
 #[utoipa::path(get, path = "/v1/product-variants", tag = "product variants",
     params(
-        ("limit" = Option<i64>, Query, description = "1-100, default 20"),
+        ("limit" = Option<i64>, Query, minimum = 1, maximum = 100, description = "Page size, default 20"),
         ("starting_after" = Option<String>, Query, description = "Id of the last variant already received"),
         ("product_id" = Option<String>, Query, description = "Comma-separated product ids"),
         ("archived" = Option<bool>, Query, description = "`true`: only archived variants; default `false`"),
@@ -397,7 +407,7 @@ async fn update_variant(
         DESCRIPTION_MAX,
         &mut errors,
     );
-    let sku = patch_text("sku", body.sku, SKU_MAX, &mut errors);
+    let sku = patch_line("sku", body.sku, SKU_MAX, &mut errors);
     if let Patch::Value(p) = &body.price {
         check_price(p, &mut errors);
     }

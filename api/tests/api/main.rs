@@ -19,3 +19,4 @@ mod paging;
 mod resources;
 mod search;
 mod shared_limits;
+mod text;

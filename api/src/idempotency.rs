@@ -1,19 +1,29 @@
 //! `Idempotency-Key` on every POST and PATCH.
 //!
-//! The first request with a key claims it (`in_flight`) and, when it finishes, stores its
-//! status and body; a retry with the same key and the same request (method, path, query
-//! and body) replays that response with `Idempotent-Replayed: true`. Decisions where the
-//! spec is silent (documented in the OpenAPI description):
+//! A retry with the same key and the same request (method, path, query and body) replays
+//! the first response with `Idempotent-Replayed: true`. Decisions where the spec is silent
+//! (documented in the OpenAPI description):
 //! - keys are scoped to the API key and kept 24 hours; format: 1–255 visible ASCII
 //!   characters (a UUID is typical);
 //! - the same key while the first request is still running → 409 IDEMPOTENCY_CONFLICT;
 //! - the same key with a different request → 400 VALIDATION_ERROR on field
 //!   `Idempotency-Key` (Stripe's rule: a key names one request);
-//! - 5xx outcomes are not stored, so a retry after a server failure runs again; a claim
-//!   whose request died without finishing is released at once, or after 5 minutes if the
-//!   process itself died.
+//! - a response is stored when the request wrote something (whatever its status, as Stripe
+//!   does) or when it is a 4xx; a 5xx that wrote nothing is not stored, so a retry runs again.
+//!
+//! # Crash safety
+//! The stored response commits in the same SQL transaction as what the request wrote: the
+//! handler's commit is deferred ([`crate::store::DeferredCommit`]) and the middleware adds
+//! the response row to it. After a crash at any point a retry therefore either replays a
+//! committed result or runs for the first time, never both. Nothing about a request in
+//! flight is written to SQL, so a dead process leaves no claim behind to wait out: "in
+//! flight" is a per-process set (concurrent retries to one node get 409). Two nodes running
+//! the same key at once (possible with several API nodes) both run, but only the first to
+//! commit keeps its writes: the second's transaction fails on the key's primary key, rolls
+//! back, and the second caller receives the first one's stored response.
 
-use std::sync::Arc;
+use std::collections::HashSet;
+use std::sync::{Arc, LazyLock, Mutex, PoisonError};
 
 use axum::body::Body;
 use axum::extract::{Request, State};
@@ -25,12 +35,11 @@ use sha2::{Digest, Sha256};
 
 use crate::auth::Caller;
 use crate::error::{ApiError, ErrorCode};
-use crate::store::Db;
+use crate::store::{Db, DeferredCommit};
+use sqlx::SqliteConnection;
 
 /// How long a stored response is replayed.
 pub const RETENTION_SECS: i64 = 24 * 60 * 60;
-/// After this long an unfinished claim is considered abandoned.
-pub const STALE_CLAIM_SECS: i64 = 5 * 60;
 
 fn request_hash(method: &Method, path_and_query: &str, body: &[u8]) -> String {
     let mut h = Sha256::new();
@@ -42,91 +51,120 @@ fn request_hash(method: &Method, path_and_query: &str, body: &[u8]) -> String {
     h.finalize().iter().map(|b| format!("{b:02x}")).collect()
 }
 
-/// Releases a claim if the request never finished (client gone, handler panicked).
-struct Claim {
-    db: Db,
-    key_id: String,
-    idem_key: String,
-    settled: bool,
+/// Keys whose first request is running in this process. API key ids are unique across
+/// databases, so one set per process serves every server it runs.
+static IN_FLIGHT: LazyLock<Mutex<HashSet<(String, String)>>> = LazyLock::new(Default::default);
+
+/// This process's claim on a key; released when dropped (finished, failed or abandoned).
+struct Claim((String, String));
+
+impl Claim {
+    fn take(key_id: &str, idem_key: &str) -> Option<Self> {
+        let k = (key_id.to_string(), idem_key.to_string());
+        let fresh = IN_FLIGHT
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(k.clone());
+        // Built only when fresh: dropping a `Claim` removes the key (and takes the lock).
+        fresh.then(|| Self(k))
+    }
 }
 
 impl Drop for Claim {
     fn drop(&mut self) {
-        if self.settled {
-            return;
-        }
-        let (db, key_id, idem_key) = (self.db.clone(), self.key_id.clone(), self.idem_key.clone());
-        if let Ok(rt) = tokio::runtime::Handle::try_current() {
-            rt.spawn(async move {
-                let _ = sqlx::query(
-                    "DELETE FROM idempotency_keys WHERE api_key_id = ? AND idem_key = ? AND state = 'in_flight'",
-                )
-                .bind(key_id)
-                .bind(idem_key)
-                .execute(&db.write)
-                .await;
-            });
-        }
+        IN_FLIGHT
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(&self.0);
     }
 }
 
-enum Outcome {
-    Run,
-    Replay(u16, Vec<u8>),
+/// A stored response that can be replayed.
+struct Stored {
+    hash: String,
+    status: u16,
+    body: Vec<u8>,
 }
 
-async fn claim(db: &Db, key_id: &str, idem_key: &str, hash: &str) -> Result<Outcome, ApiError> {
-    let mut tx = db.begin_write().await?;
-    let row: Option<(String, String, Option<i64>, Option<Vec<u8>>, String)> = sqlx::query_as(
-        "SELECT request_hash, state, response_status, response_body, created_at \
-         FROM idempotency_keys WHERE api_key_id = ? AND idem_key = ?",
+/// The live (unexpired, finished) record of a key, if any.
+async fn stored(db: &Db, key_id: &str, idem_key: &str) -> Result<Option<Stored>, ApiError> {
+    let row: Option<(String, Option<i64>, Option<Vec<u8>>)> = sqlx::query_as(
+        "SELECT request_hash, response_status, response_body FROM idempotency_keys \
+         WHERE api_key_id = ? AND idem_key = ? AND state = 'done' AND created_at >= ?",
     )
     .bind(key_id)
     .bind(idem_key)
-    .fetch_optional(&mut *tx)
+    .bind(crate::timestamp::seconds_ago(RETENTION_SECS))
+    .fetch_optional(&db.read)
     .await?;
-    if let Some((stored_hash, state, status, body, created_at)) = row {
-        let expired = created_at < crate::timestamp::seconds_ago(RETENTION_SECS);
-        let stale =
-            state == "in_flight" && created_at < crate::timestamp::seconds_ago(STALE_CLAIM_SECS);
-        if !expired && !stale {
-            if state == "in_flight" {
-                return Err(ApiError::new(
-                    ErrorCode::IdempotencyConflict,
-                    format!(
-                        "A request with Idempotency-Key `{idem_key}` is still in progress; wait for it to finish, then retry to receive its response"
-                    ),
-                ));
-            }
-            if stored_hash != hash {
-                return Err(ApiError::field(
-                    "Idempotency-Key",
-                    format!(
-                        "`{idem_key}` was already used for a different request (method, path or body differ); use a new key for a new request"
-                    ),
-                ));
-            }
-            let status = status.and_then(|s| u16::try_from(s).ok()).unwrap_or(200);
-            return Ok(Outcome::Replay(status, body.unwrap_or_default()));
-        }
-        sqlx::query("DELETE FROM idempotency_keys WHERE api_key_id = ? AND idem_key = ?")
-            .bind(key_id)
-            .bind(idem_key)
-            .execute(&mut *tx)
-            .await?;
-    }
-    sqlx::query(
-        "INSERT INTO idempotency_keys (api_key_id, idem_key, request_hash, state, created_at) \
-         VALUES (?, ?, ?, 'in_flight', ?)",
+    Ok(row.map(|(hash, status, body)| Stored {
+        hash,
+        status: status.and_then(|s| u16::try_from(s).ok()).unwrap_or(200),
+        body: body.unwrap_or_default(),
+    }))
+}
+
+/// Stores a response unless a live record of the key exists. Returns whether it was stored.
+/// Expired records and claims left by versions before crash-safe storage are replaced.
+async fn store(
+    conn: &mut SqliteConnection,
+    key_id: &str,
+    idem_key: &str,
+    hash: &str,
+    status: u16,
+    body: &[u8],
+) -> Result<bool, sqlx::Error> {
+    let done = sqlx::query(
+        "INSERT INTO idempotency_keys (api_key_id, idem_key, request_hash, state, response_status, response_body, created_at) \
+         VALUES (?, ?, ?, 'done', ?, ?, ?) \
+         ON CONFLICT (api_key_id, idem_key) DO UPDATE SET request_hash = excluded.request_hash, \
+         state = 'done', response_status = excluded.response_status, response_body = excluded.response_body, \
+         created_at = excluded.created_at \
+         WHERE idempotency_keys.state <> 'done' OR idempotency_keys.created_at < ?",
     )
     .bind(key_id)
     .bind(idem_key)
     .bind(hash)
+    .bind(i64::from(status))
+    .bind(body)
     .bind(crate::timestamp::now())
-    .execute(&mut *tx)
+    .bind(crate::timestamp::seconds_ago(RETENTION_SECS))
+    .execute(conn)
     .await?;
-    tx.commit().await?;
-    Ok(Outcome::Run)
+    Ok(done.rows_affected() == 1)
+}
+
+/// Answers a retry with what the first request stored.
+fn replay(idem_key: &str, hash: &str, s: Stored) -> Result<Response, ApiError> {
+    if s.hash != hash {
+        return Err(ApiError::field(
+            "Idempotency-Key",
+            format!(
+                "`{idem_key}` was already used for a different request (method, path or body differ); use a new key for a new request"
+            ),
+        ));
+    }
+    let mut res = (
+        StatusCode::from_u16(s.status).unwrap_or(StatusCode::OK),
+        s.body,
+    )
+        .into_response();
+    res.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    res.headers_mut()
+        .insert("idempotent-replayed", HeaderValue::from_static("true"));
+    Ok(res)
+}
+
+fn in_flight(idem_key: &str) -> ApiError {
+    ApiError::new(
+        ErrorCode::IdempotencyConflict,
+        format!(
+            "A request with Idempotency-Key `{idem_key}` is still in progress; wait for it to finish, then retry to receive its response"
+        ),
+    )
 }
 
 /// The middleware.
@@ -163,61 +201,52 @@ pub async fn idempotency(
         .to_bytes();
     let path = parts.uri.path_and_query().map_or("", |p| p.as_str());
     let hash = request_hash(&parts.method, path, &bytes);
+    let key_id = caller.key_id.as_str();
 
-    match claim(&state.db, &caller.key_id, &idem_key, &hash).await? {
-        Outcome::Replay(status, body) => {
-            let mut res =
-                (StatusCode::from_u16(status).unwrap_or(StatusCode::OK), body).into_response();
-            res.headers_mut().insert(
-                header::CONTENT_TYPE,
-                HeaderValue::from_static("application/json"),
-            );
-            res.headers_mut()
-                .insert("idempotent-replayed", HeaderValue::from_static("true"));
-            Ok(res)
-        }
-        Outcome::Run => {
-            let mut guard = Claim {
-                db: state.db.clone(),
-                key_id: caller.key_id.clone(),
-                idem_key: idem_key.clone(),
-                settled: false,
-            };
-            let res = next
-                .run(Request::from_parts(parts, Body::from(bytes)))
-                .await;
-            let (rparts, rbody) = res.into_parts();
-            let rbytes = rbody
-                .collect()
-                .await
-                .map(|c| c.to_bytes())
-                .unwrap_or_default();
-            let status = rparts.status.as_u16();
-            let stored = if status < 500 {
-                sqlx::query(
-                    "UPDATE idempotency_keys SET state = 'done', response_status = ?, response_body = ? \
-                     WHERE api_key_id = ? AND idem_key = ?",
-                )
-                .bind(i64::from(status))
-                .bind(rbytes.to_vec())
-                .bind(&caller.key_id)
-                .bind(&idem_key)
-                .execute(&state.db.write)
-                .await
-            } else {
-                sqlx::query("DELETE FROM idempotency_keys WHERE api_key_id = ? AND idem_key = ?")
-                    .bind(&caller.key_id)
-                    .bind(&idem_key)
-                    .execute(&state.db.write)
-                    .await
-            };
-            match stored {
-                Ok(_) => guard.settled = true,
-                Err(e) => tracing::error!(error = %e, "could not record idempotent response"),
-            }
-            Ok(Response::from_parts(rparts, Body::from(rbytes)))
-        }
+    if let Some(s) = stored(&state.db, key_id, &idem_key).await? {
+        return replay(&idem_key, &hash, s);
     }
+    let Some(_claim) = Claim::take(key_id, &idem_key) else {
+        return Err(in_flight(&idem_key));
+    };
+    // The first request may have finished between the read above and the claim.
+    if let Some(s) = stored(&state.db, key_id, &idem_key).await? {
+        return replay(&idem_key, &hash, s);
+    }
+
+    let deferred = DeferredCommit::default();
+    let res = deferred
+        .run(next.run(Request::from_parts(parts, Body::from(bytes))))
+        .await;
+    let (rparts, rbody) = res.into_parts();
+    let rbytes = rbody
+        .collect()
+        .await
+        .map(|c| c.to_bytes())
+        .unwrap_or_default();
+    let status = rparts.status.as_u16();
+    match deferred.take() {
+        Some(mut pending) => {
+            // The request wrote something: its response commits with it, or nothing does.
+            if !store(&mut pending.tx, key_id, &idem_key, &hash, status, &rbytes).await? {
+                drop(pending); // another node finished the same key first: roll back
+                return match stored(&state.db, key_id, &idem_key).await? {
+                    Some(s) => replay(&idem_key, &hash, s),
+                    None => Err(in_flight(&idem_key)),
+                };
+            }
+            pending.commit().await?;
+        }
+        None if status < 500 => {
+            // Nothing was written: storing the answer is only a convenience for replays.
+            let mut conn = state.db.write.acquire().await?;
+            if let Err(e) = store(&mut conn, key_id, &idem_key, &hash, status, &rbytes).await {
+                tracing::warn!(error = %e, "could not record an idempotent response");
+            }
+        }
+        None => {}
+    }
+    Ok(Response::from_parts(rparts, Body::from(rbytes)))
 }
 
 /// Deletes records past their retention; run periodically.

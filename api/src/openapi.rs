@@ -43,7 +43,10 @@ typical), scoped to the API key and kept 24 hours. A retry with the same key and
 request replays the first response (same status and body) with `Idempotent-Replayed: true`.
 The same key while the first request is still running: 409 `IDEMPOTENCY_CONFLICT`. The
 same key with a different method, path or body: 400 `VALIDATION_ERROR` on field
-`Idempotency-Key`. Responses with status 500 or above are not kept, so a retry runs again.
+`Idempotency-Key`. The stored response commits in the same transaction as what the request
+wrote, so after a server crash a retry either replays the committed result or runs for the
+first time, never both, and never waits for a claim of a process that died. A request that
+wrote nothing and failed with status 500 or above is not kept, so its retry runs again.
 
 ## Limits
 Request bodies: at most 15 MiB (15,728,640 bytes), else 413 `PAYLOAD_TOO_LARGE`, decided

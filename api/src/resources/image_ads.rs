@@ -507,8 +507,9 @@ async fn create_ad(
     .await?;
     Jobs::stage(&mut tx, &job).await?;
     let row = load_row(&mut *tx, &caller.org_id, &id).await?;
+    let jobs = state.jobs.clone();
+    tx.after_commit(move || jobs.kick());
     tx.commit().await?;
-    state.jobs.kick();
     let body = Envelope {
         data: row.into_ad(None),
         meta: Meta::current(),
@@ -866,8 +867,9 @@ async fn update_ad(
     .await?;
     Jobs::stage(&mut tx, &job).await?;
     let row = load_row(&mut *tx, &caller.org_id, &id).await?;
+    let jobs = state.jobs.clone();
+    tx.after_commit(move || jobs.kick());
     tx.commit().await?;
-    state.jobs.kick();
     Ok(envelope::ok(row.into_ad(None)))
 }
 

@@ -125,12 +125,21 @@ impl ImageRow {
 }
 
 async fn load(db: &Db, org_id: &str, id: &str) -> ApiResult<ImageRow> {
+    load_with(&db.read, org_id, id).await
+}
+
+/// [`load`] through any connection (inside a transaction, it sees the transaction's writes).
+async fn load_with<'c>(
+    ex: impl sqlx::SqliteExecutor<'c>,
+    org_id: &str,
+    id: &str,
+) -> ApiResult<ImageRow> {
     sqlx::query_as::<_, ImageRow>(&format!(
         "SELECT {COLUMNS} FROM images AS t WHERE t.id = ? AND t.org_id = ? AND t.deleted_at IS NULL"
     ))
     .bind(id)
     .bind(org_id)
-    .fetch_optional(&db.read)
+    .fetch_optional(ex)
     .await?
     .ok_or_else(|| ApiError::not_found(ErrorCode::ImageNotFound, "image", id))
 }
@@ -142,20 +151,27 @@ pub struct ImageUpload {
     /// The image: PNG, JPEG or WebP, at most 15 MiB, 16,384 px a side and 50 MP.
     #[schema(value_type = String, format = Binary)]
     file: Vec<u8>,
-    image_type: Option<ImageType>,
+    // The optional fields are not nullable: a form field has no null, and the text
+    // `null` is no image type, product id or boolean.
+    #[schema(required = false)]
+    image_type: ImageType,
     /// At most 1,000 characters on one line (no control characters or bidirectional
     /// overrides); surrounding white space is trimmed.
     #[schema(
+        required = false,
         max_length = 1000,
         pattern = r"^[^\u0000-\u001F\u007F-\u009F\u2028\u2029\u202A-\u202E\u2066-\u2069]*$"
     )]
-    alt_text: Option<String>,
+    alt_text: String,
     /// `prod_…` to associate the image with.
-    product_id: Option<String>,
+    #[schema(required = false)]
+    product_id: String,
     /// Measured from the pixels for logos when omitted.
-    logo_theme: Option<LogoTheme>,
+    #[schema(required = false)]
+    logo_theme: LogoTheme,
     /// `true` or `false` (default).
-    is_ai_generated: Option<bool>,
+    #[schema(required = false)]
+    is_ai_generated: bool,
 }
 
 /// What an image shows (the values of [`IMAGE_TYPES`]), for the OpenAPI description.
@@ -358,8 +374,9 @@ async fn upload_image(
     .bind(&now)
     .execute(&mut *tx)
     .await?;
+    // Read back inside the transaction: under an Idempotency-Key its commit is deferred.
+    let row = load_with(&mut *tx, &caller.org_id, &id).await?;
     tx.commit().await?;
-    let row = load(&state.db, &caller.org_id, &id).await?;
     spawn_derivatives(
         state.db.clone(),
         state.blobs.clone(),

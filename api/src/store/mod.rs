@@ -6,6 +6,9 @@
 //! Create one [`Db`] per process; it is cheap to clone.
 
 pub mod list;
+mod tx;
+
+pub use tx::{Deferred, DeferredCommit, WriteTx};
 
 use std::path::Path;
 use std::str::FromStr;
@@ -55,12 +58,13 @@ impl Db {
     }
 
     /// Starts a write transaction that takes SQLite's write lock at once (`BEGIN
-    /// IMMEDIATE`), so it cannot fail half-way with a lock upgrade error.
+    /// IMMEDIATE`), so it cannot fail half-way with a lock upgrade error. Inside an
+    /// idempotent request its commit is deferred (see [`DeferredCommit`]).
     ///
     /// # Errors
     /// When the lock cannot be had within the busy timeout.
-    pub async fn begin_write(&self) -> Result<Transaction<'static, Sqlite>, sqlx::Error> {
-        self.write.begin_with("BEGIN IMMEDIATE").await
+    pub async fn begin_write(&self) -> Result<WriteTx, sqlx::Error> {
+        WriteTx::begin(&self.write).await
     }
 
     /// A read transaction: one consistent snapshot for a count and a page.

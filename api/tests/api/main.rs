@@ -8,6 +8,7 @@ mod support;
 
 mod auth;
 mod cluster;
+mod crash;
 mod envelope;
 mod error_shapes;
 mod image_ads;

@@ -29,6 +29,21 @@ pub fn router() -> OpenApiRouter<AppState> {
 /// Most images one variant may reference.
 pub const MAX_VARIANT_IMAGES: usize = 50;
 
+/// `Price::amount`: an integer, with its bounds written as integers (a float bound such
+/// as `1e11` would invite `100000000000.0`, which JSON Schema counts as an integer and this
+/// API does not).
+fn amount_schema() -> utoipa::openapi::RefOr<utoipa::openapi::Schema> {
+    utoipa::openapi::ObjectBuilder::new()
+        .schema_type(utoipa::openapi::Type::Integer)
+        .format(Some(utoipa::openapi::SchemaFormat::KnownFormat(
+            utoipa::openapi::KnownFormat::Int64,
+        )))
+        .minimum(Some(0))
+        .maximum(Some(100_000_000_000_i64))
+        .description(Some("Minor units (cents), 0 to 100,000,000,000"))
+        .into()
+}
+
 fn sku_schema() -> utoipa::openapi::RefOr<utoipa::openapi::Schema> {
     super::common::text_schema::line(
         SKU_MAX,
@@ -40,8 +55,7 @@ fn sku_schema() -> utoipa::openapi::RefOr<utoipa::openapi::Schema> {
 #[derive(Debug, Clone, Serialize, Deserialize, ToSchema, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct Price {
-    /// Minor units (cents), 0 to 100,000,000,000.
-    #[schema(minimum = 0, maximum = 100000000000.0)]
+    #[schema(schema_with = amount_schema)]
     pub amount: i64,
     /// ISO 4217 code, three lowercase letters.
     #[schema(pattern = "^[a-z]{3}$")]

@@ -15,6 +15,7 @@ mod image_ads;
 mod images;
 mod isolation;
 mod limits;
+mod openapi_doc;
 mod own_files;
 mod paging;
 mod resources;

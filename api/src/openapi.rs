@@ -142,6 +142,33 @@ pub fn finish(mut doc: utoipa::openapi::OpenApi) -> serde_json::Value {
         ] {
             let Some(op) = op.as_mut() else { continue };
             let has_body = op.request_body.is_some();
+            // The idempotency middleware honours the header on every write, so every write
+            // declares it (its format is stated in `describe_idempotency_key`).
+            let idempotent = writes;
+            let params = op.parameters.get_or_insert_with(Vec::new);
+            if !writes {
+                // Leave no empty list behind.
+                if params.is_empty() {
+                    op.parameters = None;
+                }
+            } else if !params.iter().any(|p| p.name == "Idempotency-Key") {
+                params.push(
+                    utoipa::openapi::path::ParameterBuilder::new()
+                        .name("Idempotency-Key")
+                        .parameter_in(utoipa::openapi::path::ParameterIn::Header)
+                        .required(utoipa::openapi::Required::False)
+                        .description(Some("Makes a retry safe; see the API description"))
+                        .build(),
+                );
+            }
+            const IN_FLIGHT: &str =
+                "IDEMPOTENCY_CONFLICT: a request with this Idempotency-Key is still running";
+            if idempotent
+                && let Some(RefOr::T(conflict)) = op.responses.responses.get_mut("409")
+                && !conflict.description.contains("IDEMPOTENCY_CONFLICT")
+            {
+                conflict.description = format!("{}; {IN_FLIGHT}", conflict.description);
+            }
             let common = [
                 (
                     "400",
@@ -163,6 +190,7 @@ pub fn finish(mut doc: utoipa::openapi::OpenApi) -> serde_json::Value {
                     "PAYLOAD_TOO_LARGE: the body is over 15 MiB",
                     has_body,
                 ),
+                ("409", IN_FLIGHT, idempotent),
                 ("429", "RATE_LIMIT_EXCEEDED: wait Retry-After seconds", true),
                 ("500", "INTERNAL_ERROR", true),
                 (

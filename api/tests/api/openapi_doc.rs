@@ -140,11 +140,19 @@ async fn every_operation_declares_its_errors_and_headers() {
         schemas["ImageUpload"]["properties"]["image_type"]["$ref"],
         "#/components/schemas/ImageType"
     );
-    // Every `Idempotency-Key` parameter states its format.
+    // Every `Idempotency-Key` parameter states its format, and its operation the 409 of a
+    // key still in flight.
     for (method, path, op) in operations(&doc) {
         for p in op["parameters"].as_array().into_iter().flatten() {
             if p["name"] == "Idempotency-Key" {
                 assert_eq!(p["schema"]["maxLength"], 255, "{method} {path}");
+                assert!(
+                    op["responses"]["409"]["description"]
+                        .as_str()
+                        .unwrap()
+                        .contains("IDEMPOTENCY_CONFLICT"),
+                    "{method} {path}"
+                );
             }
         }
     }

@@ -139,6 +139,8 @@ pub fn classify(what: &str, url: &str, message: &str) -> JobError {
         Some(code) => JobError::retry(format!("{what} {url}: HTTP {code}")),
         None if message.contains("private")
             || message.starts_with("own file:")
+            || message.contains("is not a valid URL")
+            || message.contains("has no host")
             || message.contains("only http and https")
             || message.contains("larger than")
             || message.contains("limit") =>
@@ -227,6 +229,10 @@ mod tests {
         assert!(abort(
             "the host resolves only to private, loopback or link-local addresses"
         ));
+        assert!(abort(
+            "own file: the URL has a query (`?…`); this server's files are addressed by their path alone: remove it"
+        ));
+        assert!(abort("`http://a b/` is not a valid URL (invalid uri character)"));
         assert!(!abort("http status: 503"));
         assert!(!abort("http status: 429"));
         assert!(!abort("io: Connection refused"));

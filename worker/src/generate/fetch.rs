@@ -232,7 +232,9 @@ mod tests {
         assert!(abort(
             "own file: the URL has a query (`?…`); this server's files are addressed by their path alone: remove it"
         ));
-        assert!(abort("`http://a b/` is not a valid URL (invalid uri character)"));
+        assert!(abort(
+            "`http://a b/` is not a valid URL (invalid uri character)"
+        ));
         assert!(!abort("http status: 503"));
         assert!(!abort("http status: 429"));
         assert!(!abort("io: Connection refused"));

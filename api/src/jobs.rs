@@ -158,7 +158,9 @@ impl Jobs {
                 for delivered in batch {
                     match apply(&this.db, &delivered.event).await {
                         Ok(()) => {
-                            this.applied.notify_one();
+                            if !matches!(delivered.event, Event::Progress(_)) {
+                                this.applied.notify_one();
+                            }
                             if let Err(e) = this.queue.ack_event(&delivered).await {
                                 tracing::warn!(error = %e, "ack failed; the event will be applied again (harmlessly)");
                             }

@@ -178,7 +178,8 @@ async fn redeliver(
     body: Bytes,
 ) -> ApiResult<Response> {
     caller.require(Scope::WebhooksWrite)?;
-    let req: RedeliverRequest = if body.iter().all(u8::is_ascii_whitespace) {
+    let text = std::str::from_utf8(&body).unwrap_or("x").trim();
+    let req: RedeliverRequest = if text.is_empty() || text == "null" {
         RedeliverRequest { endpoint_id: None }
     } else {
         crate::http::extract::parse_json(&body)?

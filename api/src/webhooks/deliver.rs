@@ -247,6 +247,19 @@ impl Deliverer {
     /// to the same endpoint.
     async fn claim(&self, limit: i64) -> Result<Vec<Due>, sqlx::Error> {
         let now = now_ms();
+        // A cheap look on the read pool first: most wake-ups find nothing due, and those
+        // should not take the single write connection.
+        let any: Option<i64> = sqlx::query_scalar(
+            "SELECT 1 FROM webhook_deliveries WHERE state = 'pending' AND next_attempt_ms <= ? \
+             AND (lease_until_ms IS NULL OR lease_until_ms <= ?) LIMIT 1",
+        )
+        .bind(now)
+        .bind(now)
+        .fetch_optional(&self.db.read)
+        .await?;
+        if any.is_none() {
+            return Ok(Vec::new());
+        }
         let mut tx = self.db.begin_write().await?;
         let due: Vec<Due> = sqlx::query_as(
             "SELECT d.id, d.org_id, d.endpoint_id, d.event_id, d.attempts, w.url, w.secret, w.previous_secret, \

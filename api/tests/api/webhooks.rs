@@ -728,8 +728,19 @@ async fn endpoint_urls_types_scopes_and_life_cycle() {
     // after a DNS change) gets nothing; the attempt fails naming why.
     let (guarded, _) =
         create_endpoint(&s, &org, "https://8.8.8.8/guarded", &["image_ad.failed"]).await;
-    sqlx::query("UPDATE webhook_endpoints SET url = 'https://127.0.0.1:9/guarded' WHERE id = ?")
-        .bind(&guarded)
+    // Another endpoint has been failing for 4 days: its next failure disables it.
+    let (dying, _) = create_endpoint(&s, &org, "https://8.8.8.8/dying", &["image_ad.failed"]).await;
+    sqlx::query(
+        "UPDATE webhook_endpoints SET url = 'https://127.0.0.1:9/guarded' WHERE id IN (?, ?)",
+    )
+    .bind(&guarded)
+    .bind(&dying)
+    .execute(&s.db.write)
+    .await
+    .unwrap();
+    sqlx::query("UPDATE webhook_endpoints SET failing_since = ? WHERE id = ?")
+        .bind(adforge_api::timestamp::seconds_ago(4 * 24 * 3600))
+        .bind(&dying)
         .execute(&s.db.write)
         .await
         .unwrap();
@@ -757,6 +768,36 @@ async fn endpoint_urls_types_scopes_and_life_cycle() {
         assert!(tokio::time::Instant::now() < deadline, "{d:?}");
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
+    let deadline = tokio::time::Instant::now() + DEADLINE;
+    loop {
+        let e = s
+            .get(&org, &format!("/v1/webhook-endpoints/{dying}"))
+            .await
+            .expect(200, None);
+        if e.body["data"]["enabled"] == false {
+            let reason = e.body["data"]["disabled_reason"].as_str().unwrap();
+            assert!(reason.contains("failed"), "{}", e.body);
+            let d = deliveries(&s, &org, &dying).await;
+            assert_eq!(d[0]["state"], "failed", "no more retries: {d:?}");
+            break;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "{}", e.body);
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    // Re-enabling clears the reason.
+    let back = s
+        .patch(
+            &org,
+            &format!("/v1/webhook-endpoints/{dying}"),
+            json!({"enabled": true}),
+        )
+        .await
+        .expect(200, None);
+    assert!(
+        back.body["data"]["disabled_reason"].is_null(),
+        "{}",
+        back.body
+    );
     // The disabled endpoint got no delivery of that event.
     assert!(deliveries(&s, &org, &id).await.is_empty());
 

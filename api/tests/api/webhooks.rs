@@ -611,6 +611,33 @@ async fn failed_attempts_are_retried_with_backoff() {
         .await
         .expect(200, None);
     assert_eq!(failed_only.body["total_count"], 0);
+
+    // A redirect is a failure (not followed): a redelivery answered 302 then 200 takes two
+    // attempts.
+    receiver.plan(&[Answer::Status(302)]);
+    let event_id = hits[0].event_id.clone();
+    let again = s
+        .post(
+            &org,
+            &format!("/v1/events/{event_id}/redeliver"),
+            json!(null),
+        )
+        .await
+        .expect(202, None);
+    let redelivery = again.body["data"][0]["id"].as_str().unwrap().to_string();
+    let hits = receiver.wait_for("/hook", 5).await;
+    assert!(hits[3..].iter().all(|h| h.event_id == event_id));
+    let deadline = tokio::time::Instant::now() + DEADLINE;
+    loop {
+        let d = deliveries(&s, &org, &endpoint).await;
+        let x = d.iter().find(|x| x["id"] == redelivery.as_str()).unwrap();
+        if x["state"] == "delivered" {
+            assert_eq!(x["attempts"], 2, "{x}");
+            break;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "{x}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
 }
 
 /// Without --allow-private-urls: https only, public addresses only, checked on create,

@@ -53,19 +53,27 @@ pub fn api_router() -> OpenApiRouter<AppState> {
         .merge(resources::images::router())
         .merge(resources::image_ads::router())
         .merge(resources::search::router())
+        .merge(resources::webhook_endpoints::router())
+        .merge(resources::events::router())
 }
 
-/// The OpenAPI document as served at `/openapi.json`.
+/// The OpenAPI document as generated from the annotations and completed by
+/// [`crate::openapi::finish`] (without the `webhooks` section; see [`openapi_json`]).
 pub fn openapi_document() -> serde_json::Value {
     let (_, doc) = api_router().split_for_parts();
     crate::openapi::finish(doc)
+}
+
+/// The OpenAPI document exactly as served at `/openapi.json`.
+pub fn openapi_json() -> serde_json::Value {
+    crate::openapi::with_webhooks(openapi_document())
 }
 
 /// Builds the application. Middleware, outermost first: request id → auth → rate limit
 /// → body limit → idempotency → route.
 pub fn build(mut state: AppState) -> Router {
     let (routes, doc) = api_router().split_for_parts();
-    let doc = crate::openapi::finish(doc);
+    let doc = crate::openapi::with_webhooks(crate::openapi::finish(doc));
     state.openapi = Arc::new(serde_json::to_string(&doc).unwrap_or_default());
     routes
         .route("/openapi.json", get(serve_openapi))
@@ -104,6 +112,8 @@ pub struct Server {
     pub addr: SocketAddr,
     pub app: Router,
     pub db: Db,
+    /// The job queue and applier of this server (benchmarks feed worker results into it).
+    pub jobs: Jobs,
 }
 
 impl Server {
@@ -165,6 +175,14 @@ impl Server {
             args.workers,
         );
         let jobs = Jobs::new(db.clone(), queue);
+        crate::webhooks::deliver::Deliverer::new(
+            db.clone(),
+            jobs.applied_signal(),
+            args.allow_private_urls,
+            &args.webhooks,
+        )
+        .map_err(|e| Error::Invalid(format!("cannot start webhook delivery: {e}")))?
+        .spawn();
         jobs.spawn_dispatcher();
         jobs.spawn_applier(adforge_worker::default_consumer_name());
         let resumed = jobs.resume().await?;
@@ -185,7 +203,7 @@ impl Server {
             blobs,
             keys: Arc::new(KeyCache::default()),
             limiter,
-            jobs,
+            jobs: jobs.clone(),
             reference_fetcher,
             dashboard_url,
             allow_private_urls: args.allow_private_urls,
@@ -196,6 +214,7 @@ impl Server {
             addr,
             app,
             db,
+            jobs,
         })
     }
 

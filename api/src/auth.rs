@@ -67,10 +67,16 @@ pub enum Scope {
     DesignPacksRead,
     #[serde(rename = "design_packs:write")]
     DesignPacksWrite,
+    /// Webhook endpoints, their deliveries, and events.
+    #[serde(rename = "webhooks:read")]
+    WebhooksRead,
+    /// Create, change, delete and rotate webhook endpoints; redeliver events.
+    #[serde(rename = "webhooks:write")]
+    WebhooksWrite,
 }
 
 impl Scope {
-    pub const ALL: [Scope; 18] = [
+    pub const ALL: [Scope; 20] = [
         Scope::BrandsRead,
         Scope::BrandsWrite,
         Scope::ProductsRead,
@@ -89,6 +95,8 @@ impl Scope {
         Scope::SwipeFilesWrite,
         Scope::DesignPacksRead,
         Scope::DesignPacksWrite,
+        Scope::WebhooksRead,
+        Scope::WebhooksWrite,
     ];
 
     pub fn name(self) -> &'static str {
@@ -111,6 +119,8 @@ impl Scope {
             Scope::SwipeFilesWrite => "swipe_files:write",
             Scope::DesignPacksRead => "design_packs:read",
             Scope::DesignPacksWrite => "design_packs:write",
+            Scope::WebhooksRead => "webhooks:read",
+            Scope::WebhooksWrite => "webhooks:write",
         }
     }
 

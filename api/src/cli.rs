@@ -68,6 +68,8 @@ pub struct ServeArgs {
     pub log_json: bool,
     #[command(flatten)]
     pub queue: crate::render_node::QueueArgs,
+    #[command(flatten)]
+    pub webhooks: crate::webhooks::deliver::WebhookArgs,
 }
 
 #[derive(Args, Clone, Debug)]
@@ -150,7 +152,7 @@ pub fn main() -> ExitCode {
             runtime.block_on(crate::render_node::run(args))
         }
         Command::Openapi => {
-            let doc = crate::app::openapi_document();
+            let doc = crate::app::openapi_json();
             match serde_json::to_string_pretty(&doc) {
                 Ok(text) => {
                     println!("{text}");

@@ -48,6 +48,10 @@ pub enum ErrorCode {
     DesignTemplateNotFound,
     ImageAdNotFound,
     ImageAdVersionNotFound,
+    /// 404: no such webhook endpoint in the organisation.
+    WebhookEndpointNotFound,
+    /// 404: no such event in the organisation.
+    EventNotFound,
     /// 422: product_id does not belong to brand_id.
     ProductBrandMismatch,
     /// 422: audience_id does not belong to product_id.
@@ -87,7 +91,9 @@ impl ErrorCode {
             | ImageNotFound
             | DesignTemplateNotFound
             | ImageAdNotFound
-            | ImageAdVersionNotFound => StatusCode::NOT_FOUND,
+            | ImageAdVersionNotFound
+            | WebhookEndpointNotFound
+            | EventNotFound => StatusCode::NOT_FOUND,
             Conflict | ResourceHasChildren | IdempotencyConflict => StatusCode::CONFLICT,
             PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
             RateLimitExceeded => StatusCode::TOO_MANY_REQUESTS,

@@ -11,7 +11,10 @@
 //!
 //! The applier is idempotent per (ad, version): only a `processing` ad whose current version
 //! is the event's version changes, so redelivered events do nothing, and the wallet is
-//! captured (or released) in the same transaction as the status change.
+//! captured (or released) in the same transaction as the status change. The webhook event
+//! of the change (`image_ad.completed` / `image_ad.failed`) and its deliveries are written
+//! in that same transaction too (see `crate::webhooks`), and the delivery task is woken
+//! after the commit.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -29,6 +32,8 @@ pub struct Jobs {
     pub db: Db,
     pub queue: Arc<dyn JobQueue>,
     wake: Arc<Notify>,
+    /// Notified after every applied event: wakes the webhook delivery task.
+    applied: Arc<Notify>,
 }
 
 impl Jobs {
@@ -37,7 +42,14 @@ impl Jobs {
             db,
             queue,
             wake: Arc::new(Notify::new()),
+            applied: Arc::new(Notify::new()),
         }
+    }
+
+    /// The signal the applier gives after each applied event (the webhook delivery task
+    /// waits on it).
+    pub fn applied_signal(&self) -> Arc<Notify> {
+        self.applied.clone()
     }
 
     /// Writes `job` to the outbox inside the caller's transaction; call [`Jobs::kick`] after
@@ -146,6 +158,9 @@ impl Jobs {
                 for delivered in batch {
                     match apply(&this.db, &delivered.event).await {
                         Ok(()) => {
+                            if !matches!(delivered.event, Event::Progress(_)) {
+                                this.applied.notify_one();
+                            }
                             if let Err(e) = this.queue.ack_event(&delivered).await {
                                 tracing::warn!(error = %e, "ack failed; the event will be applied again (harmlessly)");
                             }
@@ -270,6 +285,7 @@ async fn completed(db: &Db, c: &AdCompleted) -> ApiResult<()> {
             .execute(&mut *tx)
             .await?;
     }
+    record_ad_event(&mut tx, &ad.org_id, &c.ad_id, "image_ad.completed").await?;
     tx.commit().await?;
     Ok(())
 }
@@ -305,6 +321,21 @@ async fn failed(db: &Db, f: &AdFailed) -> ApiResult<()> {
         // The first generation failed: no charge, and the hold goes back.
         crate::wallet::release(&mut tx, &ad.org_id, ad.price_cents, &f.ad_id).await?;
     }
+    record_ad_event(&mut tx, &ad.org_id, &f.ad_id, "image_ad.failed").await?;
     tx.commit().await?;
+    Ok(())
+}
+
+/// Writes the webhook event of an ad's state change, with the ad as GET shows it now, in
+/// the transaction of the change.
+async fn record_ad_event(
+    conn: &mut SqliteConnection,
+    org_id: &str,
+    ad_id: &str,
+    event_type: &str,
+) -> ApiResult<()> {
+    if let Some(object) = crate::resources::image_ads::snapshot(&mut *conn, org_id, ad_id).await? {
+        crate::webhooks::record(conn, org_id, event_type, ad_id, object).await?;
+    }
     Ok(())
 }

@@ -28,6 +28,7 @@ pub mod resources;
 pub mod store;
 pub mod timestamp;
 pub mod wallet;
+pub mod webhooks;
 
 /// Operational failures of the binary (start-up, admin commands); HTTP errors are
 /// [`error::ApiError`].

@@ -16,7 +16,8 @@ Scopes: `brands:read`, `brands:write`, `products:read`, `products:write`,
 `product_variants:read`, `product_variants:write`, `audiences:read`, `audiences:write`,
 `images:read`, `images:write`, `image_ads:read`, `image_ads:write`,
 `design_templates:read`, `design_templates:write`, `swipe_files:read`, `swipe_files:write`,
-`design_packs:read`, `design_packs:write`. Write scopes do not imply read scopes. A key
+`design_packs:read`, `design_packs:write`, `webhooks:read`, `webhooks:write`. Write scopes
+do not imply read scopes. A key
 issued with `all` holds every scope, including scopes added later.
 
 ## Responses
@@ -48,6 +49,24 @@ wrote, so after a server crash a retry either replays the committed result or ru
 first time, never both, and never waits for a claim of a process that died. A request that
 wrote nothing and failed with status 500 or above is not kept, so its retry runs again.
 
+## Webhooks
+Instead of polling, register an endpoint (POST /v1/webhook-endpoints, scope
+`webhooks:write`) for `image_ad.completed` and `image_ad.failed`; `webhooks:read` lists
+endpoints, their deliveries and events. Each event (`evt_…`) is written in the same
+transaction as the state change it reports; `data.object` is the resource as its GET
+returned it then. Events are POSTed as JSON with `Adforge-Event-Id` and
+`Adforge-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the
+endpoint secret>`; verify it, and reject timestamps more than 5 minutes old. After a secret
+rotation the old secret signs too (a second `v1=`) for 24 hours. Delivery is at least once:
+deduplicate on the event id. Any 2xx within 10 seconds is success; anything else (timeouts,
+connection errors, 3xx — redirects are not followed — and other statuses) is retried with
+exponential backoff and jitter (1, 2, 4 … 256 minutes, then every 6 hours) for about 26
+hours, 13 attempts in all. An endpoint failing for 3 days without a success is disabled
+(`disabled_reason`). Events of one image ad reach an endpoint in order. Deliveries do not
+count against any rate limit. design_template.* and swipe_file.* events are not emitted yet
+(those resources do not exist yet); subscribing to them is refused. The `webhooks` section
+of this document describes each event's payload; docs/webhooks.md has verification code.
+
 ## Limits
 Request bodies: at most 15 MiB (15,728,640 bytes), else 413 `PAYLOAD_TOO_LARGE`, decided
 while the body streams in. Uploaded images: PNG, JPEG or WebP, at most 16,384 px a side and
@@ -76,7 +95,8 @@ strings. Numbers with a fraction or exponent are IEEE 754 doubles.
 #[openapi(
     info(title = "adforge API", version = "1.0.0", description = "See the top-level description"),
     modifiers(&Security),
-    components(schemas(crate::error::ErrorBody, crate::error::ErrorCode, crate::auth::Scope)),
+    components(schemas(crate::error::ErrorBody, crate::error::ErrorCode, crate::auth::Scope,
+        crate::webhooks::Event, crate::webhooks::EventType)),
     tags(
         (name = "brands", description = "Visual identity: name, palettes, fonts, logos"),
         (name = "products", description = "What ads sell; archive hides, delete removes"),
@@ -84,6 +104,7 @@ strings. Numbers with a fraction or exponent are IEEE 754 doubles.
         (name = "audiences", description = "Who a product's ads speak to"),
         (name = "images", description = "Uploaded assets with WebP thumbnails"),
         (name = "search", description = "Global search across types"),
+        (name = "webhooks", description = "Signed event deliveries, their endpoints and the event log"),
     )
 )]
 pub struct ApiDoc;
@@ -445,4 +466,67 @@ fn mark_required_headers(doc: &mut serde_json::Value) {
             }
         }
     }
+}
+
+/// The document as JSON with the OpenAPI 3.1 `webhooks` section added: one entry per
+/// emitted event type, each a POST of an `Event` carrying the signature headers. utoipa 5
+/// has no model for `webhooks`, so it is inserted here.
+pub fn with_webhooks(mut value: serde_json::Value) -> serde_json::Value {
+    let mut hooks = serde_json::Map::new();
+    for event_type in crate::webhooks::EVENT_TYPES {
+        let what = match *event_type {
+            "image_ad.completed" => {
+                "An image ad reached `completed` (also after an edit re-rendered it); `data.object` is the ad with its `image_url`."
+            }
+            "image_ad.failed" => {
+                "An image ad reached `failed`; `data.object.error` says why. Nothing was charged."
+            }
+            _ => "See the event's `data.object`.",
+        };
+        hooks.insert(
+            (*event_type).to_string(),
+            serde_json::json!({
+                "post": {
+                    "summary": format!("{event_type} event"),
+                    "description": format!(
+                        "{what} POSTed to every enabled endpoint subscribed to `{event_type}`. Verify \
+                         `Adforge-Signature` before trusting the body: compute the hex HMAC-SHA256 of \
+                         `<t>.<raw body>` with the endpoint secret and compare it (in constant time) with \
+                         each `v1` value; reject a `t` more than 300 seconds away from now. Answer 2xx within \
+                         10 seconds; anything else is retried. The same event may arrive more than once \
+                         (same `Adforge-Event-Id`)."
+                    ),
+                    "operationId": format!("webhook_{}", event_type.replace('.', "_")),
+                    "tags": ["webhooks"],
+                    "parameters": [
+                        {
+                            "name": crate::webhooks::SIGNATURE_HEADER,
+                            "in": "header",
+                            "required": true,
+                            "description": "`t=<unix seconds>,v1=<hex HMAC-SHA256 of \"<t>.<body>\">`; during the 24 h after a secret rotation a second `v1=` signed with the previous secret follows",
+                            "schema": {"type": "string", "pattern": "^t=[0-9]+(,v1=[0-9a-f]{64})+$"}
+                        },
+                        {
+                            "name": crate::webhooks::EVENT_ID_HEADER,
+                            "in": "header",
+                            "required": true,
+                            "description": "The event id (`evt_…`), the same on every retry and redelivery",
+                            "schema": {"type": "string"}
+                        }
+                    ],
+                    "requestBody": {
+                        "required": true,
+                        "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Event"}}}
+                    },
+                    "responses": {
+                        "2XX": {"description": "Received. Any other answer, or none within 10 seconds, is retried."}
+                    }
+                }
+            }),
+        );
+    }
+    if let Some(obj) = value.as_object_mut() {
+        obj.insert("webhooks".to_string(), serde_json::Value::Object(hooks));
+    }
+    value
 }

@@ -203,6 +203,26 @@ async fn load_row<'e, E: sqlx::SqliteExecutor<'e>>(
     .ok_or_else(|| ApiError::not_found(ErrorCode::ImageAdNotFound, "image ad", id))
 }
 
+/// The ad as GET /v1/image-ads/{id} shows it once it is no longer processing (no live
+/// progress to add), as JSON; `None` when it is gone. Used for webhook events, inside the
+/// transaction of the state change.
+///
+/// # Errors
+/// Database failures.
+pub async fn snapshot(
+    conn: &mut sqlx::SqliteConnection,
+    org_id: &str,
+    id: &str,
+) -> ApiResult<Option<Value>> {
+    match load_row(conn, org_id, id).await {
+        Ok(row) => Ok(Some(
+            serde_json::to_value(row.into_ad(None)).map_err(ApiError::internal)?,
+        )),
+        Err(e) if e.code == ErrorCode::ImageAdNotFound => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
 /// The row with live progress from the queue while processing.
 async fn present(state: &AppState, row: AdRow) -> ImageAd {
     let mut live = None;

@@ -22,3 +22,4 @@ mod resources;
 mod search;
 mod shared_limits;
 mod text;
+mod webhooks;

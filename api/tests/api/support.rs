@@ -100,6 +100,7 @@ impl TestServer {
             workers: 1,
             redis_url: None,
             queue: Default::default(),
+            webhooks: Default::default(),
         };
         adjust(&mut args);
         let server = Server::bind(&args).await.expect("server binds");

@@ -534,7 +534,10 @@ impl Grid {
                 && bbox.x0 as f32 > 0.1 * self.w as f32
             {
                 Align::Center
-            } else if owner_none(ls) && bbox.x1 as f32 > 0.9 * self.w as f32 && cx > x1 / 2.0 {
+            } else if owner_none(ls)
+                && bbox.x1 as f32 > 0.93 * self.w as f32
+                && bbox.x0 as f32 > 0.6 * self.w as f32
+            {
                 // Flush against the right margin.
                 Align::Right
             } else {

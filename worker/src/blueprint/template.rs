@@ -162,11 +162,13 @@ impl Writer<'_> {
         let bottom = bottom.max(t.rect.bottom());
         // A little room for the glyphs' side bearings and line gap.
         let grow = t.line_height * 0.15;
+        let top = (t.rect.y - grow).max(0.0);
         Rect {
             x: x0,
-            y: (t.rect.y - grow).max(0.0),
+            y: top,
             w: x1 - x0,
-            h: bottom - t.rect.y + 2.0 * grow,
+            // Never past what lies below: the next element or the margin.
+            h: bottom.max(t.rect.bottom() + grow) - top,
         }
     }
 

@@ -351,10 +351,10 @@ fn r_center_in(inner: &Rect, outer: &Rect, tol: f32) -> bool {
         && cy <= outer.bottom() + tol
 }
 
-/// Reference beside ad, one row each, 360 px high.
+/// Reference beside ad, one row each, 260 px high.
 fn write_sheet(rows: &[(Vec<u8>, Vec<u8>)]) {
     use image::{GenericImage, RgbaImage, imageops::FilterType};
-    let row_h = 360u32;
+    let row_h = 260u32;
     let scaled: Vec<(image::DynamicImage, image::DynamicImage)> = rows
         .iter()
         .map(|(a, b)| {

@@ -941,3 +941,53 @@ fn core_colour(it: impl Iterator<Item = Rgb> + Clone, ground: Rgb) -> Rgb {
     let far = it.clone().map(|c| dist(c, ground)).fold(0.0f32, f32::max);
     mean_colour(it.filter(|c| dist(*c, ground) >= 0.7 * far))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn mask(w: usize, h: usize, inside: impl Fn(f32, f32) -> bool) -> Vec<bool> {
+        (0..w * h)
+            .map(|i| inside((i % w) as f32 + 0.5, (i / w) as f32 + 0.5))
+            .collect()
+    }
+
+    #[test]
+    fn outlines_are_told_apart() {
+        let (w, h) = (60, 40);
+        assert_eq!(outline(&mask(w, h, |_, _| true), w, h), Shape::Rectangle);
+        let circle = mask(50, 50, |x, y| {
+            (x - 25.0).powi(2) + (y - 25.0).powi(2) <= 625.0
+        });
+        assert_eq!(outline(&circle, 50, 50), Shape::Circle);
+        let r = 10.0;
+        let rounded = mask(w, h, |x, y| {
+            let (cx, cy) = (x.clamp(r, w as f32 - r), y.clamp(r, h as f32 - r));
+            (x - cx).powi(2) + (y - cy).powi(2) <= r * r
+        });
+        assert!(matches!(outline(&rounded, w, h), Shape::Rounded { .. }));
+        // A bottle: a wide body and a narrow neck.
+        let bottle = mask(30, 60, |x, y| y > 20.0 || (10.0..20.0).contains(&x));
+        assert_eq!(outline(&bottle, 30, 60), Shape::Silhouette);
+    }
+
+    #[test]
+    fn gradients_and_photos_are_told_from_solid_grounds() {
+        let grad = RgbImage::from_fn(200, 100, |_, y| {
+            let v = (40 + y * 2) as u8;
+            image::Rgb([v, 20, 120])
+        });
+        assert!(matches!(
+            analyse_rgb(&grad).background,
+            Background::Gradient { vertical: true, .. }
+        ));
+        let noise = RgbImage::from_fn(200, 100, |x, y| {
+            let k = (x.wrapping_mul(7919) ^ y.wrapping_mul(104729)) % 251;
+            image::Rgb([k as u8, (k * 3 % 251) as u8, (k * 7 % 251) as u8])
+        });
+        assert!(matches!(
+            analyse_rgb(&noise).background,
+            Background::Photo { .. }
+        ));
+    }
+}

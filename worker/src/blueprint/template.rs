@@ -517,3 +517,95 @@ pub fn grow_to_share(r: Rect, share: f32) -> Rect {
         h: nh,
     }
 }
+
+/// The blueprint as a design-template tree: the template with neutral sample content (the
+/// reference's own colours, placeholder words, a grey product box) and every node named
+/// after its slot. The `$` slot keys stay in the tree (unknown fields are kept by every
+/// reader), so a generator can fill the template, as edited, later.
+pub fn sample_tree(bp: &Blueprint) -> Value {
+    let mut t = template(bp);
+    if let Some(nodes) = t.get_mut("nodes").and_then(Value::as_object_mut) {
+        for (id, n) in nodes.iter_mut() {
+            if let Some(n) = n.as_object_mut() {
+                n.entry("name").or_insert_with(|| Value::from(id.clone()));
+            }
+        }
+    }
+    t
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::blueprint::{ImageRegion, TextBlock};
+
+    fn bp() -> Blueprint {
+        Blueprint {
+            source_width: 1000,
+            source_height: 500,
+            width: 3840,
+            height: 1920,
+            background: Background::Solid {
+                color: [250, 250, 250],
+            },
+            images: vec![ImageRegion {
+                rect: Rect {
+                    x: 0.05,
+                    y: 0.1,
+                    w: 0.1,
+                    h: 0.1,
+                },
+                shape: Shape::Circle,
+                cutout: false,
+            }],
+            shapes: Vec::new(),
+            texts: vec![TextBlock {
+                role: TextRole::Headline,
+                rect: Rect {
+                    x: 0.5,
+                    y: 0.1,
+                    w: 0.2,
+                    h: 0.1,
+                },
+                lines: 1,
+                line_height: 0.1,
+                align: Align::Left,
+                color: [10, 10, 10],
+                weight: 700,
+                upper: false,
+            }],
+            logo: None,
+            margins: [0.05, 0.1, 0.05, 0.8],
+        }
+    }
+
+    #[test]
+    fn a_small_product_grows_to_the_minimum_share_and_text_widens_to_the_margin() {
+        let t = template(&bp());
+        let p = &t["nodes"]["product_image"];
+        let area = p["width"].as_f64().unwrap() * p["height"].as_f64().unwrap() / (3840.0 * 1920.0);
+        assert!(area >= f64::from(MIN_PRODUCT_SHARE), "{area}");
+        assert_eq!(p["type"], "ELLIPSE");
+        let h = &t["nodes"]["headline"];
+        // Left-aligned: starts where the reference's block starts, runs to the margin.
+        assert_eq!(h["x"].as_f64().unwrap(), 1920.0);
+        assert!(h["width"].as_f64().unwrap() > 0.2 * 3840.0);
+        assert_eq!(t["nodes"]["background"]["$fill"], "background");
+    }
+
+    #[test]
+    fn sample_trees_name_every_node_after_its_slot() {
+        let t = sample_tree(&bp());
+        for (id, n) in t["nodes"].as_object().unwrap() {
+            assert_eq!(n["name"], Value::from(id.clone()));
+        }
+        adforge_renderer::Tree::from_value(t).unwrap();
+    }
+
+    #[test]
+    fn colours_map_to_palette_roles() {
+        assert_eq!(role_for([255, 255, 255]), "background");
+        assert_eq!(role_for([12, 12, 14]), "ink");
+        assert_eq!(role_for([200, 30, 40]), "primary");
+    }
+}

@@ -71,6 +71,10 @@ pub fn dist(a: Rgb, b: Rgb) -> f32 {
     d.sqrt() / 441.7
 }
 
+/// Most marks a reference may have for its text to be read (a dense poster has a few
+/// hundred letters).
+pub const MAX_GLYPHS: usize = 2500;
+
 /// A foreground pixel differs from the ground by more than this.
 const FG: f32 = 0.10;
 
@@ -177,6 +181,11 @@ impl Grid {
                     .iter()
                     .any(|im| expand(&im.rect, 0.01).contains_center(&self.unit(&g.bbox)))
         });
+        // Thousands of specks are texture or noise, not type; grouping them would also cost
+        // quadratic time. Such a reference has no text blocks (and falls back).
+        if found.glyphs.len() > MAX_GLYPHS {
+            found.glyphs.clear();
+        }
         let lines = self.lines(&found.glyphs);
         let blocks = self.blocks(lines);
         self.assign(background, found, blocks)
@@ -969,6 +978,22 @@ mod tests {
         // A bottle: a wide body and a narrow neck.
         let bottle = mask(30, 60, |x, y| y > 20.0 || (10.0..20.0).contains(&x));
         assert_eq!(outline(&bottle, 30, 60), Shape::Silhouette);
+    }
+
+    #[test]
+    fn a_speckled_reference_reads_no_text() {
+        // White ground with a dark speck on every fourth pixel of every fourth row: tens of
+        // thousands of marks.
+        let img = RgbImage::from_fn(1080, 1080, |x, y| {
+            if x % 4 == 0 && y % 4 == 0 && x > 20 && y > 20 && x < 1060 && y < 1060 {
+                image::Rgb([0, 0, 0])
+            } else {
+                image::Rgb([255, 255, 255])
+            }
+        });
+        let bp = analyse_rgb(&img);
+        assert!(bp.texts.is_empty());
+        assert!(bp.unusable().is_some());
     }
 
     #[test]

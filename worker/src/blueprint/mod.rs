@@ -280,6 +280,100 @@ impl Blueprint {
     }
 }
 
+impl Blueprint {
+    /// A plain composition at the reference's own aspect ratio, for references whose own
+    /// layout cannot be used and whose shape no library layout has (landscapes): picture on
+    /// the left half and copy on the right for landscapes; headline on top, picture in the
+    /// middle and button below otherwise. Ground: the reference's background.
+    /// Without a product image the copy takes the whole width.
+    pub fn generic(
+        source_width: u32,
+        source_height: u32,
+        background: Background,
+        has_product: bool,
+    ) -> Blueprint {
+        let ratio = source_width.max(1) as f32 / source_height.max(1) as f32;
+        let (width, height) = if ratio >= 1.0 {
+            (
+                DESIGN_EDGE as u32,
+                (DESIGN_EDGE / ratio).round().max(1.0) as u32,
+            )
+        } else {
+            (
+                (DESIGN_EDGE * ratio).round().max(1.0) as u32,
+                DESIGN_EDGE as u32,
+            )
+        };
+        // Text never sits on a photo without a panel here: a photo ground becomes its mean.
+        let background = Background::Solid {
+            color: background.mean(),
+        };
+        let ink = if crate::generate::analyse::luminance(background.mean()) > 0.4 {
+            [17, 17, 17]
+        } else {
+            [255, 255, 255]
+        };
+        let block = |role, rect, line_height, weight| TextBlock {
+            role,
+            rect,
+            lines: 1,
+            line_height,
+            align: Align::Left,
+            color: ink,
+            weight,
+            upper: false,
+        };
+        let r = |x, y, w, h| Rect { x, y, w, h };
+        let (image, head, sup, button) = if ratio > 1.15 {
+            let x = if has_product { 0.53 } else { 0.07 };
+            let w = 0.95 - x;
+            (
+                r(0.05, 0.08, 0.42, 0.84),
+                block(TextRole::Headline, r(x, 0.2, w, 0.1), 0.1, 700),
+                block(TextRole::Supporting, r(x, 0.5, w, 0.05), 0.04, 400),
+                r(x, 0.74, 0.2, 0.12),
+            )
+        } else {
+            (
+                r(0.12, 0.3, 0.76, 0.76 * ratio * 0.6),
+                block(TextRole::Headline, r(0.07, 0.1, 0.86, 0.06), 0.05, 700),
+                block(TextRole::Supporting, r(0.07, 0.22, 0.86, 0.03), 0.022, 400),
+                r(0.07, 0.86, 0.36, 0.07 * ratio.min(1.0)),
+            )
+        };
+        Blueprint {
+            source_width,
+            source_height,
+            width,
+            height,
+            background,
+            images: if has_product {
+                vec![ImageRegion {
+                    rect: image,
+                    shape: Shape::Rounded { radius: 0.04 },
+                    cutout: false,
+                }]
+            } else {
+                Vec::new()
+            },
+            shapes: vec![SolidShape {
+                role: ShapeRole::Button,
+                rect: button,
+                shape: Shape::Rounded { radius: 0.5 },
+                color: [30, 30, 30],
+            }],
+            texts: vec![head, sup],
+            // The brand's logo (or name as a wordmark) at the top of the copy.
+            logo: Some(if ratio > 1.15 {
+                r(if has_product { 0.53 } else { 0.07 }, 0.07, 0.15, 0.05)
+            } else {
+                r(0.07, 0.035, 0.25, 0.03)
+            }),
+            margins: [0.05, 0.06, 0.05, 0.06],
+        }
+    }
+}
+
 /// Linear mix of two colours (`t` = 0 gives `a`).
 pub fn mix(a: Rgb, b: Rgb, t: f32) -> Rgb {
     let m = |x: u8, y: u8| (f32::from(x) + (f32::from(y) - f32::from(x)) * t).round() as u8;

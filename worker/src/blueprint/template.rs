@@ -143,7 +143,8 @@ impl Writer<'_> {
                     left = left.max(o.right() + pad);
                 }
             } else if o.y >= t.rect.bottom() && o.x < t.rect.right() && o.right() > t.rect.x {
-                bottom = bottom.min(o.y - pad);
+                // Keep at least half a line of air above what follows.
+                bottom = bottom.min(o.y - pad.max(0.5 * t.line_height));
             }
         }
         let (mut x0, mut x1) = match t.align {

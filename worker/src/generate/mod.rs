@@ -62,6 +62,10 @@ use fetch::ShelfFetcher;
 /// The root `name` of an ad composed on its reference's own blueprint.
 pub const BLUEPRINT_LAYOUT: &str = "reference_blueprint";
 
+/// The root `name` of an ad composed on [`blueprint::Blueprint::generic`]: the reference's
+/// own layout was not usable and no library layout has its aspect ratio.
+pub const GENERIC_LAYOUT: &str = "reference_aspect";
+
 /// Width of the preflight render that checks contrast and fit before the 4K render.
 const PREFLIGHT_WIDTH: u32 = 540;
 
@@ -263,6 +267,40 @@ impl GenerateAdHandler {
             Some(t) => {
                 tracing::info!(ad_id = %job.ad_id, layout = BLUEPRINT_LAYOUT, "composed on the reference's blueprint");
                 t
+            }
+            None if (analysis.aspect.ratio()
+                / (analysis.width.max(1) as f32 / analysis.height.max(1) as f32)
+                - 1.0)
+                .abs()
+                > quality::MAX_ASPECT_ERROR =>
+            {
+                // No library layout has the reference's shape (a landscape): a plain
+                // composition at its own aspect keeps the ad the reference's shape.
+                let reason = why_not.unwrap_or_default();
+                progress
+                    .report(
+                        "composing",
+                        &format!(
+                            "Composing the ad on a plain layout at the reference's aspect ratio (the reference's own layout was not used: {reason})"
+                        ),
+                        65,
+                    )
+                    .await;
+                let generic = blueprint::Blueprint::generic(
+                    analysis.width,
+                    analysis.height,
+                    blueprint.background.clone(),
+                    product_image.is_some(),
+                );
+                let template = blueprint::template::template(&generic);
+                let inputs = fill::FillInputs {
+                    layout_name: GENERIC_LAYOUT,
+                    ..inputs.clone()
+                };
+                let filled = fill::fill(&template, &inputs).map_err(JobError::abort)?;
+                let renderer = self.renderer.clone();
+                let fetcher = self.fetcher.clone();
+                blocking(move || preflight(&renderer, &fetcher, filled)).await??
             }
             None => {
                 let reason = why_not.unwrap_or_default();

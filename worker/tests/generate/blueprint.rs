@@ -425,3 +425,73 @@ fn why_not(handler: &adforge_worker::GenerateAdHandler, png: &[u8], base: &str) 
         report.warnings
     )
 }
+
+/// A reference with nothing usable in a shape no library layout has (1.91:1) still gives an
+/// ad of its own aspect ratio, keeping the quality rules.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unusable_landscape_keeps_its_aspect() {
+    use adforge_worker::Job;
+    use adforge_worker::generate::{GENERIC_LAYOUT, quality};
+    use std::collections::HashMap;
+
+    let plain = image::RgbImage::from_pixel(1200, 628, image::Rgb([20, 40, 90]));
+    let mut files = HashMap::new();
+    files.insert(
+        "/ref/plain.png".to_owned(),
+        crate::fixtures::png(&image::DynamicImage::ImageRgb8(plain)),
+    );
+    files.insert(
+        "/img/coffee.png".into(),
+        std::fs::read(crate::fixtures::repo().join("assets/samples/coffee.png")).unwrap(),
+    );
+    let base = crate::fixtures::serve(files).await;
+    let harness = crate::fixtures::Harness::new().await;
+    let mut job = crate::fixtures::job(&base, "ia_plain", "/ref/plain.png", true);
+    job.brand.logos.clear();
+    let done = harness.run(Job::GenerateImageAd(job)).await.0.unwrap();
+    let ratio = done.width as f32 / done.height as f32;
+    assert!(
+        (ratio / (1200.0 / 628.0) - 1.0).abs() <= 0.03,
+        "{}x{}",
+        done.width,
+        done.height
+    );
+    let png = harness
+        .blob(&adforge_worker::generate::blob_key("ia_plain", 1))
+        .await;
+    let dir = crate::fixtures::repo().join("target/generate-samples");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("generic-landscape.png"), png).unwrap();
+    let tree = done.json_tree.unwrap();
+    assert_eq!(
+        tree["nodes"][tree["root"].as_str().unwrap()]["name"],
+        GENERIC_LAYOUT
+    );
+    let share = quality::product_share(&tree).unwrap();
+    assert!(
+        share >= adforge_worker::blueprint::MIN_PRODUCT_SHARE,
+        "{share}"
+    );
+    let t = adforge_renderer::Tree::from_value(tree).unwrap();
+    let report = harness
+        .handler
+        .renderer()
+        .render(
+            &t,
+            &adforge_renderer::RenderOptions {
+                width: Some(540),
+                encode_png: false,
+            },
+        )
+        .unwrap()
+        .report;
+    assert!(
+        !report.warnings.iter().any(|w| matches!(
+            w,
+            adforge_renderer::Warning::LowContrast { .. }
+                | adforge_renderer::Warning::TextOverflow { .. }
+        )),
+        "{:?}",
+        report.warnings
+    );
+}

@@ -13,17 +13,7 @@ use super::{
 /// # Errors
 /// A message when the bytes are not an image this build decodes or are too large.
 pub fn analyse_image(bytes: &[u8]) -> Result<Blueprint, String> {
-    let mut reader = image::ImageReader::new(std::io::Cursor::new(bytes))
-        .with_guessed_format()
-        .map_err(|e| format!("cannot read the image: {e}"))?;
-    let mut limits = image::Limits::default();
-    limits.max_image_width = Some(16384);
-    limits.max_image_height = Some(16384);
-    limits.max_alloc = Some(adforge_renderer::image::MAX_IMAGE_PIXELS * 4);
-    reader.limits(limits);
-    let img = reader
-        .decode()
-        .map_err(|e| format!("not a PNG, JPEG or WebP image: {e}"))?;
+    let img = crate::generate::analyse::decode(bytes)?;
     Ok(analyse_rgb(&img.to_rgb8()))
 }
 

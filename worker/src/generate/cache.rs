@@ -1,5 +1,6 @@
-//! Reference analyses cached by the reference's content hash (SHA-256 of its bytes), so a
-//! second ad from the same reference costs no analysis.
+//! Reference analyses (the measures of [`super::analyse`] and the blueprint) cached by the
+//! reference's content hash (SHA-256 of its bytes), so a second ad from the same reference
+//! costs no decoding and no analysis.
 //!
 //! In-process and bounded ([`CAPACITY`] blueprints, least recently used evicted): a
 //! blueprint is a few kilobytes and recomputing one costs tens of milliseconds, so a shared
@@ -14,14 +15,19 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use sha2::{Digest, Sha256};
 
-use crate::blueprint::{Blueprint, analyse_image};
+use super::analyse::{Analysis, analyse_decoded, decode};
+use crate::blueprint::{Blueprint, detect::analyse_rgb};
+
+/// Both readings of one reference: the measures the palette and the library choice use,
+/// and its blueprint.
+pub type Readings = Arc<(Analysis, Blueprint)>;
 
 /// How many blueprints a process keeps.
 pub const CAPACITY: usize = 256;
 
 /// An LRU of blueprints by content hash.
 pub struct BlueprintCache {
-    entries: Mutex<VecDeque<([u8; 32], Arc<Blueprint>)>>,
+    entries: Mutex<VecDeque<([u8; 32], Readings)>>,
     capacity: usize,
     hits: AtomicU64,
     misses: AtomicU64,
@@ -38,18 +44,19 @@ impl BlueprintCache {
         }
     }
 
-    /// The blueprint of `bytes`, from the cache or analysed now (and kept).
+    /// The readings of `bytes`, from the cache or made now (one decode) and kept.
     ///
     /// # Errors
-    /// The analysis's message when the bytes are not an image.
-    pub fn get_or_analyse(&self, bytes: &[u8]) -> Result<Arc<Blueprint>, String> {
+    /// The decoder's message when the bytes are not an image.
+    pub fn get_or_analyse(&self, bytes: &[u8]) -> Result<Readings, String> {
         let key: [u8; 32] = Sha256::digest(bytes).into();
         if let Some(bp) = self.take(&key) {
             self.hits.fetch_add(1, Ordering::Relaxed);
             return Ok(bp);
         }
         self.misses.fetch_add(1, Ordering::Relaxed);
-        let bp = Arc::new(analyse_image(bytes)?);
+        let img = decode(bytes)?;
+        let bp = Arc::new((analyse_decoded(&img), analyse_rgb(&img.to_rgb8())));
         if let Ok(mut e) = self.entries.lock() {
             e.retain(|(k, _)| *k != key);
             e.push_front((key, bp.clone()));
@@ -59,7 +66,7 @@ impl BlueprintCache {
     }
 
     /// Looks `key` up and moves it to the front.
-    fn take(&self, key: &[u8; 32]) -> Option<Arc<Blueprint>> {
+    fn take(&self, key: &[u8; 32]) -> Option<Readings> {
         let mut e = self.entries.lock().ok()?;
         let i = e.iter().position(|(k, _)| k == key)?;
         let entry = e.remove(i)?;

@@ -191,18 +191,15 @@ impl GenerateAdHandler {
             .report("analysing", "Analysing the reference's composition", 25)
             .await;
         let url = job.reference_ad_url.clone();
-        let (analysis, blueprint) = {
+        let readings = {
             let cache = self.blueprints.clone();
-            blocking(move || -> Result<_, String> {
-                let analysis = analyse::analyse(&reference)?;
-                let blueprint = cache.get_or_analyse(&reference)?;
-                Ok((analysis, blueprint))
-            })
-            .await?
-            .map_err(|e| {
-                JobError::abort(format!("the reference image at {url} cannot be used: {e}"))
-            })?
+            blocking(move || cache.get_or_analyse(&reference))
+                .await?
+                .map_err(|e| {
+                    JobError::abort(format!("the reference image at {url} cannot be used: {e}"))
+                })?
         };
+        let (analysis, blueprint) = (&readings.0, &readings.1);
 
         progress
             .report("fetching_assets", "Fetching product images and logos", 32)
@@ -230,7 +227,7 @@ impl GenerateAdHandler {
             .report("choosing_layout", "Choosing a layout", 40)
             .await;
         let copy = copy::write_copy(&job.product, &job.audience, job.prompt.as_deref());
-        let palette = brand::Palette::from_brand(&job.brand, &analysis);
+        let palette = brand::Palette::from_brand(&job.brand, analysis);
         let inputs = fill::FillInputs {
             ad_id: &job.ad_id,
             layout_name: BLUEPRINT_LAYOUT,
@@ -252,13 +249,13 @@ impl GenerateAdHandler {
                     55,
                 )
                 .await;
-            let template = blueprint::template::template(&blueprint);
+            let template = blueprint::template::template(blueprint);
             let filled = fill::fill(&template, &inputs).map_err(JobError::abort)?;
             let renderer = self.renderer.clone();
             let fetcher = self.fetcher.clone();
             let (t, report) =
                 blocking(move || preflight_report(&renderer, &fetcher, filled)).await??;
-            match quality::check(&t, &report, &blueprint) {
+            match quality::check(&t, &report, blueprint) {
                 Ok(()) => tree = Some(t),
                 Err(e) => why_not = Some(e),
             }
@@ -305,7 +302,7 @@ impl GenerateAdHandler {
             None => {
                 let reason = why_not.unwrap_or_default();
                 let layout =
-                    layouts::choose_layout(&self.layouts, &analysis, product_image.is_some())
+                    layouts::choose_layout(&self.layouts, analysis, product_image.is_some())
                         .map_err(JobError::abort)?;
                 tracing::info!(ad_id = %job.ad_id, layout = %layout.name, aspect = analysis.aspect.key(), %reason, "library layout chosen");
                 progress

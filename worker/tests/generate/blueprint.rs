@@ -387,13 +387,24 @@ fn write_sheet(rows: &[(Vec<u8>, Vec<u8>)]) {
 }
 
 #[test]
-#[ignore = "writes the references to target/generate-samples for people to look at"]
+#[ignore = "writes the references to target/generate-samples for people to look at, and prints how long each analysis took"]
 fn write_references() {
     let renderer = Renderer::with_defaults();
     let dir = crate::fixtures::repo().join("target/generate-samples");
     std::fs::create_dir_all(&dir).unwrap();
     for r in references::all() {
-        std::fs::write(dir.join(format!("ref-{}.png", r.name)), r.png(&renderer)).unwrap();
+        let png = r.png(&renderer);
+        let t = std::time::Instant::now();
+        let bp = analyse_image(&png).unwrap();
+        eprintln!(
+            "{}: analysed in {:?} ({} texts, {} images, {} shapes)",
+            r.name,
+            t.elapsed(),
+            bp.texts.len(),
+            bp.images.len(),
+            bp.shapes.len()
+        );
+        std::fs::write(dir.join(format!("ref-{}.png", r.name)), png).unwrap();
     }
 }
 

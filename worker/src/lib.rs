@@ -30,6 +30,7 @@
 //! [`RedisQueue`] holds reconnecting connections, so it outlives Redis restarts.
 
 pub mod blob;
+pub mod blueprint;
 pub mod generate;
 pub mod protocol;
 /// The `redis` crate this one is built on, so that other Redis users of the process (the

@@ -115,6 +115,14 @@ impl Analysis {
 /// A message when the bytes are not an image this build decodes, or the image is larger
 /// than the renderer's decompression-bomb limit.
 pub fn analyse(bytes: &[u8]) -> Result<Analysis, String> {
+    Ok(analyse_decoded(&decode(bytes)?))
+}
+
+/// Decodes a reference (PNG, JPEG or WebP) under the renderer's decompression-bomb limit.
+///
+/// # Errors
+/// A message when the bytes are not an image this build decodes or are too large.
+pub fn decode(bytes: &[u8]) -> Result<image::DynamicImage, String> {
     let mut reader = image::ImageReader::new(std::io::Cursor::new(bytes))
         .with_guessed_format()
         .map_err(|e| format!("cannot read the image: {e}"))?;
@@ -123,9 +131,13 @@ pub fn analyse(bytes: &[u8]) -> Result<Analysis, String> {
     limits.max_image_height = Some(16384);
     limits.max_alloc = Some(adforge_renderer::image::MAX_IMAGE_PIXELS * 4);
     reader.limits(limits);
-    let img = reader
+    reader
         .decode()
-        .map_err(|e| format!("not a PNG, JPEG or WebP image: {e}"))?;
+        .map_err(|e| format!("not a PNG, JPEG or WebP image: {e}"))
+}
+
+/// [`analyse`] of an already decoded image.
+pub fn analyse_decoded(img: &image::DynamicImage) -> Analysis {
     let (width, height) = img.dimensions();
     let scale = 96.0 / width.max(height) as f32;
     let (sw, sh) = (
@@ -198,7 +210,7 @@ pub fn analyse(bytes: &[u8]) -> Result<Analysis, String> {
     // them; flat ground alone (a studio backdrop) says nothing.
     let text_score =
         smoothstep(0.3, 0.7, edge_ratio) * (0.5 + 0.5 * smoothstep(0.3, 0.6, flat_share));
-    Ok(Analysis {
+    Analysis {
         width,
         height,
         aspect: Aspect::nearest(width, height),
@@ -212,7 +224,7 @@ pub fn analyse(bytes: &[u8]) -> Result<Analysis, String> {
         flat_share,
         edge_ratio,
         text_score,
-    })
+    }
 }
 
 /// The centre of the calmest of four bands (top, bottom, left, right thirds); ties go to

@@ -93,6 +93,13 @@ pub fn fill(template: &Value, inputs: &FillInputs<'_>) -> Result<Filled, String>
         if n.get("$scrim").is_some() {
             return Some([20, 20, 20]);
         }
+        if let Some([a, b]) = gradient_roles(n) {
+            return Some(super::brand::mix(
+                inputs.palette.role(a),
+                inputs.palette.role(b),
+                0.5,
+            ));
+        }
         n.get("$fill")
             .and_then(Value::as_str)
             .map(|r| inputs.palette.role(r))
@@ -140,6 +147,19 @@ pub fn fill(template: &Value, inputs: &FillInputs<'_>) -> Result<Filled, String>
         if let Some(role) = src.get("$fill").and_then(Value::as_str) {
             n.insert("fills".into(), solid(inputs.palette.role(role)));
         }
+        if let Some([a, b]) = gradient_roles(node) {
+            let stops = json!([
+                {"position": 0, "color": colour_json(inputs.palette.role(a))},
+                {"position": 1, "color": colour_json(inputs.palette.role(b))}
+            ]);
+            if let Some(fill) = n
+                .get_mut("fills")
+                .and_then(|f| f.get_mut(0))
+                .and_then(Value::as_object_mut)
+            {
+                fill.insert("gradientStops".into(), stops);
+            }
+        }
         if let Some(slot) = src.get("$text").and_then(Value::as_str) {
             let text = match slot {
                 "headline" => inputs.copy.headline.clone(),
@@ -177,9 +197,15 @@ pub fn fill(template: &Value, inputs: &FillInputs<'_>) -> Result<Filled, String>
             Some("product") => {
                 match inputs.product_image {
                     Some(url) => {
+                        // `$scale: FIT` keeps a whole cut-out (transparent) product image
+                        // inside its slot.
+                        let mode = match src.get("$scale").and_then(Value::as_str) {
+                            Some("FIT") => "FIT",
+                            _ => "FILL",
+                        };
                         n.insert(
                             "fills".into(),
-                            json!([{"type": "IMAGE", "imageFillUrl": url, "scaleMode": "FILL"}]),
+                            json!([{"type": "IMAGE", "imageFillUrl": url, "scaleMode": mode}]),
                         );
                     }
                     // No variant image: the slot stays in the tree (an editor can fill it)
@@ -211,6 +237,15 @@ pub fn fill(template: &Value, inputs: &FillInputs<'_>) -> Result<Filled, String>
     })
 }
 
+/// The two palette roles of a `$gradient` node (its first fill's two stops).
+fn gradient_roles(node: &Value) -> Option<[&str; 2]> {
+    let g = node.get("$gradient")?.as_array()?;
+    Some([g.first()?.as_str()?, g.get(1)?.as_str()?])
+}
+
+/// Least contrast of a logo against the colour behind it (WCAG non-text contrast).
+pub const MIN_LOGO_CONTRAST: f32 = 3.0;
+
 /// Sizes the logo box to the chosen logo's aspect, or turns the slot into a wordmark.
 fn place_logo(
     n: &mut Map<String, Value>,
@@ -222,7 +257,13 @@ fn place_logo(
     let num = |n: &Map<String, Value>, k: &str| n.get(k).and_then(Value::as_f64).unwrap_or(0.0);
     let (x, w, h) = (num(n, "x"), num(n, "width"), num(n, "height"));
     let bg_l = luminance(bg);
-    let best = inputs.logos.iter().max_by(|a, b| {
+    // WCAG non-text contrast: a logo variant under 3:1 against its backdrop is not used
+    // (the brand name is set as a wordmark instead, and text contrast rules apply to it).
+    let readable = |l: &&LogoChoice| {
+        let (hi, lo) = (l.luminance.max(bg_l), l.luminance.min(bg_l));
+        (hi + 0.05) / (lo + 0.05) >= MIN_LOGO_CONTRAST
+    };
+    let best = inputs.logos.iter().filter(readable).max_by(|a, b| {
         (a.luminance - bg_l)
             .abs()
             .total_cmp(&(b.luminance - bg_l).abs())

@@ -125,6 +125,12 @@ pub fn choose_layout(
         if layout.template(analysis.aspect).is_none() {
             continue;
         }
+        // The product must be prominent (see `quality`): a layout whose picture is a detail
+        // is only for ads without a product image.
+        if has_product_image && layout.composition.image_area < crate::blueprint::MIN_PRODUCT_SHARE
+        {
+            continue;
+        }
         let s = score(layout, analysis, has_product_image);
         if best.is_none_or(|(b, _)| s > b) {
             best = Some((s, layout));

@@ -7,7 +7,12 @@
 //! 1. [`fetch`]: the reference, product image and logos, through the renderer's guarded
 //!    HTTP fetcher; failures sorted into retry and abort.
 //! 2. [`analyse`]: aspect, palette, subject and calm areas, text-led or image-led.
-//! 3. [`layouts`]: the built-in layout library and [`layouts::choose_layout`].
+//! 3. [`crate::blueprint`]: the reference's own layout (its regions and their roles) as a
+//!    template at its own aspect ratio, cached by content hash ([`cache`]). Used when it has
+//!    a headline and a picture and the ad built on it keeps the [`quality`] rules; else
+//!    [`layouts`]: the built-in layout library and [`layouts::choose_layout`] (the
+//!    `composing` progress message says which, and why). The root of an ad built on the
+//!    blueprint is named [`BLUEPRINT_LAYOUT`]; otherwise the library layout's name.
 //! 4. [`copy`]: the deterministic copywriter.
 //! 5. [`fill`]: brand colours, fonts, logo, images, copy and UUIDs into the template.
 //! 6. A preflight render at small size: the renderer measures every text's contrast against
@@ -32,10 +37,12 @@
 
 pub mod analyse;
 pub mod brand;
+pub mod cache;
 pub mod copy;
 pub mod fetch;
 pub mod fill;
 pub mod layouts;
+pub mod quality;
 
 use std::sync::Arc;
 
@@ -47,9 +54,17 @@ use futures_util::future::BoxFuture;
 use serde_json::Value;
 
 use crate::blob::BlobStore;
+use crate::blueprint;
 use crate::protocol::{AdCompleted, GenerateAdJob, Job, RerenderJob};
 use crate::runner::{JobError, JobHandler, ProgressSink};
 use fetch::ShelfFetcher;
+
+/// The root `name` of an ad composed on its reference's own blueprint.
+pub const BLUEPRINT_LAYOUT: &str = "reference_blueprint";
+
+/// The root `name` of an ad composed on [`blueprint::Blueprint::generic`]: the reference's
+/// own layout was not usable and no library layout has its aspect ratio.
+pub const GENERIC_LAYOUT: &str = "reference_aspect";
 
 /// Width of the preflight render that checks contrast and fit before the 4K render.
 const PREFLIGHT_WIDTH: u32 = 540;
@@ -91,6 +106,7 @@ impl GenerateConfig {
 
 /// Runs both image-ad jobs. Create one per process and share it: it owns the renderer.
 pub struct GenerateAdHandler {
+    blueprints: Arc<cache::BlueprintCache>,
     renderer: Arc<Renderer>,
     fetcher: Arc<ShelfFetcher>,
     blobs: Arc<dyn BlobStore>,
@@ -113,11 +129,17 @@ impl GenerateAdHandler {
             Vec::new()
         });
         GenerateAdHandler {
+            blueprints: Arc::new(cache::BlueprintCache::new(cache::CAPACITY)),
             renderer,
             fetcher,
             blobs: config.blobs,
             layouts,
         }
+    }
+
+    /// The cache of reference analyses (by content hash).
+    pub fn blueprints(&self) -> &cache::BlueprintCache {
+        &self.blueprints
     }
 
     /// The built-in layouts this handler chooses from.
@@ -169,11 +191,15 @@ impl GenerateAdHandler {
             .report("analysing", "Analysing the reference's composition", 25)
             .await;
         let url = job.reference_ad_url.clone();
-        let analysis = blocking(move || analyse::analyse(&reference))
-            .await?
-            .map_err(|e| {
-                JobError::abort(format!("the reference image at {url} cannot be used: {e}"))
-            })?;
+        let readings = {
+            let cache = self.blueprints.clone();
+            blocking(move || cache.get_or_analyse(&reference))
+                .await?
+                .map_err(|e| {
+                    JobError::abort(format!("the reference image at {url} cannot be used: {e}"))
+                })?
+        };
+        let (analysis, blueprint) = (&readings.0, &readings.1);
 
         progress
             .report("fetching_assets", "Fetching product images and logos", 32)
@@ -200,34 +226,108 @@ impl GenerateAdHandler {
         progress
             .report("choosing_layout", "Choosing a layout", 40)
             .await;
-        let layout = layouts::choose_layout(&self.layouts, &analysis, product_image.is_some())
-            .map_err(JobError::abort)?;
-        tracing::info!(ad_id = %job.ad_id, layout = %layout.name, aspect = analysis.aspect.key(), "layout chosen");
-
-        progress
-            .report("writing_copy", "Writing the copy", 55)
-            .await;
         let copy = copy::write_copy(&job.product, &job.audience, job.prompt.as_deref());
-
-        progress
-            .report("composing", "Composing the ad and checking contrast", 65)
-            .await;
-        let template = layout
-            .template(analysis.aspect)
-            .ok_or_else(|| JobError::abort("no layout for this aspect ratio"))?;
+        let palette = brand::Palette::from_brand(&job.brand, analysis);
         let inputs = fill::FillInputs {
             ad_id: &job.ad_id,
-            layout_name: &layout.name,
+            layout_name: BLUEPRINT_LAYOUT,
             brand: &job.brand,
-            palette: brand::Palette::from_brand(&job.brand, &analysis),
+            palette,
             copy: &copy,
             product_image: product_image.as_deref(),
             logos: &logos,
         };
-        let filled = fill::fill(template, &inputs).map_err(JobError::abort)?;
-        let renderer = self.renderer.clone();
-        let fetcher = self.fetcher.clone();
-        let tree = blocking(move || preflight(&renderer, &fetcher, filled)).await??;
+        // The reference's own layout first; the built-in library when the analysis found
+        // nothing usable or the ad built on it breaks a quality rule.
+        let mut tree = None;
+        let mut why_not = blueprint.unusable().map(str::to_owned);
+        if why_not.is_none() {
+            progress
+                .report(
+                    "composing",
+                    "Composing the ad on the reference's own layout and checking it",
+                    55,
+                )
+                .await;
+            let template = blueprint::template::template(blueprint);
+            let filled = fill::fill(&template, &inputs).map_err(JobError::abort)?;
+            let renderer = self.renderer.clone();
+            let fetcher = self.fetcher.clone();
+            let (t, report) =
+                blocking(move || preflight_report(&renderer, &fetcher, filled)).await??;
+            match quality::check(&t, &report, blueprint) {
+                Ok(()) => tree = Some(t),
+                Err(e) => why_not = Some(e),
+            }
+        }
+        let tree = match tree {
+            Some(t) => {
+                tracing::info!(ad_id = %job.ad_id, layout = BLUEPRINT_LAYOUT, "composed on the reference's blueprint");
+                t
+            }
+            None if (analysis.aspect.ratio()
+                / (analysis.width.max(1) as f32 / analysis.height.max(1) as f32)
+                - 1.0)
+                .abs()
+                > quality::MAX_ASPECT_ERROR =>
+            {
+                // No library layout has the reference's shape (a landscape): a plain
+                // composition at its own aspect keeps the ad the reference's shape.
+                let reason = why_not.unwrap_or_default();
+                progress
+                    .report(
+                        "composing",
+                        &format!(
+                            "Composing the ad on a plain layout at the reference's aspect ratio (the reference's own layout was not used: {reason})"
+                        ),
+                        65,
+                    )
+                    .await;
+                let generic = blueprint::Blueprint::generic(
+                    analysis.width,
+                    analysis.height,
+                    blueprint.background.clone(),
+                    product_image.is_some(),
+                );
+                let template = blueprint::template::template(&generic);
+                let inputs = fill::FillInputs {
+                    layout_name: GENERIC_LAYOUT,
+                    ..inputs.clone()
+                };
+                let filled = fill::fill(&template, &inputs).map_err(JobError::abort)?;
+                let renderer = self.renderer.clone();
+                let fetcher = self.fetcher.clone();
+                blocking(move || preflight(&renderer, &fetcher, filled)).await??
+            }
+            None => {
+                let reason = why_not.unwrap_or_default();
+                let layout =
+                    layouts::choose_layout(&self.layouts, analysis, product_image.is_some())
+                        .map_err(JobError::abort)?;
+                tracing::info!(ad_id = %job.ad_id, layout = %layout.name, aspect = analysis.aspect.key(), %reason, "library layout chosen");
+                progress
+                    .report(
+                        "composing",
+                        &format!(
+                            "Composing the ad on the built-in layout {} (the reference's own layout was not used: {reason})",
+                            layout.name
+                        ),
+                        65,
+                    )
+                    .await;
+                let template = layout
+                    .template(analysis.aspect)
+                    .ok_or_else(|| JobError::abort("no layout for this aspect ratio"))?;
+                let inputs = fill::FillInputs {
+                    layout_name: &layout.name,
+                    ..inputs.clone()
+                };
+                let filled = fill::fill(template, &inputs).map_err(JobError::abort)?;
+                let renderer = self.renderer.clone();
+                let fetcher = self.fetcher.clone();
+                blocking(move || preflight(&renderer, &fetcher, filled)).await??
+            }
+        };
 
         progress.report("rendering", "Rendering at 4K", 75).await;
         let renderer = self.renderer.clone();
@@ -349,12 +449,28 @@ impl JobHandler for GenerateAdHandler {
 pub fn preflight(
     renderer: &Renderer,
     fetcher: &ShelfFetcher,
-    mut filled: fill::Filled,
+    filled: fill::Filled,
 ) -> Result<Tree, JobError> {
-    for _ in 0..3 {
+    preflight_report(renderer, fetcher, filled).map(|(t, _)| t)
+}
+
+/// [`preflight`], also returning the report of a render of the returned tree (the quality
+/// rules are judged on it).
+///
+/// # Errors
+/// As [`preflight`].
+pub fn preflight_report(
+    renderer: &Renderer,
+    fetcher: &ShelfFetcher,
+    mut filled: fill::Filled,
+) -> Result<(Tree, adforge_renderer::RenderReport), JobError> {
+    for round in 0..4 {
         let tree = parse(&filled.tree)?;
         let report = render(renderer, &tree, Some(PREFLIGHT_WIDTH), false)?.report;
         image_failures(fetcher, &report.warnings)?;
+        if round == 3 {
+            return Ok((tree, report));
+        }
         let (mut low, mut overflow) = (Vec::new(), Vec::new());
         for w in &report.warnings {
             match w {
@@ -364,12 +480,14 @@ pub fn preflight(
             }
         }
         if low.is_empty() && overflow.is_empty() {
-            return Ok(tree);
+            return Ok((tree, report));
         }
         fill::strengthen(&mut filled, &low);
         fill::loosen_fit(&mut filled, &overflow);
     }
-    parse(&filled.tree)
+    let tree = parse(&filled.tree)?;
+    let report = render(renderer, &tree, Some(PREFLIGHT_WIDTH), false)?.report;
+    Ok((tree, report))
 }
 
 fn parse(tree: &Value) -> Result<Tree, JobError> {

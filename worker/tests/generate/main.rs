@@ -5,5 +5,7 @@
 // Test helpers outside #[test] functions unwrap too: a failed setup should stop the test.
 #![allow(clippy::unwrap_used)]
 
+mod blueprint;
 mod fixtures;
 mod pipeline;
+mod references;

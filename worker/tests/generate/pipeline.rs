@@ -132,7 +132,8 @@ async fn editable_ads_in_every_aspect_are_4k_and_rerender_identically() {
 async fn flat_ads_have_no_tree_and_a_redo_overwrites_the_same_key() {
     let h = Harness::new().await;
     for (ad, reference, size) in [
-        ("ia_flat", "/ref/rocket.jpg", (3840, 3840)),
+        // A 640×427 photo: no library layout has 3:2, so the ad keeps the reference's shape.
+        ("ia_flat", "/ref/rocket.jpg", (3840, 2562)),
         ("ia_flat45", "/ref/object45.png", (3072, 3840)),
         ("ia_flat916", "/ref/story.png", (2160, 3840)),
     ] {
@@ -434,10 +435,10 @@ async fn a_bare_brand_still_gets_a_complete_ad() {
             .any(|n| n["type"] == "TEXT" && n["characters"] == "Northwind")
     );
     assert!(!tree_json.to_string().contains("imageFillUrl"));
-    // With nothing to show, the ad is led by its words.
+    // With nothing to show, the ad is led by its words, in the (3:2) reference's shape.
     assert_eq!(
         tree_json["nodes"][tree_json["root"].as_str().unwrap()]["name"],
-        "text_poster"
+        adforge_worker::generate::GENERIC_LAYOUT
     );
     let tree = Tree::from_value(tree_json).unwrap();
     let out = h

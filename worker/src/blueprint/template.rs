@@ -1,0 +1,612 @@
+//! A [`Blueprint`] written as a layout template: the renderer's JSON tree at the blueprint's
+//! design size (3840 px long edge), whose node ids are slot names and whose nodes carry the
+//! layout library's `$` keys (`assets/layouts/README.md`), so it renders as it is and
+//! [`crate::generate::fill::fill`] fills it like a built-in layout.
+//!
+//! Slots: `background` (or `photo` on a photo ground), `panel_N`, `product_image`,
+//! `headline`, `supporting`, `eyebrow`, `cta` (a button frame holding `cta_label`), `badge`
+//! with `badge_label`, `logo`. Text boxes are the reference's blocks widened into the free
+//! space around them (new copy is rarely as short as the reference's), with shrink-to-fit
+//! down to 35 % of the reference's size.
+
+use serde_json::{Map, Value, json};
+
+use super::{
+    Align, Background, Blueprint, MIN_PRODUCT_SHARE, Rect, Rgb, Shape, ShapeRole, TextBlock,
+    TextRole,
+};
+
+/// The palette role standing in for a colour of the reference: light grounds stay light,
+/// dark greys stay dark, colours become the brand's colour.
+pub fn role_for(c: Rgb) -> &'static str {
+    let l = luminance(c);
+    let (mx, mn) = (
+        c.iter().max().copied().unwrap_or(0),
+        c.iter().min().copied().unwrap_or(0),
+    );
+    let sat = if mx == 0 {
+        0.0
+    } else {
+        f32::from(mx - mn) / f32::from(mx)
+    };
+    if l > 0.6 {
+        "background"
+    } else if sat < 0.25 && l < 0.1 {
+        "ink"
+    } else {
+        "primary"
+    }
+}
+
+fn luminance(c: Rgb) -> f32 {
+    crate::generate::analyse::luminance(c)
+}
+
+fn round1(v: f32) -> f64 {
+    (f64::from(v) * 10.0).round() / 10.0
+}
+
+fn colour(c: Rgb) -> Value {
+    let ch = |v: u8| json!((f64::from(v) / 255.0 * 1000.0).round() / 1000.0);
+    json!({"r": ch(c[0]), "g": ch(c[1]), "b": ch(c[2]), "a": 1})
+}
+
+fn solid(c: Rgb) -> Value {
+    json!([{"type": "SOLID", "color": colour(c)}])
+}
+
+struct Writer<'a> {
+    bp: &'a Blueprint,
+    w: f32,
+    h: f32,
+    nodes: Map<String, Value>,
+    children: Vec<String>,
+}
+
+impl Writer<'_> {
+    fn px(&self, r: &Rect) -> (f64, f64, f64, f64) {
+        (
+            round1(r.x * self.w),
+            round1(r.y * self.h),
+            round1(r.w * self.w),
+            round1(r.h * self.h),
+        )
+    }
+
+    fn add(&mut self, id: &str, mut node: Map<String, Value>, top: bool) {
+        node.insert("id".into(), Value::from(id));
+        self.nodes.insert(id.to_owned(), Value::Object(node));
+        if top {
+            self.children.push(id.to_owned());
+        }
+    }
+
+    fn shape_node(&self, r: &Rect, shape: Shape) -> Map<String, Value> {
+        let (x, y, w, h) = self.px(r);
+        let mut n = Map::new();
+        let ty = if matches!(shape, Shape::Circle) {
+            "ELLIPSE"
+        } else {
+            "RECTANGLE"
+        };
+        n.insert("type".into(), Value::from(ty));
+        for (k, v) in [("x", x), ("y", y), ("width", w), ("height", h)] {
+            n.insert(k.into(), json!(v));
+        }
+        if let Shape::Rounded { radius } = shape {
+            n.insert(
+                "cornerRadius".into(),
+                json!(round1(radius * r.w.min(r.h * self.h / self.w) * self.w)),
+            );
+        }
+        n
+    }
+
+    /// The backdrop slot of a point: the panel under it, else the ground.
+    fn backdrop_of(&self, r: &Rect, panels: &[(String, Rect)]) -> String {
+        panels
+            .iter()
+            .rev()
+            .find(|(_, p)| p.contains_center(r))
+            .map(|(id, _)| id.clone())
+            .unwrap_or_else(|| self.ground_id().to_owned())
+    }
+
+    fn ground_id(&self) -> &'static str {
+        match self.bp.background {
+            Background::Photo { .. } => "photo",
+            _ => "background",
+        }
+    }
+
+    /// Widens a text box into the free space around it, away from every other element.
+    fn widen(&self, t: &TextBlock, others: &[Rect], container: Rect) -> Rect {
+        let m = self.bp.margins;
+        let pad = 0.01;
+        let lo_x = container.x.max(m[0].min(t.rect.x)) + if container.x > 0.0 { pad } else { 0.0 };
+        let hi_x = container.right().min(1.0 - m[2].min(1.0 - t.rect.right()))
+            - if container.right() < 1.0 { pad } else { 0.0 };
+        let mut left = lo_x;
+        let mut right = hi_x;
+        let mut bottom = (t.rect.bottom() + t.rect.h.max(t.line_height * 2.0)).min(
+            container
+                .bottom()
+                .min(1.0 - m[3].min(1.0 - t.rect.bottom())),
+        );
+        for o in others {
+            // Things beside the block limit its width; things below it limit its depth.
+            let v_overlap = o.y < t.rect.bottom() && o.bottom() > t.rect.y;
+            if v_overlap {
+                if o.x >= t.rect.right() {
+                    right = right.min(o.x - pad);
+                } else if o.right() <= t.rect.x {
+                    left = left.max(o.right() + pad);
+                }
+            } else if o.y >= t.rect.bottom() && o.x < t.rect.right() && o.right() > t.rect.x {
+                // Keep at least half a line of air above what follows.
+                bottom = bottom.min(o.y - pad.max(0.5 * t.line_height));
+            }
+        }
+        let (mut x0, mut x1) = match t.align {
+            Align::Left => (t.rect.x, right),
+            Align::Right => (left, t.rect.right()),
+            Align::Center => {
+                let c = t.rect.center().0;
+                let half = (c - left).min(right - c);
+                (c - half, c + half)
+            }
+        };
+        if x1 - x0 < t.rect.w {
+            x0 = t.rect.x;
+            x1 = t.rect.right();
+        }
+        let bottom = bottom.max(t.rect.bottom());
+        // A little room for the glyphs' side bearings and line gap.
+        let grow = t.line_height * 0.15;
+        let top = (t.rect.y - grow).max(0.0);
+        Rect {
+            x: x0,
+            y: top,
+            w: x1 - x0,
+            // Never past what lies below: the next element or the margin.
+            h: bottom.max(t.rect.bottom() + grow) - top,
+        }
+    }
+
+    fn text_node(
+        &self,
+        t: &TextBlock,
+        r: &Rect,
+        slot: &str,
+        on: &str,
+        vcenter: bool,
+    ) -> Map<String, Value> {
+        let (x, y, w, h) = self.px(r);
+        // Glyph extent of a line ≈ 0.9 em in mixed case, 0.72 em in capitals.
+        let em = t.line_height * self.h / if t.upper { 0.72 } else { 0.9 };
+        let pitch = if t.lines >= 2 {
+            ((t.rect.h - t.line_height) / (t.lines - 1) as f32 * self.h / em * 100.0)
+                .clamp(95.0, 170.0)
+        } else {
+            115.0
+        };
+        let mut n = Map::new();
+        n.insert("type".into(), Value::from("TEXT"));
+        for (k, v) in [("x", x), ("y", y), ("width", w), ("height", h)] {
+            n.insert(k.into(), json!(v));
+        }
+        n.insert("characters".into(), Value::from(placeholder(slot)));
+        n.insert("fontFamily".into(), Value::from("Inter"));
+        n.insert("fontSize".into(), json!(round1(em)));
+        n.insert("fontWeight".into(), json!(t.weight));
+        n.insert(
+            "lineHeight".into(),
+            json!({"value": pitch.round(), "unit": "PERCENT"}),
+        );
+        n.insert("textAlignHorizontal".into(), Value::from(t.align.figma()));
+        n.insert(
+            "textAlignVertical".into(),
+            Value::from(if vcenter { "CENTER" } else { "TOP" }),
+        );
+        n.insert("textAutoResize".into(), Value::from("NONE"));
+        n.insert(
+            "textFit".into(),
+            json!({"minFontSize": round1(em * 0.35), "maxFontSize": round1(em)}),
+        );
+        if t.upper {
+            n.insert("textCase".into(), Value::from("UPPER"));
+        }
+        n.insert("fills".into(), solid(t.color));
+        let copy_slot = match slot {
+            "badge_label" => "eyebrow",
+            "cta_label" => "cta",
+            s => s,
+        };
+        n.insert("$text".into(), Value::from(copy_slot));
+        n.insert("$on".into(), Value::from(on));
+        n.insert(
+            "$font".into(),
+            Value::from(if slot == "headline" {
+                "heading"
+            } else {
+                "body"
+            }),
+        );
+        n
+    }
+}
+
+fn placeholder(slot: &str) -> &'static str {
+    match slot {
+        "headline" => "Your headline goes here",
+        "supporting" => "A line or two of supporting copy about the product.",
+        "eyebrow" => "NEW",
+        "cta_label" => "Shop now",
+        "badge_label" => "-20%",
+        _ => "Text",
+    }
+}
+
+/// The blueprint as a template (see the module docs).
+pub fn template(bp: &Blueprint) -> Value {
+    let (w, h) = (bp.width.max(1) as f32, bp.height.max(1) as f32);
+    let mut wr = Writer {
+        bp,
+        w,
+        h,
+        nodes: Map::new(),
+        children: Vec::new(),
+    };
+    let full = Rect {
+        x: 0.0,
+        y: 0.0,
+        w: 1.0,
+        h: 1.0,
+    };
+
+    // Ground.
+    let mut ground = wr.shape_node(&full, Shape::Rectangle);
+    match &bp.background {
+        Background::Solid { color } => {
+            ground.insert("fills".into(), solid(*color));
+            ground.insert("$fill".into(), Value::from(role_for(*color)));
+            wr.add("background", ground, true);
+        }
+        Background::Gradient { from, to, vertical } => {
+            let end = if *vertical {
+                json!([{"x": 0.5, "y": 0}, {"x": 0.5, "y": 1}, {"x": 0, "y": 0}])
+            } else {
+                json!([{"x": 0, "y": 0.5}, {"x": 1, "y": 0.5}, {"x": 0, "y": 1}])
+            };
+            ground.insert(
+                "fills".into(),
+                json!([{"type": "GRADIENT_LINEAR", "gradientHandlePositions": end,
+                        "gradientStops": [{"position": 0, "color": colour(*from)},
+                                          {"position": 1, "color": colour(*to)}]}]),
+            );
+            ground.insert(
+                "$gradient".into(),
+                json!([
+                    role_for(*from),
+                    if role_for(*from) == role_for(*to) {
+                        "accent"
+                    } else {
+                        role_for(*to)
+                    }
+                ]),
+            );
+            wr.add("background", ground, true);
+        }
+        Background::Photo { mean } => {
+            ground.insert("fills".into(), solid(*mean));
+            ground.insert("$image".into(), Value::from("product"));
+            wr.add("photo", ground, true);
+        }
+    }
+
+    // Panels (bands, cards), then the product, then buttons and badges.
+    let mut panels: Vec<(String, Rect)> = Vec::new();
+    for (i, s) in bp
+        .shapes
+        .iter()
+        .filter(|s| s.role == ShapeRole::Panel)
+        .enumerate()
+    {
+        let id = format!("panel_{}", i + 1);
+        let mut n = wr.shape_node(&s.rect, s.shape);
+        n.insert("fills".into(), solid(s.color));
+        n.insert("$fill".into(), Value::from(role_for(s.color)));
+        wr.add(&id, n, true);
+        panels.push((id, s.rect));
+    }
+    let mut occupied: Vec<(TextRole, Rect)> = Vec::new();
+    if !matches!(bp.background, Background::Photo { .. })
+        && let Some(img) = bp.images.first()
+    {
+        let rect = grow_to_share(img.rect, MIN_PRODUCT_SHARE);
+        let mut n = wr.shape_node(&rect, img.shape);
+        n.insert("fills".into(), solid([204, 204, 204]));
+        n.insert("$image".into(), Value::from("product"));
+        // A cut-out product's slot is filled edge to edge too: variant images are mostly
+        // photos on their own ground, which FIT would letterbox to a sliver of the slot.
+        if img.cutout {
+            n.insert(
+                "cornerRadius".into(),
+                json!(round1(rect.w.min(rect.h * h / w) * w * 0.06)),
+            );
+        }
+        wr.add("product_image", n, true);
+        occupied.push((TextRole::Body, rect));
+    }
+    if let Some(s) = bp.shape(ShapeRole::Badge) {
+        let mut n = wr.shape_node(&s.rect, s.shape);
+        n.insert("fills".into(), solid(s.color));
+        n.insert("$fill".into(), Value::from("accent"));
+        wr.add("badge", n, true);
+        let label = bp.text(TextRole::BadgeLabel).cloned().unwrap_or(TextBlock {
+            role: TextRole::BadgeLabel,
+            rect: s.rect,
+            lines: 1,
+            line_height: s.rect.h * 0.3,
+            align: Align::Center,
+            color: [255, 255, 255],
+            weight: 700,
+            upper: true,
+        });
+        let inset = inset(&s.rect, 0.15);
+        let mut t = label.clone();
+        t.align = Align::Center;
+        let node = wr.text_node(&t, &inset, "badge_label", "badge", true);
+        wr.add("badge_label", node, true);
+    }
+    if let Some(s) = bp.shape(ShapeRole::Button) {
+        let (x, y, bw, bh) = wr.px(&s.rect);
+        let mut frame = Map::new();
+        frame.insert("type".into(), Value::from("FRAME"));
+        for (k, v) in [("x", x), ("y", y), ("width", bw), ("height", bh)] {
+            frame.insert(k.into(), json!(v));
+        }
+        frame.insert("fills".into(), solid(s.color));
+        frame.insert("$fill".into(), Value::from("accent"));
+        frame.insert("clipsContent".into(), Value::from(false));
+        if let Shape::Rounded { radius } = s.shape {
+            frame.insert(
+                "cornerRadius".into(),
+                json!(round1(radius * bw.min(bh) as f32)),
+            );
+        } else if s.shape == Shape::Circle {
+            frame.insert("cornerRadius".into(), json!(round1(bh as f32 / 2.0)));
+        }
+        frame.insert("children".into(), json!(["cta_label"]));
+        wr.add("cta", frame, true);
+        let label = bp.text(TextRole::Cta).cloned().unwrap_or(TextBlock {
+            role: TextRole::Cta,
+            rect: s.rect,
+            lines: 1,
+            line_height: s.rect.h * 0.35,
+            align: Align::Center,
+            color: [255, 255, 255],
+            weight: 600,
+            upper: false,
+        });
+        let mut t = label.clone();
+        t.align = Align::Center;
+        // The label fills the button, in the frame's own coordinates.
+        let local = Rect {
+            x: s.rect.w * 0.08,
+            y: 0.0,
+            w: s.rect.w * 0.84,
+            h: s.rect.h,
+        };
+        let node = wr.text_node(&t, &local, "cta_label", "cta", true);
+        wr.add("cta_label", node, false);
+        occupied.push((TextRole::Cta, s.rect));
+    }
+
+    // Text blocks.
+    let drawn = [TextRole::Headline, TextRole::Supporting, TextRole::Eyebrow];
+    let blocks: Vec<&TextBlock> = bp
+        .texts
+        .iter()
+        .filter(|t| drawn.contains(&t.role))
+        .collect();
+    for t in &blocks {
+        let slot = match t.role {
+            TextRole::Headline => "headline",
+            TextRole::Supporting => "supporting",
+            _ => "eyebrow",
+        };
+        let others: Vec<Rect> = blocks
+            .iter()
+            .filter(|o| o.role != t.role)
+            .map(|o| o.rect)
+            .chain(occupied.iter().map(|o| o.1))
+            .chain(
+                bp.shapes
+                    .iter()
+                    .filter(|s| s.role != ShapeRole::Panel)
+                    .map(|s| s.rect),
+            )
+            .chain(bp.logo)
+            .collect();
+        let on = wr.backdrop_of(&t.rect, &panels);
+        let container = panels
+            .iter()
+            .find(|(id, _)| *id == on)
+            .map(|p| p.1)
+            .unwrap_or(full);
+        let r = wr.widen(t, &others, container);
+        let node = wr.text_node(t, &r, slot, &on, false);
+        wr.add(slot, node, true);
+    }
+
+    if let Some(logo) = bp.logo {
+        let (x, y, lw, lh) = wr.px(&logo);
+        let mut n = Map::new();
+        n.insert("type".into(), Value::from("RECTANGLE"));
+        // A logo box a little taller than the wordmark the reference shows.
+        let lh2 = (lh * 1.4).max(f64::from(h) * 0.03);
+        for (k, v) in [
+            ("x", x),
+            ("y", y - (lh2 - lh) / 2.0),
+            ("width", lw.max(lh2 * 3.0)),
+            ("height", lh2),
+        ] {
+            n.insert(k.into(), json!(round1(v as f32)));
+        }
+        n.insert("fills".into(), json!([]));
+        n.insert("$image".into(), Value::from("logo"));
+        let on = wr.backdrop_of(&logo, &panels);
+        n.insert("$on".into(), Value::from(on));
+        let cx = logo.center().0;
+        let align = if (cx - 0.5).abs() < 0.05 {
+            "CENTER"
+        } else if cx > 0.5 {
+            "RIGHT"
+        } else {
+            "LEFT"
+        };
+        if align == "RIGHT" {
+            // Keep the box's right edge where the reference's logo ends.
+            let right = x + lw;
+            let bw = lw.max(lh2 * 3.0);
+            n.insert("x".into(), json!(round1((right - bw) as f32)));
+        } else if align == "CENTER" {
+            let bw = lw.max(lh2 * 3.0);
+            n.insert("x".into(), json!(round1((x + lw / 2.0 - bw / 2.0) as f32)));
+        }
+        n.insert("$align".into(), Value::from(align));
+        wr.add("logo", n, true);
+    }
+
+    let mut root = Map::new();
+    root.insert("type".into(), Value::from("FRAME"));
+    root.insert("x".into(), json!(0));
+    root.insert("y".into(), json!(0));
+    root.insert("width".into(), json!(bp.width));
+    root.insert("height".into(), json!(bp.height));
+    root.insert("clipsContent".into(), Value::from(true));
+    root.insert("fills".into(), solid(bp.background.mean()));
+    root.insert("children".into(), json!(wr.children));
+    wr.add("root", root, false);
+    json!({"root": "root", "nodes": Value::Object(wr.nodes)})
+}
+
+fn inset(r: &Rect, by: f32) -> Rect {
+    Rect {
+        x: r.x + r.w * by,
+        y: r.y + r.h * by,
+        w: r.w * (1.0 - 2.0 * by),
+        h: r.h * (1.0 - 2.0 * by),
+    }
+}
+
+/// Grows `r` about its centre (keeping its shape, inside the canvas) until it covers
+/// `share` of the canvas.
+pub fn grow_to_share(r: Rect, share: f32) -> Rect {
+    if r.area() >= share || r.area() <= 0.0 {
+        return r;
+    }
+    // A hair over the share, so rounding to tenths of a pixel never lands under it.
+    let k = (share * 1.01 / r.area()).sqrt();
+    let (cx, cy) = r.center();
+    let (nw, nh) = ((r.w * k).min(1.0), (r.h * k).min(1.0));
+    Rect {
+        x: (cx - nw / 2.0).clamp(0.0, 1.0 - nw),
+        y: (cy - nh / 2.0).clamp(0.0, 1.0 - nh),
+        w: nw,
+        h: nh,
+    }
+}
+
+/// The blueprint as a design-template tree: the template with neutral sample content (the
+/// reference's own colours, placeholder words, a grey product box) and every node named
+/// after its slot. The `$` slot keys stay in the tree (unknown fields are kept by every
+/// reader), so a generator can fill the template, as edited, later.
+pub fn sample_tree(bp: &Blueprint) -> Value {
+    let mut t = template(bp);
+    if let Some(nodes) = t.get_mut("nodes").and_then(Value::as_object_mut) {
+        for (id, n) in nodes.iter_mut() {
+            if let Some(n) = n.as_object_mut() {
+                n.entry("name").or_insert_with(|| Value::from(id.clone()));
+            }
+        }
+    }
+    t
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::blueprint::{ImageRegion, TextBlock};
+
+    fn bp() -> Blueprint {
+        Blueprint {
+            source_width: 1000,
+            source_height: 500,
+            width: 3840,
+            height: 1920,
+            background: Background::Solid {
+                color: [250, 250, 250],
+            },
+            images: vec![ImageRegion {
+                rect: Rect {
+                    x: 0.05,
+                    y: 0.1,
+                    w: 0.1,
+                    h: 0.1,
+                },
+                shape: Shape::Circle,
+                cutout: false,
+            }],
+            shapes: Vec::new(),
+            texts: vec![TextBlock {
+                role: TextRole::Headline,
+                rect: Rect {
+                    x: 0.5,
+                    y: 0.1,
+                    w: 0.2,
+                    h: 0.1,
+                },
+                lines: 1,
+                line_height: 0.1,
+                align: Align::Left,
+                color: [10, 10, 10],
+                weight: 700,
+                upper: false,
+            }],
+            logo: None,
+            margins: [0.05, 0.1, 0.05, 0.8],
+        }
+    }
+
+    #[test]
+    fn a_small_product_grows_to_the_minimum_share_and_text_widens_to_the_margin() {
+        let t = template(&bp());
+        let p = &t["nodes"]["product_image"];
+        let area = p["width"].as_f64().unwrap() * p["height"].as_f64().unwrap() / (3840.0 * 1920.0);
+        assert!(area >= f64::from(MIN_PRODUCT_SHARE), "{area}");
+        assert_eq!(p["type"], "ELLIPSE");
+        let h = &t["nodes"]["headline"];
+        // Left-aligned: starts where the reference's block starts, runs to the margin.
+        assert_eq!(h["x"].as_f64().unwrap(), 1920.0);
+        assert!(h["width"].as_f64().unwrap() > 0.2 * 3840.0);
+        assert_eq!(t["nodes"]["background"]["$fill"], "background");
+    }
+
+    #[test]
+    fn sample_trees_name_every_node_after_its_slot() {
+        let t = sample_tree(&bp());
+        for (id, n) in t["nodes"].as_object().unwrap() {
+            assert_eq!(n["name"], Value::from(id.clone()));
+        }
+        adforge_renderer::Tree::from_value(t).unwrap();
+    }
+
+    #[test]
+    fn colours_map_to_palette_roles() {
+        assert_eq!(role_for([255, 255, 255]), "background");
+        assert_eq!(role_for([12, 12, 14]), "ink");
+        assert_eq!(role_for([200, 30, 40]), "primary");
+    }
+}

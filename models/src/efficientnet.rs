@@ -164,8 +164,13 @@ impl ConvBn {
             // A 1x1 convolution is a matrix product over channels.
             let out_c = self.weight.dim(0)?;
             let wm = self.weight.reshape((out_c, c))?;
-            wm.broadcast_matmul(&x.reshape((b, c, h * w))?)?
-                .reshape((b, out_c, h, w))?
+            if b == 1 {
+                wm.matmul(&x.reshape((c, h * w))?)?
+                    .reshape((1, out_c, h, w))?
+            } else {
+                wm.broadcast_matmul(&x.reshape((b, c, h * w))?)?
+                    .reshape((b, out_c, h, w))?
+            }
         } else {
             let (pt, pb) = same_padding(h, self.kernel, self.stride);
             let (pl, pr) = same_padding(w, self.kernel, self.stride);
@@ -220,27 +225,44 @@ impl DepthwiseBn {
             let ch = idx % c;
             let src = &input[idx * h * w..(idx + 1) * h * w];
             let wts = &self.weight[ch * k * k..(ch + 1) * k * k];
-            let bias = self.bias[ch];
-            for oy in 0..ho {
-                let iy0 = (oy * s) as isize - pt as isize;
-                for ox in 0..wo {
-                    let ix0 = (ox * s) as isize - pl as isize;
-                    let mut acc = bias;
-                    for ky in 0..k {
-                        let iy = iy0 + ky as isize;
-                        if iy < 0 || iy >= h as isize {
+            for (oy, drow) in dst.chunks_exact_mut(wo).enumerate() {
+                drow.fill(self.bias[ch]);
+                for ky in 0..k {
+                    // Input row of this tap; rows in the padding contribute nothing.
+                    let Some(iy) = (oy * s + ky).checked_sub(pt).filter(|&iy| iy < h) else {
+                        continue;
+                    };
+                    let srow = &src[iy * w..(iy + 1) * w];
+                    for kx in 0..k {
+                        let wt = wts[ky * k + kx];
+                        // Input column of output column ox is ox * s + kx - pl; keep the ox
+                        // whose column lies inside the row.
+                        let first = pl.saturating_sub(kx).div_ceil(s);
+                        let Some(last_in) = (w + pl).checked_sub(kx + 1) else {
+                            continue;
+                        };
+                        let end = (last_in / s + 1).min(wo);
+                        if first >= end {
                             continue;
                         }
-                        let row = &src[iy as usize * w..(iy as usize + 1) * w];
-                        let wrow = &wts[ky * k..(ky + 1) * k];
-                        for (kx, wt) in wrow.iter().enumerate() {
-                            let ix = ix0 + kx as isize;
-                            if ix >= 0 && ix < w as isize {
-                                acc += wt * row[ix as usize];
+                        let start_col = first * s + kx - pl;
+                        if s == 1 {
+                            let src_run = &srow[start_col..start_col + (end - first)];
+                            for (d, v) in drow[first..end].iter_mut().zip(src_run) {
+                                *d += wt * v;
+                            }
+                        } else {
+                            for (d, v) in drow[first..end]
+                                .iter_mut()
+                                .zip(srow[start_col..].iter().step_by(s))
+                            {
+                                *d += wt * v;
                             }
                         }
                     }
-                    dst[oy * wo + ox] = acc.clamp(0.0, 6.0);
+                }
+                for d in drow.iter_mut() {
+                    *d = d.clamp(0.0, 6.0);
                 }
             }
         };

@@ -7,5 +7,6 @@
 
 mod clip;
 mod efficientnet;
+mod load;
 mod minilm;
 mod support;

@@ -64,6 +64,8 @@ at most 16 KiB.
         (name = "audiences", description = "Who a product's ads speak to"),
         (name = "images", description = "Uploaded assets with WebP thumbnails"),
         (name = "search", description = "Global search across types"),
+        (name = "swipe files", description = "Reference designs: uploads and subscribed data sources, embedded, classified and found by filtered vector search"),
+        (name = "design packs", description = "Named, organisation-wide collections of swipe-file designs"),
     )
 )]
 pub struct ApiDoc;

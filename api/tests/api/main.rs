@@ -17,3 +17,4 @@ mod paging;
 mod resources;
 mod search;
 mod shared_limits;
+mod swipe;

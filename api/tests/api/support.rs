@@ -100,6 +100,8 @@ impl TestServer {
             workers: 1,
             redis_url: None,
             queue: Default::default(),
+            models_dir: None,
+            default_collection: None,
         };
         adjust(&mut args);
         let server = Server::bind(&args).await.expect("server binds");

@@ -231,6 +231,7 @@ impl GenerateAdHandler {
             height,
             json_tree: job.editable.then(|| tree.as_value().clone()),
             duration_ms: 0,
+            swipe_file: None,
         })
     }
 
@@ -257,6 +258,7 @@ impl GenerateAdHandler {
             height,
             json_tree: Some(job.json_tree),
             duration_ms: 0,
+            swipe_file: None,
         })
     }
 
@@ -278,6 +280,11 @@ impl JobHandler for GenerateAdHandler {
             match job {
                 Job::GenerateImageAd(j) => self.generate(j, progress).await,
                 Job::RenderImageAdVersion(j) => self.rerender(j, progress).await,
+                // Ingest runs where the models are loaded (the API crate's swipe-file
+                // handler wraps this one); a bare generation handler cannot do it.
+                Job::IngestSwipeFile(_) => Err(JobError::retry(
+                    "this worker has no swipe-file models loaded",
+                )),
             }
         })
     }

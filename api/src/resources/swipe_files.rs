@@ -745,7 +745,12 @@ async fn search_swipe_files(
     let min = body.min_similarity.unwrap_or(-1.0) as f32;
     let mut scored: Vec<(f32, String)> = stored
         .iter()
-        .filter_map(|(id, v)| query.score(v).map(|s| (s, id.clone())))
+        // Rounded as answered, so `min_similarity` compares with what clients see.
+        .filter_map(|(id, v)| {
+            query
+                .score(v)
+                .map(|s| ((s * 10_000.0).round() / 10_000.0, id.clone()))
+        })
         .filter(|(s, _)| *s >= min)
         .collect();
     scored.sort_by(|a, b| {
@@ -951,10 +956,11 @@ pub async fn search_labels(
                 ]
             })
             .collect();
-        if !haystacks.iter().any(|h| h.contains(needle)) {
+        // An empty query lists the most recent designs.
+        if !needle.is_empty() && !haystacks.iter().any(|h| h.contains(needle)) {
             continue;
         }
-        let starts = haystacks.iter().any(|h| h.starts_with(needle));
+        let starts = needle.is_empty() || haystacks.iter().any(|h| h.starts_with(needle));
         hits.push((starts, id, label, thumb));
     }
     // Stable: newest first within each group.

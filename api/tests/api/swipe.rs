@@ -144,9 +144,9 @@ async fn upload_ingest_list_get_archive_restore_and_errors() {
     let b = s.org_unlimited("B").await;
 
     let coffee = upload_ready(&s, &a, sample("coffee.png")).await;
-    assert_eq!(coffee["width"], 400);
+    assert_eq!(coffee["width"], 600);
     assert_eq!(coffee["height"], 400);
-    assert_eq!(coffee["aspect_ratio"], "1:1");
+    assert_eq!(coffee["aspect_ratio"], "16:9");
     assert_eq!(coffee["source"], "upload");
     assert_eq!(coffee["is_managed"], false);
     assert_eq!(coffee["industry"], "food_beverages_tobacco", "{coffee}");
@@ -421,11 +421,11 @@ async fn text_and_example_search_rank_what_a_person_expects() {
     let hits = search(
         &s,
         &a,
-        json!({"query": "coffee", "aspect_ratio": ["16:9", "3:4", "2:3", "4:5", "9:16", "1.91:1"]}),
+        json!({"query": "coffee", "aspect_ratio": ["1:1", "3:4", "2:3", "4:5", "9:16", "1.91:1"]}),
     )
     .await;
     assert!(!ids(&hits).contains(&coffee["id"].as_str().unwrap().to_string()));
-    let hits = search(&s, &a, json!({"query": "coffee", "aspect_ratio": "1:1"})).await;
+    let hits = search(&s, &a, json!({"query": "coffee", "aspect_ratio": "16:9"})).await;
     assert!(ids(&hits).contains(&coffee["id"].as_str().unwrap().to_string()));
     // Processing designs are not searched.
     let pending = upload_swipe(&s, &a, sample("coffee.png"))

@@ -142,12 +142,11 @@ impl Server {
             );
         }
         resources::images::resume_derivatives(&db, &blobs).await;
-        if let Some(folder) = &args.default_collection {
-            if let Some((id, n)) =
+        if let Some(folder) = &args.default_collection
+            && let Some((id, n)) =
                 crate::swipe::sources::ensure_default_collection(&db, &blobs, folder).await?
-            {
-                tracing::info!(data_source_id = %id, designs = n, "imported the default swipe-file collection");
-            }
+        {
+            tracing::info!(data_source_id = %id, designs = n, "imported the default swipe-file collection");
         }
         let purge_db = db.clone();
         tokio::spawn(async move {

@@ -407,7 +407,7 @@ pub struct AdCompleted {
     pub duration_ms: u64,
     /// For [`Job::IngestSwipeFile`]: what was measured (`ad_id` is then the swipe file id).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub swipe_file: Option<SwipeFileIngested>,
+    pub swipe_file: Option<Box<SwipeFileIngested>>,
 }
 
 /// Payload of [`Event::Failed`].

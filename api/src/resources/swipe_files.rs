@@ -624,10 +624,10 @@ async fn search_swipe_files(
             "must be a whole number from 1 to 100",
         ));
     }
-    if let Some(m) = body.min_similarity {
-        if !(-1.0..=1.0).contains(&m) {
-            errors.push(FieldError::new("min_similarity", "must be from -1 to 1"));
-        }
+    if let Some(m) = body.min_similarity
+        && !(-1.0..=1.0).contains(&m)
+    {
+        errors.push(FieldError::new("min_similarity", "must be from -1 to 1"));
     }
     let filter = SwipeFilter {
         industry: body

@@ -140,10 +140,10 @@ impl Ingestor {
             height,
             json_tree: None,
             duration_ms: 0,
-            swipe_file: Some(SwipeFileIngested {
+            swipe_file: Some(Box::new(SwipeFileIngested {
                 thumb_key,
                 ..result
-            }),
+            })),
         })
     }
 }

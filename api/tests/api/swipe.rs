@@ -991,3 +991,40 @@ async fn without_models_uploads_answer_503_and_the_rest_works() {
         .await
         .expect(201, None);
 }
+
+#[tokio::test]
+async fn the_default_collection_is_imported_at_the_first_start_and_subscribed() {
+    // No workers: this checks the import and the subscription, not 45 ingests.
+    let s = TestServer::start_with(|a| {
+        a.workers = 0;
+        a.default_collection = Some(adforge_api::swipe::sources::DEFAULT_COLLECTION_DIR.into());
+    })
+    .await;
+    let a = s.org("A").await;
+    let r = s
+        .get(&a, "/v1/swipe-files/data-sources")
+        .await
+        .expect(200, None);
+    let sources = r.body["data"].as_array().unwrap();
+    assert_eq!(sources.len(), 1);
+    assert_eq!(sources[0]["name"], "adforge starter collection");
+    assert_eq!(sources[0]["subscribed"], true);
+    let files = std::fs::read_dir(adforge_api::swipe::sources::DEFAULT_COLLECTION_DIR)
+        .unwrap()
+        .filter(|e| {
+            e.as_ref()
+                .unwrap()
+                .path()
+                .extension()
+                .is_some_and(|x| x == "png")
+        })
+        .count();
+    assert!(files >= 40, "{files}");
+    let r = s
+        .get(&a, "/v1/swipe-files?include_own=false&limit=1")
+        .await
+        .expect(200, None);
+    assert_eq!(r.body["total_count"], files);
+    assert_eq!(r.body["data"][0]["is_managed"], true);
+    assert_eq!(r.body["data"][0]["source"], "svc_managed");
+}

@@ -724,41 +724,18 @@ async fn search_swipe_files(
         .map_err(|why| ApiError::field("image_url", format!("could not be used: {why}")))?;
         (vectors::IMAGE, vectors::Query::new(&v.0, &v.1), None)
     };
-    // Candidates: everything the filters leave.
-    let mut conds = vec![visible(&caller.org_id)];
-    conds.extend(filter.conditions());
-    let (where_sql, binds) = and_all(&conds);
-    let ids: Vec<(String,)> = bind_as(
-        sqlx::query_as(&format!(
-            "SELECT t.id FROM swipe_files AS t WHERE {where_sql}"
-        )),
-        &binds,
-    )
-    .fetch_all(&state.db.read)
-    .await?;
-    let ids: Vec<String> = ids
-        .into_iter()
-        .map(|(id,)| id)
-        .filter(|id| exclude.as_ref() != Some(id))
-        .collect();
-    let stored = state.vectors.get_many(&state.db, kind, &ids).await?;
     let min = body.min_similarity.unwrap_or(-1.0) as f32;
-    let mut scored: Vec<(f32, String)> = stored
-        .iter()
-        // Rounded as answered, so `min_similarity` compares with what clients see.
-        .filter_map(|(id, v)| {
-            query
-                .score(v)
-                .map(|s| ((s * 10_000.0).round() / 10_000.0, id.clone()))
-        })
-        .filter(|(s, _)| *s >= min)
-        .collect();
-    scored.sort_by(|a, b| {
-        b.0.partial_cmp(&a.0)
-            .unwrap_or(std::cmp::Ordering::Equal)
-            .then_with(|| a.1.cmp(&b.1))
-    });
-    scored.truncate(limit as usize);
+    let scored = rank(
+        &state.db,
+        &state.vectors,
+        &caller.org_id,
+        &filter,
+        (kind, &query),
+        exclude.as_deref(),
+        min,
+        limit as usize,
+    )
+    .await?;
     let top: Vec<String> = scored.iter().map(|(_, id)| id.clone()).collect();
     let rows = rows_in_order(&state.db, &top).await?;
     let hits: Vec<SwipeFile> = rows
@@ -771,6 +748,64 @@ async fn search_swipe_files(
         })
         .collect();
     Ok(envelope::ok(hits))
+}
+
+/// The exact ranking behind search: the ids of every visible design `filter` leaves (minus
+/// `exclude`), scored against `query` with their stored `kind` vectors (cached), those at or
+/// above `min` (scores rounded to 4 decimals, as answered), best first, at most `limit`.
+///
+/// # Errors
+/// Database failures.
+#[allow(clippy::too_many_arguments)]
+pub async fn rank(
+    db: &Db,
+    cache: &vectors::VectorCache,
+    org_id: &str,
+    filter: &SwipeFilter,
+    (kind, query): (&'static str, &vectors::Query),
+    exclude: Option<&str>,
+    min: f32,
+    limit: usize,
+) -> ApiResult<Vec<(f32, String)>> {
+    let mut conds = vec![visible(org_id)];
+    conds.extend(filter.conditions());
+    let (where_sql, binds) = and_all(&conds);
+    let ids: Vec<(String,)> = bind_as(
+        sqlx::query_as(&format!(
+            "SELECT t.id FROM swipe_files AS t WHERE {where_sql}"
+        )),
+        &binds,
+    )
+    .fetch_all(&db.read)
+    .await?;
+    let ids: Vec<String> = ids
+        .into_iter()
+        .map(|(id,)| id)
+        .filter(|id| exclude != Some(id.as_str()))
+        .collect();
+    let stored = cache.get_many(db, kind, &ids).await?;
+    let mut scored: Vec<(f32, String)> = stored
+        .iter()
+        .filter_map(|(id, v)| {
+            query
+                .score(v)
+                .map(|s| ((s * 10_000.0).round() / 10_000.0, id.clone()))
+        })
+        .filter(|(s, _)| *s >= min)
+        .collect();
+    let order = |a: &(f32, String), b: &(f32, String)| {
+        b.0.partial_cmp(&a.0)
+            .unwrap_or(std::cmp::Ordering::Equal)
+            .then_with(|| a.1.cmp(&b.1))
+    };
+    // Only the best `limit` need sorting.
+    if limit > 0 && scored.len() > limit {
+        scored.select_nth_unstable_by(limit - 1, order);
+        scored.truncate(limit);
+    }
+    scored.sort_by(order);
+    scored.truncate(limit);
+    Ok(scored)
 }
 
 /// A data source as an organisation sees it.

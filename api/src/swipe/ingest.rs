@@ -235,13 +235,13 @@ fn caption(
     industry: Option<&str>,
     ad_format: Option<&str>,
 ) -> String {
-    let shown: Vec<&str> = labels
-        .iter()
-        .enumerate()
-        .filter(|(i, (_, p, _))| *i == 0 || *p >= 0.05)
-        .take(3)
-        .map(|(_, (n, _, _))| n.as_str())
-        .collect();
+    // ImageNet names a few classes twice ("missile"): each name once.
+    let mut shown: Vec<&str> = Vec::new();
+    for (i, (name, p, _)) in labels.iter().enumerate() {
+        if (i == 0 || *p >= 0.05) && !shown.contains(&name.as_str()) && shown.len() < 3 {
+            shown.push(name);
+        }
+    }
     let mut out = format!("A picture of {}.", shown.join(", "));
     if let Some(words) = ocr.map(str::trim).filter(|w| !w.is_empty()) {
         let words: String = words

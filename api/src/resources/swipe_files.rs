@@ -783,20 +783,18 @@ pub async fn rank(
         .map(|(id,)| id)
         .filter(|id| exclude != Some(id.as_str()))
         .collect();
-    let stored = cache.get_many(db, kind, &ids).await?;
-    let mut scored: Vec<(f32, String)> = stored
-        .iter()
-        .filter_map(|(id, v)| {
-            query
-                .score(v)
-                .map(|s| ((s * 10_000.0).round() / 10_000.0, id.clone()))
-        })
+    cache.ensure(db, kind, &ids).await?;
+    let mut scored: Vec<(f32, usize)> = cache
+        .score(kind, &ids, query)
+        .into_iter()
+        // Rounded as answered, so `min_similarity` compares with what clients see.
+        .map(|(s, i)| ((s * 10_000.0).round() / 10_000.0, i))
         .filter(|(s, _)| *s >= min)
         .collect();
-    let order = |a: &(f32, String), b: &(f32, String)| {
+    let order = |a: &(f32, usize), b: &(f32, usize)| {
         b.0.partial_cmp(&a.0)
             .unwrap_or(std::cmp::Ordering::Equal)
-            .then_with(|| a.1.cmp(&b.1))
+            .then_with(|| ids[a.1].cmp(&ids[b.1]))
     };
     // Only the best `limit` need sorting.
     if limit > 0 && scored.len() > limit {
@@ -805,6 +803,10 @@ pub async fn rank(
     }
     scored.sort_by(order);
     scored.truncate(limit);
+    let scored = scored
+        .into_iter()
+        .map(|(s, i)| (s, ids[i].clone()))
+        .collect();
     Ok(scored)
 }
 

@@ -82,24 +82,67 @@ impl Query {
         if *other.model_id != *self.model_id || other.values.len() != self.values.len() {
             return None;
         }
-        let dot: i32 = self
-            .values
-            .iter()
-            .zip(&other.values)
-            .map(|(a, b)| i32::from(*a) * i32::from(*b))
-            .sum();
+        let mut dot = 0i32;
+        for (a, b) in self.values.iter().zip(&other.values) {
+            dot += i32::from(*a) * i32::from(*b);
+        }
         Some(dot as f32 * self.scale * other.scale)
     }
 }
 
-/// The per-process cache of ready designs' vectors.
+/// The per-process cache of ready designs' vectors, one map per kind.
 #[derive(Default)]
 pub struct VectorCache {
-    map: RwLock<HashMap<(String, &'static str), Arc<Quantized>>>,
+    image: RwLock<HashMap<String, Arc<Quantized>>>,
+    text: RwLock<HashMap<String, Arc<Quantized>>>,
 }
 
 impl VectorCache {
-    /// The vectors of `kind` of `ids` (those that have one), from the cache or SQL.
+    fn map(&self, kind: &str) -> &RwLock<HashMap<String, Arc<Quantized>>> {
+        if kind == IMAGE {
+            &self.image
+        } else {
+            &self.text
+        }
+    }
+
+    /// Loads the vectors of `kind` of those `ids` not cached yet.
+    ///
+    /// # Errors
+    /// Database failures.
+    pub async fn ensure(
+        &self,
+        db: &Db,
+        kind: &'static str,
+        ids: &[String],
+    ) -> Result<(), sqlx::Error> {
+        let missing: Vec<&String> = {
+            let map = self.map(kind).read().unwrap_or_else(|e| e.into_inner());
+            ids.iter()
+                .filter(|id| !map.contains_key(id.as_str()))
+                .collect()
+        };
+        for chunk in missing.chunks(500) {
+            let marks = vec!["?"; chunk.len()].join(", ");
+            let sql = format!(
+                "SELECT swipe_file_id, model_id, vector FROM swipe_file_vectors WHERE kind = ? AND swipe_file_id IN ({marks})"
+            );
+            let mut q = sqlx::query_as::<_, (String, String, Vec<u8>)>(&sql).bind(kind);
+            for id in chunk {
+                q = q.bind(id.as_str());
+            }
+            let rows = q.fetch_all(&db.read).await?;
+            let mut map = self.map(kind).write().unwrap_or_else(|e| e.into_inner());
+            for (id, model, bytes) in rows {
+                if let Some(v) = decode(&model, &bytes) {
+                    map.insert(id, Arc::new(v));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The cached vectors of `kind` of `ids` (those that have one), loading missing ones.
     ///
     /// # Errors
     /// Database failures.
@@ -109,37 +152,26 @@ impl VectorCache {
         kind: &'static str,
         ids: &[String],
     ) -> Result<Vec<(String, Arc<Quantized>)>, sqlx::Error> {
-        let mut out = Vec::with_capacity(ids.len());
-        let mut missing = Vec::new();
-        {
-            let map = self.map.read().unwrap_or_else(|e| e.into_inner());
-            for id in ids {
-                match map.get(&(id.clone(), kind)) {
-                    Some(q) => out.push((id.clone(), q.clone())),
-                    None => missing.push(id.clone()),
-                }
-            }
-        }
-        for chunk in missing.chunks(500) {
-            let marks = vec!["?"; chunk.len()].join(", ");
-            let sql = format!(
-                "SELECT swipe_file_id, model_id, vector FROM swipe_file_vectors WHERE kind = ? AND swipe_file_id IN ({marks})"
-            );
-            let mut q = sqlx::query_as::<_, (String, String, Vec<u8>)>(&sql).bind(kind);
-            for id in chunk {
-                q = q.bind(id);
-            }
-            let rows = q.fetch_all(&db.read).await?;
-            let mut map = self.map.write().unwrap_or_else(|e| e.into_inner());
-            for (id, model, bytes) in rows {
-                if let Some(v) = decode(&model, &bytes) {
-                    let v = Arc::new(v);
-                    map.insert((id.clone(), kind), v.clone());
-                    out.push((id, v));
-                }
-            }
-        }
-        Ok(out)
+        self.ensure(db, kind, ids).await?;
+        let map = self.map(kind).read().unwrap_or_else(|e| e.into_inner());
+        Ok(ids
+            .iter()
+            .filter_map(|id| map.get(id.as_str()).map(|v| (id.clone(), v.clone())))
+            .collect())
+    }
+
+    /// Scores `query` against the cached vectors of `ids` (call [`VectorCache::ensure`]
+    /// first): (score, index into `ids`) for each id with a comparable vector.
+    pub fn score(&self, kind: &str, ids: &[String], query: &Query) -> Vec<(f32, usize)> {
+        let map = self.map(kind).read().unwrap_or_else(|e| e.into_inner());
+        ids.iter()
+            .enumerate()
+            .filter_map(|(i, id)| {
+                map.get(id.as_str())
+                    .and_then(|v| query.score(v))
+                    .map(|s| (s, i))
+            })
+            .collect()
     }
 }
 

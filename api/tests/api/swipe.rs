@@ -1028,3 +1028,19 @@ async fn the_default_collection_is_imported_at_the_first_start_and_subscribed() 
     assert_eq!(r.body["data"][0]["is_managed"], true);
     assert_eq!(r.body["data"][0]["source"], "svc_managed");
 }
+
+#[tokio::test]
+async fn storage_failure_is_image_upload_failed_and_stores_nothing() {
+    let s = TestServer::start().await;
+    let a = s.org("A").await;
+    // Break the blob store for real: a plain file where the swipe-files folder must be.
+    let blobs = s.data_dir.join("blobs");
+    std::fs::create_dir_all(&blobs).unwrap();
+    std::fs::write(blobs.join("swipe-files"), b"not a folder").unwrap();
+    upload_swipe(&s, &a, crate::support::png(8, 8, [1, 1, 1, 255]))
+        .await
+        .expect(500, Some("IMAGE_UPLOAD_FAILED"));
+    assert_eq!(s.get(&a, "/v1/swipe-files").await.body["total_count"], 0);
+    std::fs::remove_file(blobs.join("swipe-files")).unwrap();
+    upload_ready(&s, &a, crate::support::png(8, 8, [1, 1, 1, 255])).await;
+}

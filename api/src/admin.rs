@@ -31,6 +31,33 @@ pub enum AdminCommand {
     /// Wallets.
     #[command(subcommand)]
     Wallet(WalletCommand),
+    /// Service-managed swipe-file data sources.
+    #[command(subcommand)]
+    DataSource(DataSourceCommand),
+}
+
+#[derive(Subcommand, Debug)]
+pub enum DataSourceCommand {
+    /// Create a data source: {"id","name","is_default"}.
+    Create {
+        #[arg(long)]
+        name: String,
+        /// Subscribe every organisation that has not turned it off (as the default
+        /// collection is).
+        #[arg(long, default_value_t = false)]
+        default: bool,
+    },
+    /// Import every PNG, JPEG and WebP file of a folder as managed designs; a running
+    /// server on the same data dir ingests them within seconds.
+    Import {
+        /// The data source (`sfs_…`).
+        #[arg(long)]
+        id: String,
+        #[arg(long)]
+        folder: PathBuf,
+    },
+    /// List data sources with their design counts.
+    List,
 }
 
 #[derive(Subcommand, Debug)]
@@ -125,6 +152,28 @@ pub async fn run(args: AdminArgs) -> Result<(), Error> {
             top_up(&db, &org, &amount).await?
         }
         AdminCommand::Wallet(WalletCommand::Show { org }) => wallet_show(&db, &org).await?,
+        AdminCommand::DataSource(DataSourceCommand::Create { name, default }) => {
+            let id = crate::swipe::sources::create(&db, &name, default).await?;
+            json!({"id": id, "name": name.trim(), "is_default": default})
+        }
+        AdminCommand::DataSource(DataSourceCommand::Import { id, folder }) => {
+            // The URL prefix does not matter here: rows keep blob keys, and the server
+            // makes URLs with its own public URL.
+            let blobs: std::sync::Arc<dyn crate::blob::BlobStore> = std::sync::Arc::new(
+                crate::blob::LocalBlobStore::new(args.data_dir.join("blobs"), "http://127.0.0.1"),
+            );
+            let results = crate::swipe::sources::import_folder(&db, &blobs, &id, &folder).await?;
+            json!({"data_source_id": id, "imported": results.iter().filter_map(|(n, r)| r.as_ref().ok().map(|sf| json!({"file": n, "id": sf}))).collect::<Vec<_>>(),
+                   "rejected": results.iter().filter_map(|(n, r)| r.as_ref().err().map(|e| json!({"file": n, "error": e}))).collect::<Vec<_>>()})
+        }
+        AdminCommand::DataSource(DataSourceCommand::List) => {
+            let rows: Vec<(String, String, bool, i64)> = sqlx::query_as(
+                "SELECT s.id, s.name, s.is_default, (SELECT COUNT(*) FROM swipe_files f WHERE f.data_source_id = s.id) FROM data_sources s ORDER BY s.seq",
+            )
+            .fetch_all(&db.read)
+            .await?;
+            json!({"data": rows.into_iter().map(|(id, name, is_default, n)| json!({"id": id, "name": name, "is_default": is_default, "designs": n})).collect::<Vec<_>>()})
+        }
     };
     println!("{out}");
     Ok(())

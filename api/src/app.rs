@@ -41,6 +41,10 @@ pub struct AppState {
     pub allow_private_urls: bool,
     /// The OpenAPI document, serialised once.
     pub openapi: Arc<String>,
+    /// The swipe-file models (query embedding), or why they are missing.
+    pub models: crate::swipe::ModelState,
+    /// Vectors of ready swipe files, cached per process.
+    pub vectors: Arc<crate::swipe::vectors::VectorCache>,
 }
 
 /// Every `/v1` route with its OpenAPI description.
@@ -55,6 +59,8 @@ pub fn api_router() -> OpenApiRouter<AppState> {
         .merge(resources::search::router())
         .merge(resources::webhook_endpoints::router())
         .merge(resources::events::router())
+        .merge(resources::swipe_files::router())
+        .merge(resources::design_packs::router())
 }
 
 /// The OpenAPI document as generated from the annotations and completed by
@@ -146,6 +152,12 @@ impl Server {
             );
         }
         resources::images::resume_derivatives(&db, &blobs).await;
+        if let Some(folder) = &args.default_collection
+            && let Some((id, n)) =
+                crate::swipe::sources::ensure_default_collection(&db, &blobs, folder).await?
+        {
+            tracing::info!(data_source_id = %id, designs = n, "imported the default swipe-file collection");
+        }
         let purge_db = db.clone();
         tokio::spawn(async move {
             let mut tick = tokio::time::interval(Duration::from_secs(600));
@@ -169,9 +181,16 @@ impl Server {
                 Arc::new(MemoryRateLimiter::default()),
             ),
         };
+        let models_dir = crate::swipe::models_dir(args.models_dir.as_ref());
+        let models = crate::swipe::ModelState::load(&models_dir);
         crate::render_node::spawn_in_process(
             queue.clone(),
-            crate::render_node::handler(blobs.clone(), args.allow_private_urls),
+            crate::render_node::handler_with_models(
+                blobs.clone(),
+                args.allow_private_urls,
+                &models,
+                &models_dir,
+            ),
             args.workers,
         );
         let jobs = Jobs::new(db.clone(), queue);
@@ -208,6 +227,8 @@ impl Server {
             dashboard_url,
             allow_private_urls: args.allow_private_urls,
             openapi: Arc::new(String::new()),
+            models,
+            vectors: Arc::default(),
         });
         Ok(Self {
             listener,

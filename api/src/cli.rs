@@ -70,6 +70,15 @@ pub struct ServeArgs {
     pub queue: crate::render_node::QueueArgs,
     #[command(flatten)]
     pub webhooks: crate::webhooks::deliver::WebhookArgs,
+    /// The models folder (`scripts/fetch-models` fills it). Default:
+    /// `$ADFORGE_MODELS_DIR`, else `~/.cache/adforge/models`. Without models the server
+    /// serves everything but swipe-file uploads and search, which answer 503.
+    #[arg(long, env = "ADFORGE_MODELS_DIR")]
+    pub models_dir: Option<PathBuf>,
+    /// Folder imported as the default swipe-file collection at the first start (when no
+    /// default data source exists yet). Default: the repository's `assets/swipe-default`.
+    #[arg(long, env = "ADFORGE_DEFAULT_COLLECTION", default_value = crate::swipe::sources::DEFAULT_COLLECTION_DIR)]
+    pub default_collection: Option<PathBuf>,
 }
 
 #[derive(Args, Clone, Debug)]

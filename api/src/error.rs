@@ -72,6 +72,17 @@ pub enum ErrorCode {
     ImageUnreadable,
     /// 500: storing the upload failed; retry.
     ImageUploadFailed,
+    /// 404: a swipe file (or, with `details` per id, some of `swipe_file_ids`) is not in the
+    /// organisation's library.
+    SwipeFileNotFound,
+    /// 409: archive, restore or delete of a managed design (a data source's, read-only).
+    SwipeFileReadOnly,
+    /// 404: the design pack does not exist or belongs to another organisation.
+    DesignPackNotFound,
+    /// 409: adding would take the pack above 500 designs.
+    DesignPackFull,
+    /// 404: the data source does not exist.
+    DataSourceNotFound,
 }
 
 impl ErrorCode {
@@ -93,8 +104,12 @@ impl ErrorCode {
             | ImageAdNotFound
             | ImageAdVersionNotFound
             | WebhookEndpointNotFound
-            | EventNotFound => StatusCode::NOT_FOUND,
-            Conflict | ResourceHasChildren | IdempotencyConflict => StatusCode::CONFLICT,
+            | EventNotFound
+            | SwipeFileNotFound
+            | DesignPackNotFound
+            | DataSourceNotFound => StatusCode::NOT_FOUND,
+            Conflict | ResourceHasChildren | IdempotencyConflict | SwipeFileReadOnly
+            | DesignPackFull => StatusCode::CONFLICT,
             PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
             RateLimitExceeded => StatusCode::TOO_MANY_REQUESTS,
             InternalError | ImageUploadFailed => StatusCode::INTERNAL_SERVER_ERROR,

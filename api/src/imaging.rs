@@ -314,12 +314,50 @@ pub async fn decode_preview(bytes: Bytes) -> Result<Preview, ApiError> {
     .map_err(ApiError::internal)?
 }
 
-/// Decodes an image that [`probe`] accepted and shrinks it; blocking. Call it through
-/// [`decode_preview`], which holds the budget while this runs.
+/// Checks and decodes `bytes` at full size under the decode budget, and runs `work` on the
+/// image on a blocking thread while the budget share is still held (so what `work` makes
+/// from the full-size pixels is covered too). For uses that need the whole image: swipe
+/// files (WebP transcoded to PNG, embeddings, reading words).
 ///
 /// # Errors
-/// IMAGE_UNREADABLE when the pixel data does not decode.
-pub fn decode_probed(bytes: &[u8], probed: &Probe) -> Result<Preview, ApiError> {
+/// Those of [`probe`]; IMAGE_UNREADABLE when the pixel data does not decode.
+pub async fn with_decoded<R: Send + 'static>(
+    bytes: Bytes,
+    work: impl FnOnce(&Probe, DynamicImage) -> R + Send + 'static,
+) -> Result<R, ApiError> {
+    let probe_bytes = bytes.clone();
+    let probed = tokio::task::spawn_blocking(move || probe(&probe_bytes))
+        .await
+        .map_err(ApiError::internal)??;
+    let kib = u32::try_from(probed.cost.div_ceil(1024))
+        .unwrap_or(u32::MAX)
+        .min(BUDGET_KIB);
+    let permit = DECODE_BUDGET
+        .clone()
+        .acquire_many_owned(kib)
+        .await
+        .map_err(ApiError::internal)?;
+    tokio::task::spawn_blocking(move || {
+        let out = decode_full_probed(&bytes, &probed).map(|img| work(&probed, img));
+        drop(permit);
+        out
+    })
+    .await
+    .map_err(ApiError::internal)?
+}
+
+/// Checks and decodes `bytes` at full size; blocking, outside the API's decode budget. For
+/// render and ingest workers, whose concurrency bounds their memory.
+///
+/// # Errors
+/// Those of [`probe`]; IMAGE_UNREADABLE when the pixel data does not decode.
+pub fn decode_full(bytes: &[u8]) -> Result<(Probe, DynamicImage), ApiError> {
+    let probed = probe(bytes)?;
+    let img = decode_full_probed(bytes, &probed)?;
+    Ok((probed, img))
+}
+
+fn decode_full_probed(bytes: &[u8], probed: &Probe) -> Result<DynamicImage, ApiError> {
     let format = probed.format;
     let mut reader = ImageReader::with_format(Cursor::new(bytes), format);
     let mut limits = Limits::default();
@@ -327,9 +365,18 @@ pub fn decode_probed(bytes: &[u8], probed: &Probe) -> Result<Preview, ApiError> 
     limits.max_image_height = Some(MAX_SIDE);
     limits.max_alloc = Some(probed.cost);
     reader.limits(limits);
-    let full = reader.decode().map_err(|e| unreadable(format, e))?;
+    reader.decode().map_err(|e| unreadable(format, e))
+}
+
+/// Decodes an image that [`probe`] accepted and shrinks it; blocking. Call it through
+/// [`decode_preview`], which holds the budget while this runs.
+///
+/// # Errors
+/// IMAGE_UNREADABLE when the pixel data does not decode.
+pub fn decode_probed(bytes: &[u8], probed: &Probe) -> Result<Preview, ApiError> {
+    let full = decode_full_probed(bytes, probed)?;
     Ok(Preview {
-        format,
+        format: probed.format,
         width: probed.width,
         height: probed.height,
         image: shrink(full, PREVIEW_EDGE),

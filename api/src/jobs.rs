@@ -121,11 +121,23 @@ impl Jobs {
     /// # Errors
     /// Database failures.
     pub async fn resume(&self) -> Result<usize, sqlx::Error> {
-        let jobs: Vec<String> = sqlx::query_scalar(
+        let mut jobs: Vec<String> = sqlx::query_scalar(
             "SELECT job FROM image_ads WHERE status = 'processing' AND deleted_at IS NULL",
         )
         .fetch_all(&self.db.read)
         .await?;
+        let swipes: Vec<(String, Option<String>, String)> = sqlx::query_as(
+            "SELECT id, org_id, blob_key FROM swipe_files WHERE status = 'processing'",
+        )
+        .fetch_all(&self.db.read)
+        .await?;
+        jobs.extend(swipes.into_iter().map(|(swipe_file_id, org_id, blob_key)| {
+            crate::store::to_json_text(&Job::IngestSwipeFile(adforge_worker::IngestSwipeFileJob {
+                swipe_file_id,
+                org_id,
+                blob_key,
+            }))
+        }));
         let mut n = 0;
         for payload in jobs {
             if let Ok(job) = serde_json::from_str::<Job>(&payload) {
@@ -216,6 +228,9 @@ pub async fn apply(db: &Db, event: &Event) -> ApiResult<()> {
 }
 
 async fn completed(db: &Db, c: &AdCompleted) -> ApiResult<()> {
+    if let Some(result) = &c.swipe_file {
+        return crate::swipe::apply_ingested(db, &c.ad_id, c.width, c.height, result).await;
+    }
     let mut tx = db.begin_write().await?;
     let Some(ad) = ad_state(&mut tx, &c.ad_id).await? else {
         return Ok(());
@@ -291,6 +306,9 @@ async fn completed(db: &Db, c: &AdCompleted) -> ApiResult<()> {
 }
 
 async fn failed(db: &Db, f: &AdFailed) -> ApiResult<()> {
+    if f.ad_id.starts_with("sf_") {
+        return crate::swipe::apply_failed(db, &f.ad_id, &f.message).await;
+    }
     let mut tx = db.begin_write().await?;
     let Some(ad) = ad_state(&mut tx, &f.ad_id).await? else {
         return Ok(());

@@ -26,6 +26,7 @@ pub mod ratelimit;
 pub mod render_node;
 pub mod resources;
 pub mod store;
+pub mod swipe;
 pub mod timestamp;
 pub mod wallet;
 pub mod webhooks;

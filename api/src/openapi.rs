@@ -105,6 +105,8 @@ strings. Numbers with a fraction or exponent are IEEE 754 doubles.
         (name = "images", description = "Uploaded assets with WebP thumbnails"),
         (name = "search", description = "Global search across types"),
         (name = "webhooks", description = "Signed event deliveries, their endpoints and the event log"),
+        (name = "swipe files", description = "Reference designs: uploads and subscribed data sources, embedded, classified and found by filtered vector search"),
+        (name = "design packs", description = "Named, organisation-wide collections of swipe-file designs"),
     )
 )]
 pub struct ApiDoc;

@@ -75,12 +75,37 @@ pub struct WorkerArgs {
     pub log: String,
     #[command(flatten)]
     pub queue: QueueArgs,
+    /// The models folder for swipe-file ingest (default `$ADFORGE_MODELS_DIR`, else
+    /// `~/.cache/adforge/models`). Without it this worker renders ads only and leaves
+    /// swipe files to workers that have models.
+    #[arg(long, env = "ADFORGE_MODELS_DIR")]
+    pub models_dir: Option<PathBuf>,
 }
 
 /// The ad generation handler (one per process: it owns the renderer and its fonts).
 pub fn handler(blobs: Arc<dyn BlobStore>, allow_private_urls: bool) -> Arc<dyn JobHandler> {
     Arc::new(GenerateAdHandler::new(
         GenerateConfig::new(blobs).allow_private_urls(allow_private_urls),
+    ))
+}
+
+/// The ad generation handler wrapped by the swipe-file ingest (when models are loaded).
+pub fn handler_with_models(
+    blobs: Arc<dyn BlobStore>,
+    allow_private_urls: bool,
+    models: &crate::swipe::ModelState,
+    models_dir: &std::path::Path,
+) -> Arc<dyn JobHandler> {
+    let ingest = models.get().map(|m| {
+        Arc::new(crate::swipe::ingest::Ingestor::new(
+            m.clone(),
+            blobs.clone(),
+            models_dir,
+        ))
+    });
+    Arc::new(crate::swipe::ingest::SwipeAwareHandler::new(
+        handler(blobs, allow_private_urls),
+        ingest,
     ))
 }
 
@@ -112,7 +137,9 @@ pub async fn run(args: WorkerArgs) -> Result<(), Error> {
         args.data_dir.join("blobs"),
         &args.public_url,
     ));
-    let handler = handler(blobs, args.allow_private_urls);
+    let models_dir = crate::swipe::models_dir(args.models_dir.as_ref());
+    let models = crate::swipe::ModelState::load(&models_dir);
+    let handler = handler_with_models(blobs, args.allow_private_urls, &models, &models_dir);
     let mut options = WorkerOptions::new(adforge_worker::default_consumer_name());
     options.concurrency = args.concurrency.max(1);
     tracing::info!(consumer = %options.consumer, concurrency = options.concurrency, "render worker started");

@@ -42,7 +42,8 @@ pub mod runner;
 
 pub use generate::{GenerateAdHandler, GenerateConfig};
 pub use protocol::{
-    AdCompleted, AdFailed, AdProgress, Event, GenerateAdJob, Job, JobEnvelope, RerenderJob,
+    AdCompleted, AdFailed, AdProgress, Event, GenerateAdJob, IngestSwipeFileJob, Job, JobEnvelope,
+    RerenderJob, SwipeFileIngested,
 };
 pub use queue::{
     Claimed, DeliveredEvent, EnqueueOutcome, JobQueue, MemoryQueue, QueueConfig, RedisQueue,

@@ -45,30 +45,38 @@ pub enum Job {
     GenerateImageAd(GenerateAdJob),
     /// Render an edited JSON tree of an editable ad as a new version.
     RenderImageAdVersion(RerenderJob),
+    /// Measure, embed and classify an uploaded or imported swipe file. Its subject id (what
+    /// [`Job::ad_id`] returns and events carry in `ad_id`) is the swipe file id (`sf_…`),
+    /// its version always 1; the result travels in [`AdCompleted::swipe_file`].
+    IngestSwipeFile(IngestSwipeFileJob),
 }
 
 impl Job {
-    /// The ad (`ia_…`) this job produces a version of.
+    /// The subject this job produces a version of: the ad (`ia_…`), or the swipe file
+    /// (`sf_…`) of an ingest.
     pub fn ad_id(&self) -> &str {
         match self {
             Job::GenerateImageAd(j) => &j.ad_id,
             Job::RenderImageAdVersion(j) => &j.ad_id,
+            Job::IngestSwipeFile(j) => &j.swipe_file_id,
         }
     }
 
-    /// The organisation that owns the ad.
+    /// The organisation that owns the subject (empty for a managed design of a data source).
     pub fn org_id(&self) -> &str {
         match self {
             Job::GenerateImageAd(j) => &j.org_id,
             Job::RenderImageAdVersion(j) => &j.org_id,
+            Job::IngestSwipeFile(j) => j.org_id.as_deref().unwrap_or(""),
         }
     }
 
-    /// The ad version this job produces (1 for a new ad).
+    /// The ad version this job produces (1 for a new ad and for every ingest).
     pub fn version(&self) -> u32 {
         match self {
             Job::GenerateImageAd(j) => j.version,
             Job::RenderImageAdVersion(j) => j.version,
+            Job::IngestSwipeFile(_) => 1,
         }
     }
 
@@ -123,6 +131,49 @@ pub struct RerenderJob {
     pub version_id: Option<String>,
     /// The entire tree to render, as the client sent it (already validated by the API).
     pub json_tree: Value,
+}
+
+/// Inputs of [`Job::IngestSwipeFile`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct IngestSwipeFileJob {
+    /// The swipe file id (`sf_…`).
+    pub swipe_file_id: String,
+    /// The owning organisation; `None` for a managed design of a data source.
+    #[serde(default)]
+    pub org_id: Option<String>,
+    /// Blob key of the stored original (PNG or JPEG; WebP uploads were transcoded to PNG).
+    pub blob_key: String,
+}
+
+/// What an ingest measured, carried back in [`AdCompleted::swipe_file`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SwipeFileIngested {
+    /// Blob key of the 200 px WebP preview.
+    pub thumb_key: String,
+    /// Nearest common ad ratio (1:1, 4:5, 9:16, 1.91:1, 16:9, 2:3, 3:4).
+    pub aspect_ratio: String,
+    /// Top-level retail category, `None` when undecided.
+    #[serde(default)]
+    pub industry: Option<String>,
+    /// Creative format, `None` when undecided.
+    #[serde(default)]
+    pub ad_format: Option<String>,
+    /// The caption built from what was measured; the text vector embeds it.
+    pub caption: String,
+    /// The top ImageNet labels with probabilities.
+    #[serde(default)]
+    pub labels: Vec<(String, f32)>,
+    /// Words read by OCR, when Tesseract was available.
+    #[serde(default)]
+    pub ocr_text: Option<String>,
+    /// The image model's id and the unit image vector.
+    pub image_model: String,
+    /// Unit-length image embedding.
+    pub image_vector: Vec<f32>,
+    /// The text model's id.
+    pub text_model: String,
+    /// Unit-length embedding of `caption`.
+    pub text_vector: Vec<f32>,
 }
 
 /// A brand as a worker sees it: identity resolved to values and absolute URLs.
@@ -354,6 +405,9 @@ pub struct AdCompleted {
     pub json_tree: Option<Value>,
     /// Time the successful attempt took.
     pub duration_ms: u64,
+    /// For [`Job::IngestSwipeFile`]: what was measured (`ad_id` is then the swipe file id).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub swipe_file: Option<Box<SwipeFileIngested>>,
 }
 
 /// Payload of [`Event::Failed`].

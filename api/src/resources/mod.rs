@@ -4,11 +4,13 @@
 pub mod audiences;
 pub mod brands;
 pub mod common;
+pub mod design_packs;
 pub mod events;
 pub mod files;
 pub mod image_ads;
 pub mod images;
 pub mod products;
 pub mod search;
+pub mod swipe_files;
 pub mod variants;
 pub mod webhook_endpoints;

@@ -1,6 +1,6 @@
-//! `GET /v1/search`: one request across products, variants, audiences and image ads
-//! (design packs and swipe files join as their resources arrive; until then no such items
-//! exist, so those types contribute nothing).
+//! `GET /v1/search`: one request across products, variants, audiences, design packs,
+//! swipe files and image ads. Design packs and swipe files follow data-source
+//! subscriptions (their queries live beside their resources).
 
 use axum::extract::State;
 use axum::response::Response;
@@ -198,6 +198,19 @@ async fn global_search(
             let Some(t) = readable.iter().find(|t| t.prefix == prefix) else {
                 continue;
             };
+            if let Some(hit) = special(
+                &state,
+                &caller.org_id,
+                t.object,
+                "",
+                1,
+                Some(std::slice::from_ref(id)),
+            )
+            .await?
+            {
+                results.extend(hit);
+                continue;
+            }
             let Some(from) = t.from else { continue };
             let mut sql = format!(
                 "SELECT '{}' AS object, t.id, {} AS label, {} AS hint, {} AS thumbnail_url FROM {from} \
@@ -220,6 +233,10 @@ async fn global_search(
     let needle = query.to_lowercase();
     let needle_len = needle.chars().count() as i64;
     for t in readable {
+        if let Some(hits) = special(&state, &caller.org_id, t.object, &needle, limit, None).await? {
+            results.extend(hits);
+            continue;
+        }
         let Some(from) = t.from else { continue };
         let mut sql = format!(
             "SELECT '{}' AS object, t.id, {} AS label, {} AS hint, {} AS thumbnail_url FROM {from} \
@@ -248,4 +265,51 @@ async fn global_search(
         results.extend(rows);
     }
     Ok(envelope::ok(results))
+}
+
+/// The marker `hint` of service-curated design packs.
+pub const CURATED_MARKER: &str = "Curated by adforge";
+
+/// Design packs and swipe files, whose visibility follows data-source subscriptions;
+/// `None` for the other types.
+async fn special(
+    state: &AppState,
+    org_id: &str,
+    object: &str,
+    needle: &str,
+    limit: i64,
+    ids: Option<&[String]>,
+) -> ApiResult<Option<Vec<SearchResult>>> {
+    match object {
+        "design_pack" => {
+            let rows = super::design_packs::search(&state.db, org_id, needle, limit, ids).await?;
+            Ok(Some(
+                rows.into_iter()
+                    .map(|(id, title, managed)| SearchResult {
+                        object: "design_pack".into(),
+                        id,
+                        label: title,
+                        hint: managed.then(|| CURATED_MARKER.to_string()),
+                        thumbnail_url: None,
+                    })
+                    .collect(),
+            ))
+        }
+        "swipe_file" => {
+            let rows =
+                super::swipe_files::search_labels(&state.db, org_id, needle, limit, ids).await?;
+            Ok(Some(
+                rows.into_iter()
+                    .map(|(id, label, thumb)| SearchResult {
+                        object: "swipe_file".into(),
+                        id,
+                        label,
+                        hint: None,
+                        thumbnail_url: thumb.map(|k| state.blobs.url(&k)),
+                    })
+                    .collect(),
+            ))
+        }
+        _ => Ok(None),
+    }
 }

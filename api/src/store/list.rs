@@ -140,9 +140,18 @@ pub struct ListQuery<'a> {
 }
 
 impl ListQuery<'_> {
-    fn where_sql(&self, skip_dimension: Option<&str>) -> (String, Vec<Bind>) {
-        let mut sql = String::from("t.org_id = ? AND t.deleted_at IS NULL");
-        let mut binds = vec![Bind::Text(self.org_id.to_string())];
+    fn where_sql(
+        &self,
+        skip_dimension: Option<&str>,
+        base: Option<&Condition>,
+    ) -> (String, Vec<Bind>) {
+        let (mut sql, mut binds) = match base {
+            Some(b) => (format!("({})", b.sql), b.binds.clone()),
+            None => (
+                String::from("t.org_id = ? AND t.deleted_at IS NULL"),
+                vec![Bind::Text(self.org_id.to_string())],
+            ),
+        };
         for c in &self.conditions {
             if skip_dimension.is_some() && c.dimension == skip_dimension {
                 continue;
@@ -160,7 +169,37 @@ impl ListQuery<'_> {
     /// # Errors
     /// VALIDATION_ERROR for a `starting_after` that is not an id of this list's type in the
     /// organisation; database failures.
-    pub async fn fetch<T>(mut self, db: &Db, p: &ListParams) -> ApiResult<Page<T>>
+    pub async fn fetch<T>(self, db: &Db, p: &ListParams) -> ApiResult<Page<T>>
+    where
+        T: for<'r> FromRow<'r, SqliteRow> + Send + Unpin,
+    {
+        self.fetch_in(db, p, None).await
+    }
+
+    /// As [`ListQuery::fetch`], for tables whose rows an organisation sees by a rule other
+    /// than `org_id = ? AND deleted_at IS NULL` (swipe files: own uploads plus designs of
+    /// subscribed data sources). `visible` replaces that base condition, also for cursors.
+    ///
+    /// # Errors
+    /// As [`ListQuery::fetch`].
+    pub async fn fetch_visible<T>(
+        self,
+        db: &Db,
+        p: &ListParams,
+        visible: Condition,
+    ) -> ApiResult<Page<T>>
+    where
+        T: for<'r> FromRow<'r, SqliteRow> + Send + Unpin,
+    {
+        self.fetch_in(db, p, Some(visible)).await
+    }
+
+    async fn fetch_in<T>(
+        mut self,
+        db: &Db,
+        p: &ListParams,
+        base: Option<Condition>,
+    ) -> ApiResult<Page<T>>
     where
         T: for<'r> FromRow<'r, SqliteRow> + Send + Unpin,
     {
@@ -170,13 +209,28 @@ impl ListQuery<'_> {
         if let Some(ids) = &p.ids {
             self.conditions.push(Condition::any_of(None, "t.id", ids));
         } else if let Some(after) = &p.starting_after {
-            let seq: Option<i64> = sqlx::query_scalar(&format!(
-                "SELECT seq FROM {table} WHERE id = ? AND org_id = ?"
-            ))
-            .bind(after)
-            .bind(self.org_id)
-            .fetch_optional(&mut *tx)
-            .await?;
+            let seq: Option<i64> = match &base {
+                None => {
+                    sqlx::query_scalar(&format!(
+                        "SELECT seq FROM {table} WHERE id = ? AND org_id = ?"
+                    ))
+                    .bind(after)
+                    .bind(self.org_id)
+                    .fetch_optional(&mut *tx)
+                    .await?
+                }
+                Some(b) => {
+                    let sql = format!(
+                        "SELECT t.seq FROM {table} AS t WHERE t.id = ? AND ({})",
+                        b.sql
+                    );
+                    let mut binds = vec![Bind::Text(after.clone())];
+                    binds.extend(b.binds.iter().cloned());
+                    bind_scalar(sqlx::query_scalar(&sql), &binds)
+                        .fetch_optional(&mut *tx)
+                        .await?
+                }
+            };
             match seq {
                 Some(s) => cursor_seq = Some(s),
                 None => {
@@ -189,7 +243,7 @@ impl ListQuery<'_> {
                 }
             }
         }
-        let (where_sql, binds) = self.where_sql(None);
+        let (where_sql, binds) = self.where_sql(None, base.as_ref());
         let from = format!("{table} AS t {}", self.joins);
 
         let count_sql = format!("SELECT COUNT(*) FROM {from} WHERE {where_sql}");
@@ -216,7 +270,10 @@ impl ListQuery<'_> {
         let facets = if p.facets.is_empty() {
             None
         } else {
-            Some(self.facets(&mut tx, &from, &p.facets).await?)
+            Some(
+                self.facets(&mut tx, &from, &p.facets, base.as_ref())
+                    .await?,
+            )
         };
         tx.commit().await?;
         Ok(Page {
@@ -232,13 +289,14 @@ impl ListQuery<'_> {
         tx: &mut Transaction<'static, Sqlite>,
         from: &str,
         dims: &[&'static str],
+        base: Option<&Condition>,
     ) -> ApiResult<BTreeMap<String, Vec<FacetValue>>> {
         let mut out = BTreeMap::new();
         for dim in dims {
             let Some((_, expr)) = self.facet_columns.iter().find(|(d, _)| d == dim) else {
                 continue;
             };
-            let (where_sql, binds) = self.where_sql(Some(dim));
+            let (where_sql, binds) = self.where_sql(Some(dim), base);
             let sql = format!(
                 "SELECT CAST({expr} AS TEXT) AS value, COUNT(*) AS n FROM {from} \
                  WHERE {where_sql} AND {expr} IS NOT NULL \
@@ -260,7 +318,7 @@ impl ListQuery<'_> {
 
 type Args<'q> = sqlx::sqlite::SqliteArguments<'q>;
 
-fn bind_as<'q, O>(
+pub fn bind_as<'q, O>(
     mut q: sqlx::query::QueryAs<'q, Sqlite, O, Args<'q>>,
     binds: &'q [Bind],
 ) -> sqlx::query::QueryAs<'q, Sqlite, O, Args<'q>> {
@@ -273,7 +331,7 @@ fn bind_as<'q, O>(
     q
 }
 
-fn bind_scalar<'q, O>(
+pub fn bind_scalar<'q, O>(
     mut q: sqlx::query::QueryScalar<'q, Sqlite, O, Args<'q>>,
     binds: &'q [Bind],
 ) -> sqlx::query::QueryScalar<'q, Sqlite, O, Args<'q>> {

@@ -80,6 +80,8 @@ impl Cluster {
             .arg(dir.path())
             .args(["--listen", &format!("127.0.0.1:{port}")])
             .args(["--visibility-timeout-ms", VISIBILITY_MS, "--log", "warn"])
+            // No default swipe-file collection: its 45 ingests would only slow these tests.
+            .args(["--default-collection", "/nonexistent-default-collection"])
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(log_file(dir.path(), "api.log"))
@@ -784,4 +786,93 @@ async fn embedded_failing_pipeline_fails_without_charge() {
     assert_eq!(embedded_wallet(&e, &org).await, (500, 0), "nothing charged");
     assert_eq!(embedded_ledger(&e, &org, "charge").await, 0);
     assert_eq!(embedded_ledger(&e, &org, "release").await, 1);
+}
+
+// ---------------------------------------------------------------------------------------
+// Swipe files through Redis and worker processes.
+// ---------------------------------------------------------------------------------------
+
+async fn swipe_upload(c: &Cluster, org: &Org, bytes: Vec<u8>) -> Reply {
+    let form = reqwest::multipart::Form::new().part(
+        "file",
+        reqwest::multipart::Part::bytes(bytes).file_name("design.png"),
+    );
+    send(
+        c.http
+            .post(format!("{}/v1/swipe-files", c.base))
+            .header("x-api-key", &org.key)
+            .multipart(form),
+    )
+    .await
+}
+
+async fn swipe_ready_count(c: &Cluster, org: &Org, n: u64) {
+    let deadline = Instant::now() + SETTLE_DEADLINE;
+    while Instant::now() < deadline {
+        let r = c
+            .call(Method::GET, "/v1/swipe-files?status=ready", org, None)
+            .await;
+        if r.body["total_count"].as_u64() == Some(n) {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    panic!("swipe files did not become ready\n{}", c.logs());
+}
+
+#[tokio::test]
+async fn redis_worker_processes_ingest_swipe_files_and_survive_a_killed_worker() {
+    let mut c = Cluster::start(1).await;
+    let org = c.org("Swipe", "1.00");
+    let samples = concat!(env!("CARGO_MANIFEST_DIR"), "/../assets/samples");
+    let coffee = std::fs::read(format!("{samples}/coffee.png")).unwrap();
+    let r = swipe_upload(&c, &org, coffee).await.expect(202, None);
+    let id = r.id();
+    // SIGKILL the only worker right away (before or during the ingest), then start another:
+    // the job is taken over after the visibility timeout and the design still becomes ready.
+    c.kill_worker(0);
+    c.add_worker();
+    swipe_ready_count(&c, &org, 1).await;
+    let got = c
+        .call(Method::GET, &format!("/v1/swipe-files/{id}"), &org, None)
+        .await
+        .expect(200, None);
+    assert_eq!(got.body["data"]["status"], "ready");
+    assert!(got.body["data"]["thumbnail_url"].is_string());
+
+    // The operator's data-source commands; the running API ingests the import.
+    let folder = tempfile::tempdir().unwrap();
+    std::fs::copy(
+        format!("{samples}/rocket.jpg"),
+        folder.path().join("rocket.jpg"),
+    )
+    .unwrap();
+    let src = c.admin(&["data-source", "create", "--name", "Launches", "--default"]);
+    let src_id = src["id"].as_str().unwrap().to_string();
+    let imported = c.admin(&[
+        "data-source",
+        "import",
+        "--id",
+        &src_id,
+        "--folder",
+        folder.path().to_str().unwrap(),
+    ]);
+    assert_eq!(imported["imported"].as_array().unwrap().len(), 1);
+    swipe_ready_count(&c, &org, 2).await;
+    let managed = c
+        .call(Method::GET, "/v1/swipe-files?include_own=false", &org, None)
+        .await
+        .expect(200, None);
+    assert_eq!(managed.body["data"][0]["is_managed"], true);
+    assert_eq!(managed.body["data"][0]["data_source_id"], src_id.as_str());
+    let hits = c
+        .call(
+            Method::POST,
+            "/v1/swipe-files/search",
+            &org,
+            Some(json!({"query": "coffee"})),
+        )
+        .await
+        .expect(200, None);
+    assert_eq!(hits.body["data"][0]["id"], id.as_str());
 }

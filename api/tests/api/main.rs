@@ -21,5 +21,6 @@ mod paging;
 mod resources;
 mod search;
 mod shared_limits;
+mod swipe;
 mod text;
 mod webhooks;

@@ -101,6 +101,8 @@ impl TestServer {
             redis_url: None,
             queue: Default::default(),
             webhooks: Default::default(),
+            models_dir: None,
+            default_collection: None,
         };
         adjust(&mut args);
         let server = Server::bind(&args).await.expect("server binds");

@@ -347,6 +347,7 @@ impl GenerateAdHandler {
             height,
             json_tree: job.editable.then(|| tree.as_value().clone()),
             duration_ms: 0,
+            swipe_file: None,
         })
     }
 
@@ -414,6 +415,7 @@ impl GenerateAdHandler {
             height,
             json_tree: Some(job.json_tree),
             duration_ms: 0,
+            swipe_file: None,
         })
     }
 
@@ -435,6 +437,11 @@ impl JobHandler for GenerateAdHandler {
             match job {
                 Job::GenerateImageAd(j) => self.generate(j, progress).await,
                 Job::RenderImageAdVersion(j) => self.rerender(j, progress).await,
+                // Ingest runs where the models are loaded (the API crate's swipe-file
+                // handler wraps this one); a bare generation handler cannot do it.
+                Job::IngestSwipeFile(_) => Err(JobError::retry(
+                    "this worker has no swipe-file models loaded",
+                )),
             }
         })
     }

@@ -146,6 +146,7 @@ pub fn completed(job: &Job) -> AdCompleted {
         height: 2160,
         json_tree: None,
         duration_ms: 0,
+        swipe_file: None,
     }
 }
 

@@ -1,0 +1,931 @@
+//! `/v1/design-packs`: named, organisation-wide collections of swipe-file designs.
+//!
+//! A pack stores links (`design_pack_items`), never copies. What a pack shows is computed
+//! on every read from the designs the organisation can see now: an archived design, or one
+//! whose data source was turned off, drops out of `item_count`, `previews` and the items
+//! list, and returns when restored or re-enabled (rule 4). The 500-design cap counts every
+//! link, hidden ones included, so re-enabling a source can never overfill a pack.
+//!
+//! Decisions where the spec is silent:
+//! - DESIGN_PACK_NOT_FOUND 404; SWIPE_FILE_NOT_FOUND 404 with one `details` entry per bad id;
+//!   DESIGN_PACK_FULL 409 (the pack's state forbids the add).
+//! - `created_by` is null for packs created with an API key (keys belong to the
+//!   organisation, not to a profile); the dashboard fills it for packs its users create.
+//! - Service-curated packs (`is_managed`, a data source's) are read-only: changing one is
+//!   409 CONFLICT.
+//! - Listing: most recently updated first; archived packs are listed only with
+//!   `archived=true` (which then lists only them).
+//! - DELETE of items answers `{removed, not_present, item_count}`.
+
+use axum::extract::State;
+use axum::response::{IntoResponse, Response};
+use serde::{Deserialize, Serialize};
+use sqlx::FromRow;
+use utoipa::ToSchema;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+
+use super::common::{IdPath, Patch};
+use crate::app::AppState;
+use crate::auth::{Auth, Scope};
+use crate::error::{ApiError, ApiResult, ErrorCode, FieldError};
+use crate::http::envelope::{self, Deleted, Envelope, ListEnvelope, Meta};
+use crate::http::extract::{JsonBody, QueryParams};
+use crate::store::Db;
+use crate::store::list::{Bind, DEFAULT_LIMIT, MAX_LIMIT, bind_as, bind_scalar};
+use crate::swipe::filter::{SUBSCRIBED_SOURCES, SwipeFilter, and_all, visible};
+
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(list_packs, create_pack))
+        .routes(routes!(get_pack, update_pack, delete_pack))
+        .routes(routes!(archive_pack))
+        .routes(routes!(unarchive_pack))
+        .routes(routes!(list_items, add_items, remove_items))
+}
+
+/// Largest pack.
+pub const PACK_MAX: i64 = 500;
+/// Most ids per add or remove call.
+pub const PER_CALL_MAX: usize = 100;
+const TITLE_MAX: usize = 80;
+const DESCRIPTION_MAX: usize = 500;
+
+/// One of a pack's most recently added visible designs.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct Preview {
+    pub swipe_file_id: String,
+    pub image_url: String,
+    pub width: Option<i64>,
+    pub height: Option<i64>,
+}
+
+/// Who created a pack.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct CreatedBy {
+    pub profile_id: String,
+    pub name: String,
+}
+
+/// A design pack.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct DesignPack {
+    /// `dp_…`
+    pub id: String,
+    /// 1-80 characters.
+    pub title: String,
+    /// Up to 500 characters.
+    pub description: Option<String>,
+    /// True for service-curated packs (read-only).
+    pub is_managed: bool,
+    /// Designs in the pack the organisation can currently see.
+    pub item_count: i64,
+    /// Up to 4 most recently added visible designs.
+    pub previews: Vec<Preview>,
+    /// Only when listed with swipe-file filters: designs in the pack that match them.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub matched_item_count: Option<i64>,
+    /// Null for packs created with an API key.
+    pub created_by: Option<CreatedBy>,
+    pub archived_at: Option<String>,
+    pub created_at: String,
+    /// Moved by renaming and by adding or removing designs.
+    pub updated_at: String,
+}
+
+#[derive(FromRow)]
+struct PackRow {
+    id: String,
+    org_id: Option<String>,
+    title: String,
+    description: Option<String>,
+    created_by_profile: Option<String>,
+    created_by_name: Option<String>,
+    archived_at: Option<String>,
+    created_at: String,
+    updated_at: String,
+    item_count: i64,
+    matched: i64,
+}
+
+/// Packs (alias `p`) the organisation sees: its own and those of subscribed sources.
+fn visible_packs(org_id: &str) -> (String, Vec<Bind>) {
+    (
+        format!(
+            "(p.org_id = ? OR (p.org_id IS NULL AND p.data_source_id IN ({SUBSCRIBED_SOURCES})))"
+        ),
+        vec![Bind::Text(org_id.into()), Bind::Text(org_id.into())],
+    )
+}
+
+/// SQL counting pack `p`'s visible, active designs that meet `extra` (over alias `t`).
+fn count_items(org_id: &str, extra: &str, extra_binds: &[Bind]) -> (String, Vec<Bind>) {
+    let v = visible(org_id);
+    let sql = format!(
+        "(SELECT COUNT(*) FROM design_pack_items i JOIN swipe_files t ON t.id = i.swipe_file_id \
+         WHERE i.pack_id = p.id AND t.archived_at IS NULL AND ({}) AND {extra})",
+        v.sql
+    );
+    let mut binds = v.binds;
+    binds.extend(extra_binds.iter().cloned());
+    (sql, binds)
+}
+
+/// `SELECT … FROM design_packs p` with item_count and matched columns, and its binds.
+fn select_packs(org_id: &str, filter: Option<&SwipeFilter>) -> (String, Vec<Bind>) {
+    let (count_sql, mut binds) = count_items(org_id, "1", &[]);
+    let (matched_sql, matched_binds) = match filter {
+        Some(f) => {
+            let (w, b) = and_all(&f.conditions());
+            count_items(org_id, &w, &b)
+        }
+        None => ("0".to_string(), vec![]),
+    };
+    binds.extend(matched_binds);
+    (
+        format!(
+            "SELECT p.seq, p.id, p.org_id, p.title, p.description, p.created_by_profile, p.created_by_name, \
+             p.archived_at, p.created_at, p.updated_at, {count_sql} AS item_count, {matched_sql} AS matched \
+             FROM design_packs p"
+        ),
+        binds,
+    )
+}
+
+async fn previews(state: &AppState, org_id: &str, pack_id: &str) -> ApiResult<Vec<Preview>> {
+    let v = visible(org_id);
+    let sql = format!(
+        "SELECT t.id, t.blob_key, t.width, t.height FROM design_pack_items i JOIN swipe_files t ON t.id = i.swipe_file_id \
+         WHERE i.pack_id = ? AND t.archived_at IS NULL AND ({}) ORDER BY i.seq DESC LIMIT 4",
+        v.sql
+    );
+    let mut binds = vec![Bind::Text(pack_id.into())];
+    binds.extend(v.binds);
+    let rows: Vec<(String, String, Option<i64>, Option<i64>)> =
+        bind_as(sqlx::query_as(&sql), &binds)
+            .fetch_all(&state.db.read)
+            .await?;
+    Ok(rows
+        .into_iter()
+        .map(|(id, key, width, height)| Preview {
+            swipe_file_id: id,
+            image_url: state.blobs.url(&key),
+            width,
+            height,
+        })
+        .collect())
+}
+
+async fn into_api(
+    state: &AppState,
+    org_id: &str,
+    row: PackRow,
+    matched: bool,
+) -> ApiResult<DesignPack> {
+    Ok(DesignPack {
+        previews: previews(state, org_id, &row.id).await?,
+        is_managed: row.org_id.is_none(),
+        matched_item_count: matched.then_some(row.matched),
+        created_by: match (row.created_by_profile, row.created_by_name) {
+            (Some(profile_id), Some(name)) => Some(CreatedBy { profile_id, name }),
+            _ => None,
+        },
+        id: row.id,
+        title: row.title,
+        description: row.description,
+        item_count: row.item_count,
+        archived_at: row.archived_at,
+        created_at: row.created_at,
+        updated_at: row.updated_at,
+    })
+}
+
+async fn load_row(db: &Db, org_id: &str, id: &str) -> ApiResult<PackRow> {
+    let (select, mut binds) = select_packs(org_id, None);
+    let (vis, vis_binds) = visible_packs(org_id);
+    binds.push(Bind::Text(id.into()));
+    binds.extend(vis_binds);
+    bind_as(
+        sqlx::query_as::<_, PackRow>(&format!("{select} WHERE p.id = ? AND {vis}")),
+        &binds,
+    )
+    .fetch_optional(&db.read)
+    .await?
+    .ok_or_else(|| ApiError::not_found(ErrorCode::DesignPackNotFound, "design pack", id))
+}
+
+/// 404 DESIGN_PACK_NOT_FOUND unless the organisation sees pack `id`.
+///
+/// # Errors
+/// DESIGN_PACK_NOT_FOUND; database failures.
+pub async fn require_visible(db: &Db, org_id: &str, id: &str) -> ApiResult<()> {
+    let (vis, vis_binds) = visible_packs(org_id);
+    let mut binds = vec![Bind::Text(id.into())];
+    binds.extend(vis_binds);
+    let found: Option<String> = bind_scalar(
+        sqlx::query_scalar(&format!(
+            "SELECT p.id FROM design_packs p WHERE p.id = ? AND {vis}"
+        )),
+        &binds,
+    )
+    .fetch_optional(&db.read)
+    .await?;
+    found
+        .map(|_| ())
+        .ok_or_else(|| ApiError::not_found(ErrorCode::DesignPackNotFound, "design pack", id))
+}
+
+async fn respond(state: &AppState, org_id: &str, id: &str) -> ApiResult<DesignPack> {
+    let row = load_row(&state.db, org_id, id).await?;
+    into_api(state, org_id, row, false).await
+}
+
+/// Loads an own (changeable) pack or explains why not.
+async fn own_pack(db: &Db, org_id: &str, id: &str) -> ApiResult<PackRow> {
+    let row = load_row(db, org_id, id).await?;
+    if row.org_id.is_none() {
+        return Err(ApiError::new(
+            ErrorCode::Conflict,
+            format!(
+                "`{id}` is a service-curated pack and is read-only; create your own pack and add its designs to it"
+            ),
+        ));
+    }
+    Ok(row)
+}
+
+/// List design packs
+///
+/// Most recently updated first. With swipe-file filters (industry, ad_format, aspect_ratio,
+/// status, data_source_ids, include_own), only packs holding a matching visible design are
+/// listed, each with `matched_item_count`. `archived=true` lists only archived packs.
+#[utoipa::path(get, path = "/v1/design-packs", tag = "design packs",
+    params(
+        ("limit" = Option<i64>, Query, minimum = 1, maximum = 100, description = "1-100, default 20"),
+        ("starting_after" = Option<String>, Query, description = "Id of the last pack already received"),
+        ("archived" = Option<bool>, Query, description = "`true`: only archived packs; default `false`"),
+        ("status" = Option<String>, Query, description = "processing, ready or failed"),
+        ("industry" = Option<Vec<String>>, Query, description = "Repeatable"),
+        ("ad_format" = Option<Vec<String>>, Query, description = "Repeatable"),
+        ("aspect_ratio" = Option<Vec<String>>, Query, description = "Repeatable"),
+        ("data_source_ids" = Option<String>, Query, description = "Comma-separated sfs_ ids; empty: no managed designs"),
+        ("include_own" = Option<bool>, Query, description = "Default `true`"),
+    ),
+    responses(
+        (status = 200, description = "A page of packs", body = ListEnvelope<DesignPack>),
+        (status = 400, description = "VALIDATION_ERROR", body = crate::error::ErrorBody),
+    ),
+    security(("api_key" = ["design_packs:read"])))]
+async fn list_packs(
+    State(state): State<AppState>,
+    Auth(caller): Auth,
+    mut q: QueryParams,
+) -> ApiResult<Response> {
+    caller.require(Scope::DesignPacksRead)?;
+    let limit = q.int("limit", 1, MAX_LIMIT, DEFAULT_LIMIT);
+    let after = q.string("starting_after");
+    let archived = q.bool("archived", false);
+    let filter = SwipeFilter::from_query(&mut q, false, false);
+    q.finish()?;
+    let org = &caller.org_id;
+    let matched = filter.is_active();
+    let (select, mut binds) = select_packs(org, matched.then_some(&filter));
+    let (vis, vis_binds) = visible_packs(org);
+    binds.extend(vis_binds);
+    let inner = format!(
+        "{select} WHERE {vis} AND p.archived_at IS {} NULL",
+        if archived { "NOT" } else { "" }
+    );
+    let base = if matched {
+        format!("SELECT * FROM ({inner}) AS x WHERE matched > 0")
+    } else {
+        format!("SELECT * FROM ({inner}) AS x WHERE 1")
+    };
+    let mut tx = state.db.begin_read().await?;
+    let total_count: i64 = bind_scalar(
+        sqlx::query_scalar(&format!("SELECT COUNT(*) FROM ({base}) AS c")),
+        &binds,
+    )
+    .fetch_one(&mut *tx)
+    .await?;
+    let mut page_sql = base.clone();
+    let mut page_binds = binds.clone();
+    if let Some(after) = &after {
+        let (vis, vis_binds) = visible_packs(org);
+        let mut b = vec![Bind::Text(after.clone())];
+        b.extend(vis_binds);
+        let cursor: Option<(String, i64)> = bind_as(
+            sqlx::query_as(&format!(
+                "SELECT p.updated_at, p.seq FROM design_packs p WHERE p.id = ? AND {vis}"
+            )),
+            &b,
+        )
+        .fetch_optional(&mut *tx)
+        .await?;
+        let Some((updated, seq)) = cursor else {
+            return Err(ApiError::field(
+                "starting_after",
+                format!(
+                    "`{after}` is not an id from this list; pass the id of the last item of the previous page"
+                ),
+            ));
+        };
+        page_sql.push_str(" AND (updated_at < ? OR (updated_at = ? AND seq < ?))");
+        page_binds.extend([
+            Bind::Text(updated.clone()),
+            Bind::Text(updated),
+            Bind::Int(seq),
+        ]);
+    }
+    page_sql.push_str(" ORDER BY updated_at DESC, seq DESC LIMIT ?");
+    page_binds.push(Bind::Int(limit + 1));
+    let mut rows: Vec<PackRow> = bind_as(sqlx::query_as(&page_sql), &page_binds)
+        .fetch_all(&mut *tx)
+        .await?;
+    tx.commit().await?;
+    let has_more = rows.len() as i64 > limit;
+    rows.truncate(limit as usize);
+    let mut data = Vec::with_capacity(rows.len());
+    for r in rows {
+        data.push(into_api(&state, org, r, matched).await?);
+    }
+    Ok(axum::Json(ListEnvelope {
+        data,
+        has_more,
+        total_count,
+        facets: None,
+        meta: Meta::current(),
+    })
+    .into_response())
+}
+
+/// The body of a pack creation.
+#[derive(Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PackCreate {
+    #[schema(min_length = 1, max_length = 80)]
+    pub title: String,
+    #[schema(max_length = 500)]
+    pub description: Option<String>,
+    /// Designs to add at once, at most 100.
+    #[schema(max_items = 100)]
+    pub swipe_file_ids: Option<Vec<String>>,
+}
+
+/// The body of a pack update.
+#[derive(Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PackUpdate {
+    #[serde(default)]
+    #[schema(min_length = 1, max_length = 80, value_type = Option<String>)]
+    pub title: Patch<String>,
+    /// null clears it.
+    #[serde(default)]
+    #[schema(max_length = 500, value_type = Option<String>)]
+    pub description: Patch<String>,
+}
+
+fn check_title(title: &str, errors: &mut Vec<FieldError>) -> String {
+    let t = title.trim().to_string();
+    let n = t.chars().count();
+    if n == 0 || n > TITLE_MAX {
+        errors.push(FieldError::new(
+            "title",
+            format!("must be 1 to {TITLE_MAX} characters"),
+        ));
+    }
+    t
+}
+
+fn check_description(d: Option<String>, errors: &mut Vec<FieldError>) -> Option<String> {
+    let d = d.map(|d| d.trim().to_string()).filter(|d| !d.is_empty());
+    if d.as_ref()
+        .is_some_and(|d| d.chars().count() > DESCRIPTION_MAX)
+    {
+        errors.push(FieldError::new(
+            "description",
+            format!("must be at most {DESCRIPTION_MAX} characters"),
+        ));
+    }
+    d
+}
+
+fn check_ids(ids: &[String], errors: &mut Vec<FieldError>) -> Vec<String> {
+    if ids.len() > PER_CALL_MAX {
+        errors.push(FieldError::new(
+            "swipe_file_ids",
+            format!(
+                "names {} designs; at most {PER_CALL_MAX} per call",
+                ids.len()
+            ),
+        ));
+    }
+    let mut out: Vec<String> = Vec::new();
+    for id in ids {
+        if !out.contains(id) {
+            out.push(id.clone());
+        }
+    }
+    out
+}
+
+/// SWIPE_FILE_NOT_FOUND listing each of `ids` the organisation does not see.
+async fn require_designs(
+    conn: &mut sqlx::SqliteConnection,
+    org_id: &str,
+    ids: &[String],
+) -> ApiResult<()> {
+    let v = visible(org_id);
+    let mut missing = Vec::new();
+    for id in ids {
+        let mut binds = vec![Bind::Text(id.clone())];
+        binds.extend(v.binds.iter().cloned());
+        let found: Option<String> = bind_scalar(
+            sqlx::query_scalar(&format!(
+                "SELECT t.id FROM swipe_files t WHERE t.id = ? AND ({})",
+                v.sql
+            )),
+            &binds,
+        )
+        .fetch_optional(&mut *conn)
+        .await?;
+        if found.is_none() {
+            missing.push(FieldError::new(
+                "swipe_file_ids",
+                format!("`{id}` is not in the swipe file"),
+            ));
+        }
+    }
+    if missing.is_empty() {
+        return Ok(());
+    }
+    Err(ApiError {
+        details: missing,
+        ..ApiError::new(
+            ErrorCode::SwipeFileNotFound,
+            "Some swipe_file_ids are not in the swipe file; details lists each",
+        )
+    })
+}
+
+/// Adds `ids` (checked visible) to `pack_id`; returns (added, already_present).
+async fn add(
+    conn: &mut sqlx::SqliteConnection,
+    pack_id: &str,
+    ids: &[String],
+) -> ApiResult<(Vec<String>, Vec<String>)> {
+    let mut present = Vec::new();
+    let mut new = Vec::new();
+    for id in ids {
+        let there: Option<i64> = sqlx::query_scalar(
+            "SELECT seq FROM design_pack_items WHERE pack_id = ? AND swipe_file_id = ?",
+        )
+        .bind(pack_id)
+        .bind(id)
+        .fetch_optional(&mut *conn)
+        .await?;
+        if there.is_some() {
+            present.push(id.clone());
+        } else {
+            new.push(id.clone());
+        }
+    }
+    let total: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM design_pack_items WHERE pack_id = ?")
+        .bind(pack_id)
+        .fetch_one(&mut *conn)
+        .await?;
+    if total + new.len() as i64 > PACK_MAX {
+        return Err(ApiError::new(
+            ErrorCode::DesignPackFull,
+            format!(
+                "The pack holds {total} designs; adding {} would pass the limit of {PACK_MAX}",
+                new.len()
+            ),
+        ));
+    }
+    let now = crate::timestamp::now();
+    for id in &new {
+        sqlx::query(
+            "INSERT INTO design_pack_items (pack_id, swipe_file_id, added_at) VALUES (?, ?, ?)",
+        )
+        .bind(pack_id)
+        .bind(id)
+        .bind(&now)
+        .execute(&mut *conn)
+        .await?;
+    }
+    if !new.is_empty() {
+        sqlx::query("UPDATE design_packs SET updated_at = ? WHERE id = ?")
+            .bind(&now)
+            .bind(pack_id)
+            .execute(&mut *conn)
+            .await?;
+    }
+    Ok((new, present))
+}
+
+/// Create a design pack
+///
+/// Optionally with up to 100 designs (own uploads or designs of subscribed sources).
+/// `created_by` is null for packs created with an API key.
+#[utoipa::path(post, path = "/v1/design-packs", tag = "design packs",
+    request_body = PackCreate,
+    params(("Idempotency-Key" = Option<String>, Header, description = "Makes a retry safe")),
+    responses(
+        (status = 201, description = "The pack", body = Envelope<DesignPack>),
+        (status = 400, description = "VALIDATION_ERROR", body = crate::error::ErrorBody),
+        (status = 404, description = "SWIPE_FILE_NOT_FOUND: details lists each id", body = crate::error::ErrorBody),
+    ),
+    security(("api_key" = ["design_packs:write"])))]
+async fn create_pack(
+    State(state): State<AppState>,
+    Auth(caller): Auth,
+    JsonBody(body): JsonBody<PackCreate>,
+) -> ApiResult<Response> {
+    caller.require(Scope::DesignPacksWrite)?;
+    let mut errors = Vec::new();
+    let title = check_title(&body.title, &mut errors);
+    let description = check_description(body.description, &mut errors);
+    let ids = check_ids(&body.swipe_file_ids.unwrap_or_default(), &mut errors);
+    super::common::finish(errors)?;
+    let id = crate::ids::new_id("dp");
+    let mut tx = state.db.begin_write().await?;
+    require_designs(&mut tx, &caller.org_id, &ids).await?;
+    let now = crate::timestamp::now();
+    sqlx::query("INSERT INTO design_packs (id, org_id, title, description, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)")
+        .bind(&id)
+        .bind(&caller.org_id)
+        .bind(&title)
+        .bind(&description)
+        .bind(&now)
+        .bind(&now)
+        .execute(&mut *tx)
+        .await?;
+    add(&mut tx, &id, &ids).await?;
+    tx.commit().await?;
+    Ok(envelope::created(
+        respond(&state, &caller.org_id, &id).await?,
+    ))
+}
+
+/// Retrieve a design pack
+#[utoipa::path(get, path = "/v1/design-packs/{id}", tag = "design packs",
+    params(("id" = String, Path, description = "dp_…")),
+    responses(
+        (status = 200, description = "The pack", body = Envelope<DesignPack>),
+        (status = 404, description = "DESIGN_PACK_NOT_FOUND", body = crate::error::ErrorBody),
+    ),
+    security(("api_key" = ["design_packs:read"])))]
+async fn get_pack(
+    State(state): State<AppState>,
+    Auth(caller): Auth,
+    IdPath(id): IdPath,
+) -> ApiResult<Response> {
+    caller.require(Scope::DesignPacksRead)?;
+    Ok(envelope::ok(respond(&state, &caller.org_id, &id).await?))
+}
+
+/// Rename or describe a design pack
+#[utoipa::path(patch, path = "/v1/design-packs/{id}", tag = "design packs",
+    params(("id" = String, Path, description = "dp_…")),
+    request_body = PackUpdate,
+    responses(
+        (status = 200, description = "The pack", body = Envelope<DesignPack>),
+        (status = 400, description = "VALIDATION_ERROR", body = crate::error::ErrorBody),
+        (status = 404, description = "DESIGN_PACK_NOT_FOUND", body = crate::error::ErrorBody),
+        (status = 409, description = "CONFLICT: a service-curated pack", body = crate::error::ErrorBody),
+    ),
+    security(("api_key" = ["design_packs:write"])))]
+async fn update_pack(
+    State(state): State<AppState>,
+    Auth(caller): Auth,
+    IdPath(id): IdPath,
+    JsonBody(body): JsonBody<PackUpdate>,
+) -> ApiResult<Response> {
+    caller.require(Scope::DesignPacksWrite)?;
+    let mut errors = Vec::new();
+    let title = body
+        .title
+        .required("title", &mut errors)
+        .map(|t| check_title(&t, &mut errors));
+    let mut new_description = None;
+    let touched = body.description != Patch::Missing;
+    body.description.apply_nullable(&mut new_description);
+    let description = touched.then(|| check_description(new_description, &mut errors));
+    super::common::finish(errors)?;
+    let row = own_pack(&state.db, &caller.org_id, &id).await?;
+    let mut tx = state.db.begin_write().await?;
+    sqlx::query("UPDATE design_packs SET title = ?, description = ?, updated_at = ? WHERE id = ?")
+        .bind(title.unwrap_or(row.title))
+        .bind(description.unwrap_or(row.description))
+        .bind(crate::timestamp::now())
+        .bind(&id)
+        .execute(&mut *tx)
+        .await?;
+    tx.commit().await?;
+    Ok(envelope::ok(respond(&state, &caller.org_id, &id).await?))
+}
+
+/// Delete a design pack
+///
+/// The pack goes; its designs stay in the swipe file.
+#[utoipa::path(delete, path = "/v1/design-packs/{id}", tag = "design packs",
+    params(("id" = String, Path, description = "dp_…")),
+    responses(
+        (status = 200, description = "Deleted", body = Deleted),
+        (status = 404, description = "DESIGN_PACK_NOT_FOUND", body = crate::error::ErrorBody),
+        (status = 409, description = "CONFLICT: a service-curated pack", body = crate::error::ErrorBody),
+    ),
+    security(("api_key" = ["design_packs:write"])))]
+async fn delete_pack(
+    State(state): State<AppState>,
+    Auth(caller): Auth,
+    IdPath(id): IdPath,
+) -> ApiResult<Response> {
+    caller.require(Scope::DesignPacksWrite)?;
+    own_pack(&state.db, &caller.org_id, &id).await?;
+    let mut tx = state.db.begin_write().await?;
+    sqlx::query("DELETE FROM design_pack_items WHERE pack_id = ?")
+        .bind(&id)
+        .execute(&mut *tx)
+        .await?;
+    sqlx::query("DELETE FROM design_packs WHERE id = ?")
+        .bind(&id)
+        .execute(&mut *tx)
+        .await?;
+    tx.commit().await?;
+    Ok(Deleted::response(id))
+}
+
+async fn set_archived(
+    state: &AppState,
+    org_id: &str,
+    id: &str,
+    archive: bool,
+) -> ApiResult<Response> {
+    own_pack(&state.db, org_id, id).await?;
+    let now = crate::timestamp::now();
+    let mut tx = state.db.begin_write().await?;
+    if archive {
+        sqlx::query("UPDATE design_packs SET archived_at = ? WHERE id = ? AND archived_at IS NULL")
+            .bind(&now)
+            .bind(id)
+            .execute(&mut *tx)
+            .await?;
+    } else {
+        sqlx::query("UPDATE design_packs SET archived_at = NULL WHERE id = ?")
+            .bind(id)
+            .execute(&mut *tx)
+            .await?;
+    }
+    tx.commit().await?;
+    Ok(envelope::ok(respond(state, org_id, id).await?))
+}
+
+/// Archive a design pack
+///
+/// Sets `archived_at`; archived packs leave the default listing and global search.
+#[utoipa::path(post, path = "/v1/design-packs/{id}/archive", tag = "design packs",
+    params(("id" = String, Path, description = "dp_…")),
+    responses(
+        (status = 200, description = "The pack, archived", body = Envelope<DesignPack>),
+        (status = 404, description = "DESIGN_PACK_NOT_FOUND", body = crate::error::ErrorBody),
+        (status = 409, description = "CONFLICT: a service-curated pack", body = crate::error::ErrorBody),
+    ),
+    security(("api_key" = ["design_packs:write"])))]
+async fn archive_pack(
+    State(state): State<AppState>,
+    Auth(caller): Auth,
+    IdPath(id): IdPath,
+) -> ApiResult<Response> {
+    caller.require(Scope::DesignPacksWrite)?;
+    set_archived(&state, &caller.org_id, &id, true).await
+}
+
+/// Unarchive a design pack
+#[utoipa::path(post, path = "/v1/design-packs/{id}/unarchive", tag = "design packs",
+    params(("id" = String, Path, description = "dp_…")),
+    responses(
+        (status = 200, description = "The pack, active", body = Envelope<DesignPack>),
+        (status = 404, description = "DESIGN_PACK_NOT_FOUND", body = crate::error::ErrorBody),
+        (status = 409, description = "CONFLICT: a service-curated pack", body = crate::error::ErrorBody),
+    ),
+    security(("api_key" = ["design_packs:write"])))]
+async fn unarchive_pack(
+    State(state): State<AppState>,
+    Auth(caller): Auth,
+    IdPath(id): IdPath,
+) -> ApiResult<Response> {
+    caller.require(Scope::DesignPacksWrite)?;
+    set_archived(&state, &caller.org_id, &id, false).await
+}
+
+/// List a pack's designs
+///
+/// The visible, active designs of the pack, with the filters, facets and paging of GET
+/// /v1/swipe-files.
+#[utoipa::path(get, path = "/v1/design-packs/{id}/items", tag = "design packs",
+    params(
+        ("id" = String, Path, description = "dp_…"),
+        ("limit" = Option<i64>, Query, minimum = 1, maximum = 100, description = "1-100, default 20"),
+        ("starting_after" = Option<String>, Query, description = "Id of the last design already received"),
+        ("ids" = Option<String>, Query, description = "Comma-separated sf_ ids"),
+        ("status" = Option<String>, Query, description = "processing, ready or failed"),
+        ("industry" = Option<Vec<String>>, Query, description = "Repeatable"),
+        ("ad_format" = Option<Vec<String>>, Query, description = "Repeatable"),
+        ("aspect_ratio" = Option<Vec<String>>, Query, description = "Repeatable"),
+        ("archived" = Option<bool>, Query, description = "`true`: only archived own uploads"),
+        ("data_source_ids" = Option<String>, Query, description = "Comma-separated sfs_ ids; empty: no managed designs"),
+        ("include_own" = Option<bool>, Query, description = "Default `true`"),
+        ("facets" = Option<String>, Query, description = "Comma-separated: industry, ad_format, aspect_ratio"),
+    ),
+    responses(
+        (status = 200, description = "A page of designs", body = ListEnvelope<super::swipe_files::SwipeFile>),
+        (status = 400, description = "VALIDATION_ERROR", body = crate::error::ErrorBody),
+        (status = 404, description = "DESIGN_PACK_NOT_FOUND", body = crate::error::ErrorBody),
+    ),
+    security(("api_key" = ["design_packs:read"])))]
+async fn list_items(
+    State(state): State<AppState>,
+    Auth(caller): Auth,
+    IdPath(id): IdPath,
+    q: QueryParams,
+) -> ApiResult<Response> {
+    caller.require(Scope::DesignPacksRead)?;
+    require_visible(&state.db, &caller.org_id, &id).await?;
+    super::swipe_files::list_page(&state, &caller.org_id, q, Some(id)).await
+}
+
+/// The body of adding or removing designs.
+#[derive(Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ItemsBody {
+    /// At most 100 sf_ ids.
+    #[schema(min_items = 1, max_items = 100)]
+    pub swipe_file_ids: Vec<String>,
+}
+
+/// What adding designs did.
+#[derive(Serialize, ToSchema)]
+pub struct Added {
+    pub added: Vec<String>,
+    pub already_present: Vec<String>,
+    /// Visible designs in the pack afterwards.
+    pub item_count: i64,
+}
+
+/// What removing designs did.
+#[derive(Serialize, ToSchema)]
+pub struct Removed {
+    pub removed: Vec<String>,
+    /// Ids that were not in the pack.
+    pub not_present: Vec<String>,
+    /// Visible designs in the pack afterwards.
+    pub item_count: i64,
+}
+
+fn check_items(ids: &[String]) -> ApiResult<Vec<String>> {
+    let mut errors = Vec::new();
+    if ids.is_empty() {
+        errors.push(FieldError::new(
+            "swipe_file_ids",
+            "must name at least one design",
+        ));
+    }
+    let ids = check_ids(ids, &mut errors);
+    super::common::finish(errors)?;
+    Ok(ids)
+}
+
+/// Add designs to a pack
+///
+/// Idempotent: designs already in the pack are listed in `already_present`. At most 100 ids
+/// per call; a pack holds at most 500 designs (409 DESIGN_PACK_FULL). Every id must be a
+/// design the organisation sees (404 SWIPE_FILE_NOT_FOUND, `details` per bad id; nothing is
+/// added then).
+#[utoipa::path(post, path = "/v1/design-packs/{id}/items", tag = "design packs",
+    params(("id" = String, Path, description = "dp_…")),
+    request_body = ItemsBody,
+    responses(
+        (status = 200, description = "What was added", body = Envelope<Added>),
+        (status = 400, description = "VALIDATION_ERROR", body = crate::error::ErrorBody),
+        (status = 404, description = "DESIGN_PACK_NOT_FOUND, SWIPE_FILE_NOT_FOUND", body = crate::error::ErrorBody),
+        (status = 409, description = "DESIGN_PACK_FULL; CONFLICT for a service-curated pack", body = crate::error::ErrorBody),
+    ),
+    security(("api_key" = ["design_packs:write"])))]
+async fn add_items(
+    State(state): State<AppState>,
+    Auth(caller): Auth,
+    IdPath(id): IdPath,
+    JsonBody(body): JsonBody<ItemsBody>,
+) -> ApiResult<Response> {
+    caller.require(Scope::DesignPacksWrite)?;
+    let ids = check_items(&body.swipe_file_ids)?;
+    own_pack(&state.db, &caller.org_id, &id).await?;
+    let mut tx = state.db.begin_write().await?;
+    require_designs(&mut tx, &caller.org_id, &ids).await?;
+    let (added, already_present) = add(&mut tx, &id, &ids).await?;
+    tx.commit().await?;
+    let item_count = load_row(&state.db, &caller.org_id, &id).await?.item_count;
+    Ok(envelope::ok(Added {
+        added,
+        already_present,
+        item_count,
+    }))
+}
+
+/// Remove designs from a pack
+///
+/// JSON body `{swipe_file_ids}` (at most 100). Ids not in the pack are listed in
+/// `not_present`; the designs stay in the swipe file.
+#[utoipa::path(delete, path = "/v1/design-packs/{id}/items", tag = "design packs",
+    params(("id" = String, Path, description = "dp_…")),
+    request_body = ItemsBody,
+    responses(
+        (status = 200, description = "What was removed", body = Envelope<Removed>),
+        (status = 400, description = "VALIDATION_ERROR", body = crate::error::ErrorBody),
+        (status = 404, description = "DESIGN_PACK_NOT_FOUND", body = crate::error::ErrorBody),
+        (status = 409, description = "CONFLICT: a service-curated pack", body = crate::error::ErrorBody),
+    ),
+    security(("api_key" = ["design_packs:write"])))]
+async fn remove_items(
+    State(state): State<AppState>,
+    Auth(caller): Auth,
+    IdPath(id): IdPath,
+    JsonBody(body): JsonBody<ItemsBody>,
+) -> ApiResult<Response> {
+    caller.require(Scope::DesignPacksWrite)?;
+    let ids = check_items(&body.swipe_file_ids)?;
+    own_pack(&state.db, &caller.org_id, &id).await?;
+    let mut tx = state.db.begin_write().await?;
+    let (mut removed, mut not_present) = (Vec::new(), Vec::new());
+    for sf in ids {
+        let n =
+            sqlx::query("DELETE FROM design_pack_items WHERE pack_id = ? AND swipe_file_id = ?")
+                .bind(&id)
+                .bind(&sf)
+                .execute(&mut *tx)
+                .await?
+                .rows_affected();
+        if n > 0 {
+            removed.push(sf);
+        } else {
+            not_present.push(sf);
+        }
+    }
+    if !removed.is_empty() {
+        sqlx::query("UPDATE design_packs SET updated_at = ? WHERE id = ?")
+            .bind(crate::timestamp::now())
+            .bind(&id)
+            .execute(&mut *tx)
+            .await?;
+    }
+    tx.commit().await?;
+    let item_count = load_row(&state.db, &caller.org_id, &id).await?.item_count;
+    Ok(envelope::ok(Removed {
+        removed,
+        not_present,
+        item_count,
+    }))
+}
+
+/// Pack hits of the global search: visible, active packs whose title contains `needle`
+/// (or `ids` in resolve mode), as (id, title, is_managed).
+///
+/// # Errors
+/// Database failures.
+pub async fn search(
+    db: &Db,
+    org_id: &str,
+    needle: &str,
+    limit: i64,
+    ids: Option<&[String]>,
+) -> ApiResult<Vec<(String, String, bool)>> {
+    let (vis, mut binds) = visible_packs(org_id);
+    let sql = match ids {
+        Some(ids) => {
+            let marks = vec!["?"; ids.len().max(1)].join(", ");
+            binds.extend(ids.iter().cloned().map(Bind::Text));
+            if ids.is_empty() {
+                binds.push(Bind::Text(String::new()));
+            }
+            format!(
+                "SELECT p.id, p.title, p.org_id IS NULL FROM design_packs p WHERE {vis} AND p.id IN ({marks})"
+            )
+        }
+        None => {
+            binds.push(Bind::Text(needle.to_string()));
+            binds.push(Bind::Int(needle.chars().count() as i64));
+            binds.push(Bind::Text(needle.to_string()));
+            binds.push(Bind::Int(limit));
+            format!(
+                "SELECT p.id, p.title, p.org_id IS NULL FROM design_packs p WHERE {vis} AND p.archived_at IS NULL \
+                 AND instr(lower(p.title), ?) > 0 ORDER BY substr(lower(p.title), 1, ?) = ? DESC, p.seq DESC LIMIT ?"
+            )
+        }
+    };
+    let rows: Vec<(String, String, bool)> = bind_as(sqlx::query_as(&sql), &binds)
+        .fetch_all(&db.read)
+        .await?;
+    Ok(rows)
+}

@@ -1,0 +1,155 @@
+//! The swipe file's shared parts: the models a process loaded (or why none), compact
+//! vectors, the classification taxonomies, visibility and filters, and the ingest pipeline.
+//!
+//! - [`ingest`]: the worker side of [`adforge_worker::Job::IngestSwipeFile`]: measure, embed,
+//!   classify, caption.
+//! - [`taxonomy`]: aspect ratios, industries (Google product taxonomy top level) and ad
+//!   formats, and how each is decided from measured evidence.
+//! - [`vectors`]: int8 vectors with a scale, an in-memory cache and exact scoring.
+//! - [`filter`]: which designs an organisation sees (own uploads plus subscribed data
+//!   sources) and the filters shared by lists, search and design packs.
+
+pub mod filter;
+pub mod ingest;
+pub mod sources;
+pub mod taxonomy;
+pub mod vectors;
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use adforge_models::Models;
+
+use crate::error::{ApiError, ErrorCode};
+
+/// The models of this process, loaded once at start-up, or the reason they are missing.
+#[derive(Clone)]
+pub enum ModelState {
+    /// Loaded; shared by the API (query embedding) and the in-process workers (ingest).
+    Ready(Arc<Models>),
+    /// Not loaded: swipe-file uploads and searches answer 503 with this reason.
+    Missing(String),
+}
+
+impl ModelState {
+    /// Loads the default models from `dir`; a failure is kept as the reason, never fatal.
+    pub fn load(dir: &Path) -> Self {
+        match Models::load(dir) {
+            Ok(m) => {
+                tracing::info!(models_dir = %dir.display(), image = m.image.model_id(), text = m.text.model_id(), "swipe-file models loaded");
+                ModelState::Ready(Arc::new(m))
+            }
+            Err(e) => {
+                tracing::warn!(models_dir = %dir.display(), error = %e, "swipe-file models not loaded; swipe-file uploads and search answer 503 until scripts/fetch-models has run");
+                ModelState::Missing(format!(
+                    "The swipe-file models are not installed on this server ({e}). An operator runs `scripts/fetch-models` (into {}) and restarts the server.",
+                    dir.display()
+                ))
+            }
+        }
+    }
+
+    /// The models, or 503 SERVICE_UNAVAILABLE saying how to install them.
+    ///
+    /// # Errors
+    /// SERVICE_UNAVAILABLE when the models are missing.
+    pub fn require(&self) -> Result<&Arc<Models>, ApiError> {
+        match self {
+            ModelState::Ready(m) => Ok(m),
+            ModelState::Missing(why) => {
+                Err(ApiError::new(ErrorCode::ServiceUnavailable, why.clone()))
+            }
+        }
+    }
+
+    /// The models when loaded.
+    pub fn get(&self) -> Option<&Arc<Models>> {
+        match self {
+            ModelState::Ready(m) => Some(m),
+            ModelState::Missing(_) => None,
+        }
+    }
+}
+
+/// `--models-dir` when given, else `$ADFORGE_MODELS_DIR`, else `~/.cache/adforge/models`.
+pub fn models_dir(flag: Option<&PathBuf>) -> PathBuf {
+    flag.cloned()
+        .unwrap_or_else(adforge_models::default_models_dir)
+}
+
+/// Applies a finished ingest: the measured fields, both vectors and `ready`, in one
+/// transaction; only a `processing` design changes, so a redelivered event does nothing.
+///
+/// # Errors
+/// Database failures (the event is then redelivered).
+pub async fn apply_ingested(
+    db: &crate::store::Db,
+    id: &str,
+    width: u32,
+    height: u32,
+    r: &adforge_worker::SwipeFileIngested,
+) -> crate::error::ApiResult<()> {
+    let mut tx = db.begin_write().await?;
+    let now = crate::timestamp::now();
+    let changed = sqlx::query(
+        "UPDATE swipe_files SET status = 'ready', error = NULL, thumb_key = ?, width = ?, height = ?, \
+         aspect_ratio = ?, industry = ?, ad_format = ?, caption = ?, labels = ?, ocr_text = ?, updated_at = ? \
+         WHERE id = ? AND status = 'processing'",
+    )
+    .bind(&r.thumb_key)
+    .bind(i64::from(width))
+    .bind(i64::from(height))
+    .bind(&r.aspect_ratio)
+    .bind(&r.industry)
+    .bind(&r.ad_format)
+    .bind(&r.caption)
+    .bind(crate::store::to_json_text(&r.labels))
+    .bind(&r.ocr_text)
+    .bind(&now)
+    .bind(id)
+    .execute(&mut *tx)
+    .await?
+    .rows_affected();
+    if changed == 1 {
+        for (kind, model, v) in [
+            (vectors::IMAGE, &r.image_model, &r.image_vector),
+            (vectors::TEXT, &r.text_model, &r.text_vector),
+        ] {
+            sqlx::query(
+                "INSERT INTO swipe_file_vectors (swipe_file_id, kind, model_id, dim, vector) VALUES (?, ?, ?, ?, ?) \
+                 ON CONFLICT(swipe_file_id, kind) DO UPDATE SET model_id = excluded.model_id, dim = excluded.dim, vector = excluded.vector",
+            )
+            .bind(id)
+            .bind(kind)
+            .bind(model)
+            .bind(v.len() as i64)
+            .bind(vectors::encode(v))
+            .execute(&mut *tx)
+            .await?;
+        }
+    }
+    tx.commit().await?;
+    Ok(())
+}
+
+/// Marks a `processing` design `failed` with `error`.
+///
+/// # Errors
+/// Database failures.
+pub async fn apply_failed(
+    db: &crate::store::Db,
+    id: &str,
+    error: &str,
+) -> crate::error::ApiResult<()> {
+    let mut tx = db.begin_write().await?;
+    sqlx::query(
+        "UPDATE swipe_files SET status = 'failed', error = ?, updated_at = ? WHERE id = ? AND status = 'processing'",
+    )
+    .bind(error)
+    .bind(crate::timestamp::now())
+    .bind(id)
+    .execute(&mut *tx)
+    .await?;
+    tx.commit().await?;
+    Ok(())
+}

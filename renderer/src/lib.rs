@@ -37,8 +37,10 @@ pub use encode::encode_png;
 pub use error::Error;
 pub use fonts::FontLibrary;
 pub use image::{FetchLimits, HttpFetcher, ImageFetcher};
-pub use render::{DEFAULT_LONG_EDGE, MAX_EDGE, RenderOptions, Rendered, Renderer, output_size};
-pub use report::{RenderReport, Warning};
+pub use render::{
+    BackendChoice, DEFAULT_LONG_EDGE, MAX_EDGE, RenderOptions, Rendered, Renderer, open_gpu, output_size,
+};
+pub use report::{BackendUsed, GpuReport, RenderReport, Warning};
 pub use tree::Tree;
 
 /// Alias kept for callers that expect a tree-specific name; it is the crate's one error type.

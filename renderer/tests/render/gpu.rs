@@ -1,0 +1,235 @@
+//! The GPU backend against the CPU reference, fixture by fixture (vello's
+//! `compare_gpu_cpu` habit): one test body renders every golden fixture on both backends.
+//!
+//! Tolerance, GPU against CPU: a channel may differ by at most [`GPU_CHANNEL_LIMIT`] levels
+//! on all but [`GPU_SHARE_OVER`] of the channel values, and by at most
+//! [`GPU_CHANNEL_CEILING`] anywhere. Coverage comes from the same rasteriser on both sides;
+//! what differs is float vs 8/16-bit fixed-point paint arithmetic (±1–2 levels). A swapped
+//! blend mode, a missing shadow or a glyph shifted by one pixel moves hundreds of values by
+//! tens of levels and fails (`broken_blend_shader_is_caught` proves the first).
+//!
+//! These tests run on any Vulkan adapter, Mesa's software lavapipe included
+//! (`mesa-vulkan-drivers`); without one they print why and pass without checking.
+
+use std::path::PathBuf;
+use std::sync::{Arc, OnceLock};
+
+use adforge_renderer::backend::gpu::{AdapterKind, DRAW_WGSL, GpuContext};
+use adforge_renderer::{BackendUsed, FetchLimits, FontLibrary, HttpFetcher, RenderOptions, Renderer, Tree};
+use tiny_skia::Pixmap;
+
+use crate::harness::{self, CHANNEL_TOLERANCE, RenderCase};
+
+/// Largest per-channel difference that counts as "the same" between GPU and CPU.
+pub const GPU_CHANNEL_LIMIT: u8 = 3;
+/// Share of channel values allowed over [`GPU_CHANNEL_LIMIT`].
+pub const GPU_SHARE_OVER: f64 = 0.001;
+/// No channel value may differ by more than this.
+pub const GPU_CHANNEL_CEILING: u8 = 24;
+
+fn gpu_renderer(ctx: Arc<GpuContext>) -> Renderer {
+    let limits = FetchLimits {
+        allow_private: true,
+        ..FetchLimits::default()
+    };
+    let fetcher = HttpFetcher::new(limits).with_local_files(harness::repo_root());
+    Renderer::new(FontLibrary::bundled(), Arc::new(fetcher)).with_gpu(Some(ctx))
+}
+
+/// The shared GPU renderer, or why there is none.
+fn gpu() -> Result<&'static Renderer, String> {
+    static R: OnceLock<Result<Renderer, String>> = OnceLock::new();
+    R.get_or_init(|| {
+        GpuContext::new(AdapterKind::Any)
+            .map(|c| gpu_renderer(Arc::new(c)))
+            .map_err(|e| e.to_string())
+    })
+    .as_ref()
+    .map_err(Clone::clone)
+}
+
+fn fixtures() -> Vec<String> {
+    let root = harness::goldens_dir();
+    let mut out = Vec::new();
+    for area in std::fs::read_dir(&root).unwrap().flatten() {
+        if !area.path().is_dir() {
+            continue;
+        }
+        for f in std::fs::read_dir(area.path()).unwrap().flatten() {
+            let p: PathBuf = f.path();
+            if p.extension().is_some_and(|e| e == "json") && p.with_extension("png").exists() {
+                let area = area.file_name().to_string_lossy().into_owned();
+                let name = p.file_stem().unwrap().to_string_lossy().into_owned();
+                out.push(format!("{area}/{name}"));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// How far `gpu` is from `cpu`: (values over the limit, worst difference, share over).
+pub fn parity(cpu: &Pixmap, gpu: &Pixmap) -> (usize, u8, f64) {
+    assert_eq!((cpu.width(), cpu.height()), (gpu.width(), gpu.height()));
+    let mut over = 0usize;
+    let mut worst = 0u8;
+    for (a, b) in cpu.data().iter().zip(gpu.data()) {
+        let d = a.abs_diff(*b);
+        worst = worst.max(d);
+        if d > GPU_CHANNEL_LIMIT {
+            over += 1;
+        }
+    }
+    (over, worst, over as f64 / cpu.data().len() as f64)
+}
+
+fn within_tolerance(p: (usize, u8, f64)) -> bool {
+    p.2 <= GPU_SHARE_OVER && p.1 <= GPU_CHANNEL_CEILING
+}
+
+fn render_on(renderer: &Renderer, name: &str) -> adforge_renderer::Rendered {
+    let case = RenderCase::new(name);
+    let tree: Tree = case.tree();
+    let w = tree.design_size().0 as u32 * 2;
+    renderer
+        .render(
+            &tree,
+            &RenderOptions {
+                width: Some(w),
+                encode_png: false,
+            },
+        )
+        .unwrap()
+}
+
+#[test]
+fn every_fixture_on_both_backends() {
+    let gpu = match gpu() {
+        Ok(r) => r,
+        Err(reason) => {
+            println!("SKIPPED GPU parity: {reason}");
+            return;
+        }
+    };
+    let adapter = gpu.gpu().unwrap().adapter();
+    let mut failures = Vec::new();
+    let mut on_gpu = 0;
+    let mut fell_back = Vec::new();
+    for name in fixtures() {
+        // CPU: matches its golden (as the golden tests check).
+        let cpu = harness::renderer().render(
+            &RenderCase::new(&name).tree(),
+            &RenderOptions {
+                width: Some(RenderCase::new(&name).tree().design_size().0 as u32 * 2),
+                encode_png: true,
+            },
+        );
+        let cpu = cpu.unwrap();
+        let golden = Pixmap::load_png(harness::goldens_dir().join(format!("{name}.png"))).unwrap();
+        let decoded = Pixmap::decode_png(cpu.png.as_ref().unwrap()).unwrap();
+        if let Some(msg) = harness::compare(&golden, &decoded, CHANNEL_TOLERANCE) {
+            failures.push(format!("{name}: CPU vs golden: {msg}"));
+        }
+        // GPU: matches the CPU within the tolerance, or says why the CPU drew it.
+        let out = render_on(gpu, &name);
+        let report = out.report.gpu.clone().unwrap();
+        if let Some(reason) = &report.fallback {
+            assert_eq!(out.report.backend, BackendUsed::Cpu);
+            assert!(
+                reason.starts_with("not on the GPU yet"),
+                "{name}: a device error, not a planned fallback: {reason}"
+            );
+            fell_back.push(format!("{name} ({reason})"));
+            continue;
+        }
+        assert_eq!(out.report.backend, BackendUsed::Gpu);
+        on_gpu += 1;
+        let p = parity(&cpu.pixmap, &out.pixmap);
+        println!(
+            "{name}: {} values > {GPU_CHANNEL_LIMIT} ({:.4} %), worst {}",
+            p.0,
+            p.2 * 100.0,
+            p.1
+        );
+        if !within_tolerance(p) {
+            let path = harness::write_failure(&format!("gpu_{name}"), &cpu.pixmap, &out.pixmap);
+            failures.push(format!(
+                "{name}: GPU vs CPU: {} values differ by more than {GPU_CHANNEL_LIMIT} ({:.3} %), worst {}; cpu | diff | gpu in {}",
+                p.0,
+                p.2 * 100.0,
+                p.1,
+                path.display()
+            ));
+        }
+    }
+    println!("adapter: {adapter}; {on_gpu} fixtures drawn on the GPU; CPU fallback for {}:", fell_back.len());
+    for f in &fell_back {
+        println!("  {f}");
+    }
+    assert!(on_gpu > 0, "no fixture was drawn on the GPU");
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// A shader with `multiply` computing `screen` instead must fail the parity check on the
+/// multiply fixtures: the tolerance is tight enough to catch a wrong blend mode.
+#[test]
+fn broken_blend_shader_is_caught() {
+    let right = "case 1u: { return cs * cb; } // multiply";
+    assert!(DRAW_WGSL.contains(right), "the multiply line moved; update this test");
+    let broken = DRAW_WGSL.replace(right, "case 1u: { return cb + cs - cb * cs; }");
+    let ctx = match GpuContext::with_shader(AdapterKind::Any, &broken) {
+        Ok(c) => c,
+        Err(e) => {
+            println!("SKIPPED broken-shader check: {e}");
+            return;
+        }
+    };
+    let broken_renderer = gpu_renderer(Arc::new(ctx));
+    for name in ["shapes/blend_multiply", "paints/paint_blend_multiply"] {
+        let cpu = render_on(harness::renderer(), name);
+        let bad = render_on(&broken_renderer, name);
+        assert_eq!(bad.report.backend, BackendUsed::Gpu, "{name}: {:?}", bad.report.gpu);
+        let p = parity(&cpu.pixmap, &bad.pixmap);
+        assert!(
+            !within_tolerance(p),
+            "{name}: a multiply drawn as screen passed the parity check: {p:?}"
+        );
+        // And the real shader passes the same check.
+        if let Ok(good) = gpu() {
+            let ok = render_on(good, name);
+            assert!(within_tolerance(parity(&cpu.pixmap, &ok.pixmap)));
+        }
+    }
+}
+
+/// A lost device is recreated and the next render is drawn on the GPU again.
+#[test]
+fn lost_device_is_recreated() {
+    let Ok(ctx) = GpuContext::new(AdapterKind::Any) else {
+        println!("SKIPPED device-loss check: no Vulkan adapter");
+        return;
+    };
+    let ctx = Arc::new(ctx);
+    let r = gpu_renderer(ctx.clone());
+    let first = render_on(&r, "shapes/rectangle");
+    assert_eq!(first.report.backend, BackendUsed::Gpu);
+    ctx.simulate_device_loss();
+    let second = render_on(&r, "shapes/rectangle");
+    assert_eq!(second.report.backend, BackendUsed::Gpu, "{:?}", second.report.gpu);
+    assert_eq!(first.pixmap.data(), second.pixmap.data());
+}
+
+/// The shader is valid WGSL for naga (the validator wgpu runs), with no device needed.
+#[test]
+fn shaders_validate_with_naga() {
+    for (name, src) in [("draw.wgsl", include_str!("../../../shaders/draw.wgsl"))] {
+        let module = naga::front::wgsl::parse_str(src)
+            .unwrap_or_else(|e| panic!("{name}: {}", e.emit_to_string(src)));
+        naga::valid::Validator::new(
+            naga::valid::ValidationFlags::all(),
+            naga::valid::Capabilities::empty(),
+        )
+        .validate(&module)
+        .unwrap_or_else(|e| panic!("{name}: {e:?}"));
+    }
+}

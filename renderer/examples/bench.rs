@@ -62,14 +62,32 @@ fn main() {
     };
     let gpu_renderer = gpu.as_ref().map(|g| {
         let fetcher = HttpFetcher::new(FetchLimits::default()).with_local_files(dir.clone());
-        println!("GPU: {}{}", g.adapter(), if g.is_software() { " (software: not a speed claim)" } else { "" });
+        println!(
+            "GPU: {}{}",
+            g.adapter(),
+            if g.is_software() {
+                " (software: not a speed claim)"
+            } else {
+                ""
+            }
+        );
         Renderer::new(fonts.clone(), Arc::new(fetcher)).with_gpu(Some(g.clone()))
     });
 
     println!(
         "{:<9} {:>10} {:>10} {:>10} {:>10} {:>14} {:>9} | {:>8} {:>8} {:>8} {:>10} {:>9}",
-        "ad", "render ms", "encode ms", "total ms", "resvg ms", "resvg/render", "png KiB",
-        "gpu up", "gpu draw", "gpu read", "gpu render", "cpu/gpu"
+        "ad",
+        "render ms",
+        "encode ms",
+        "total ms",
+        "resvg ms",
+        "resvg/render",
+        "png KiB",
+        "gpu up",
+        "gpu draw",
+        "gpu read",
+        "gpu render",
+        "cpu/gpu"
     );
     for name in ["simple", "typical", "heavy"] {
         let tree = Tree::parse(&read(&dir.join(format!("{name}.json"))))

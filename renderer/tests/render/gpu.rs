@@ -15,7 +15,9 @@ use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
 
 use adforge_renderer::backend::gpu::{AdapterKind, DRAW_WGSL, GpuContext};
-use adforge_renderer::{BackendUsed, FetchLimits, FontLibrary, HttpFetcher, RenderOptions, Renderer, Tree};
+use adforge_renderer::{
+    BackendUsed, FetchLimits, FontLibrary, HttpFetcher, RenderOptions, Renderer, Tree,
+};
 use tiny_skia::Pixmap;
 
 use crate::harness::{self, CHANNEL_TOLERANCE, RenderCase};
@@ -162,7 +164,10 @@ fn every_fixture_on_both_backends() {
             ));
         }
     }
-    println!("adapter: {adapter}; {on_gpu} fixtures drawn on the GPU; CPU fallback for {}:", fell_back.len());
+    println!(
+        "adapter: {adapter}; {on_gpu} fixtures drawn on the GPU; CPU fallback for {}:",
+        fell_back.len()
+    );
     for f in &fell_back {
         println!("  {f}");
     }
@@ -175,7 +180,10 @@ fn every_fixture_on_both_backends() {
 #[test]
 fn broken_blend_shader_is_caught() {
     let right = "case 1u: { return cs * cb; } // multiply";
-    assert!(DRAW_WGSL.contains(right), "the multiply line moved; update this test");
+    assert!(
+        DRAW_WGSL.contains(right),
+        "the multiply line moved; update this test"
+    );
     let broken = DRAW_WGSL.replace(right, "case 1u: { return cb + cs - cb * cs; }");
     let ctx = match GpuContext::with_shader(AdapterKind::Any, &broken) {
         Ok(c) => c,
@@ -188,7 +196,12 @@ fn broken_blend_shader_is_caught() {
     for name in ["shapes/blend_multiply", "paints/paint_blend_multiply"] {
         let cpu = render_on(harness::renderer(), name);
         let bad = render_on(&broken_renderer, name);
-        assert_eq!(bad.report.backend, BackendUsed::Gpu, "{name}: {:?}", bad.report.gpu);
+        assert_eq!(
+            bad.report.backend,
+            BackendUsed::Gpu,
+            "{name}: {:?}",
+            bad.report.gpu
+        );
         let p = parity(&cpu.pixmap, &bad.pixmap);
         assert!(
             !within_tolerance(p),
@@ -215,7 +228,12 @@ fn lost_device_is_recreated() {
     assert_eq!(first.report.backend, BackendUsed::Gpu);
     ctx.simulate_device_loss();
     let second = render_on(&r, "shapes/rectangle");
-    assert_eq!(second.report.backend, BackendUsed::Gpu, "{:?}", second.report.gpu);
+    assert_eq!(
+        second.report.backend,
+        BackendUsed::Gpu,
+        "{:?}",
+        second.report.gpu
+    );
     assert_eq!(first.pixmap.data(), second.pixmap.data());
 }
 

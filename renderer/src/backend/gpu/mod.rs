@@ -348,7 +348,10 @@ fn create_device(adapter: &wgpu::Adapter, wgsl: &str) -> Result<DeviceState, Err
             cache: None,
         })
     };
-    let over = pipeline("fs_over", Some(wgpu::BlendState::PREMULTIPLIED_ALPHA_BLENDING));
+    let over = pipeline(
+        "fs_over",
+        Some(wgpu::BlendState::PREMULTIPLIED_ALPHA_BLENDING),
+    );
     let blend = pipeline("fs_blend", None);
     let dummy = device
         .create_texture(&wgpu::TextureDescriptor {
@@ -442,7 +445,16 @@ impl DeviceState {
         })
     }
 
-    fn write(&self, texture: &wgpu::Texture, x: u32, y: u32, w: u32, h: u32, bpp: u32, data: &[u8]) {
+    fn write(
+        &self,
+        texture: &wgpu::Texture,
+        x: u32,
+        y: u32,
+        w: u32,
+        h: u32,
+        bpp: u32,
+        data: &[u8],
+    ) {
         if w == 0 || h == 0 {
             return;
         }
@@ -494,7 +506,15 @@ fn execute(state: &DeviceState, plan: &plan::Plan, t0: Instant) -> Result<GpuOut
         plan.atlas_height,
     );
     for m in &plan.masks {
-        state.write(&atlas, m.x, m.y, m.mask.width(), m.mask.height(), 1, m.mask.data());
+        state.write(
+            &atlas,
+            m.x,
+            m.y,
+            m.mask.width(),
+            m.mask.height(),
+            1,
+            m.mask.data(),
+        );
     }
     let atlas_view = atlas.create_view(&Default::default());
     let images: Vec<wgpu::TextureView> = plan
@@ -553,9 +573,7 @@ fn execute(state: &DeviceState, plan: &plan::Plan, t0: Instant) -> Result<GpuOut
                 },
                 wgpu::BindGroupEntry {
                     binding: 4,
-                    resource: wgpu::BindingResource::TextureView(
-                        backdrop.unwrap_or(&state.dummy),
-                    ),
+                    resource: wgpu::BindingResource::TextureView(backdrop.unwrap_or(&state.dummy)),
                 },
             ],
         })
@@ -780,11 +798,9 @@ fn read_region(
     );
     state.queue.submit([encoder.finish()]);
     let (tx, rx) = std::sync::mpsc::channel();
-    buffer
-        .slice(..)
-        .map_async(wgpu::MapMode::Read, move |r| {
-            let _ = tx.send(r);
-        });
+    buffer.slice(..).map_async(wgpu::MapMode::Read, move |r| {
+        let _ = tx.send(r);
+    });
     dev.poll(wgpu::PollType::wait_indefinitely())
         .map_err(|e| GpuFailure::Device(format!("waiting for the readback: {e}")))?;
     rx.recv()

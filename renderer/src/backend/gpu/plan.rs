@@ -139,6 +139,16 @@ impl PaintRecord {
     }
 
     fn image(index: usize, size: (u32, u32), inverse: Transform, filter: u32) -> Self {
+        // tiny-skia's pattern rules: a translate-only mapping samples the nearest texel, and
+        // so does bilinear under a whole-pixel translate.
+        let translate =
+            inverse.sx == 1.0 && inverse.sy == 1.0 && inverse.kx == 0.0 && inverse.ky == 0.0;
+        let whole = inverse.tx == inverse.tx.trunc() && inverse.ty == inverse.ty.trunc();
+        let filter = if translate && (filter == 2 || whole) {
+            0
+        } else {
+            filter
+        };
         Self {
             kind: 3,
             filter,
@@ -309,15 +319,16 @@ fn pixel_rect(path: &Path, t: Transform) -> Option<[f32; 4]> {
     });
     let b = path.clone().transform(t)?.bounds();
     let whole = |v: f32| (v - v.round()).abs() < 1e-4;
-    (is_rect && whole(b.left()) && whole(b.top()) && whole(b.right()) && whole(b.bottom()))
-        .then(|| {
+    (is_rect && whole(b.left()) && whole(b.top()) && whole(b.right()) && whole(b.bottom())).then(
+        || {
             [
                 b.left().round(),
                 b.top().round(),
                 b.right().round(),
                 b.bottom().round(),
             ]
-        })
+        },
+    )
 }
 
 impl Planner {
@@ -486,8 +497,7 @@ impl Planner {
                 };
                 let size = (prepared.pixmap.width(), prepared.pixmap.height());
                 self.plan.images.push(prepared.pixmap);
-                let mut rec =
-                    PaintRecord::image(self.plan.images.len() - 1, size, inverse, filter);
+                let mut rec = PaintRecord::image(self.plan.images.len() - 1, size, inverse, filter);
                 rec.spread = u32::from(*tile);
                 rec.opacity = *opacity;
                 Some(rec)
@@ -555,7 +565,8 @@ impl Planner {
     ) -> Result<(), Unsupported> {
         let (tw, th) = self.target_size(target);
         let scale = (t.sx * t.sx + t.ky * t.ky).sqrt();
-        let Some(vis) = visible(path, t, width * scale + 1.0, tw, th) else {
+        // Miter joins reach up to 4 half-widths (tiny-skia's default miter limit).
+        let Some(vis) = visible(path, t, 2.0 * width * scale + 2.0, tw, th) else {
             return Ok(());
         };
         let mut rect = [
@@ -605,13 +616,10 @@ impl Planner {
         opacity: f32,
     ) -> Result<(), Unsupported> {
         let (tw, th) = self.target_size(target);
-        let Some(path) = tiny_skia::Rect::from_xywh(
-            0.0,
-            0.0,
-            image.width() as f32,
-            image.height() as f32,
-        )
-        .map(tiny_skia::PathBuilder::from_rect) else {
+        let Some(path) =
+            tiny_skia::Rect::from_xywh(0.0, 0.0, image.width() as f32, image.height() as f32)
+                .map(tiny_skia::PathBuilder::from_rect)
+        else {
             return Ok(());
         };
         let Some(vis) = visible(&path, t, 0.0, tw, th) else {
@@ -702,7 +710,13 @@ impl Planner {
                 0,
             )
         };
-        self.push_record(parent.target, rect, mask, &rec, blend_index(layer.blend_mode));
+        self.push_record(
+            parent.target,
+            rect,
+            mask,
+            &rec,
+            blend_index(layer.blend_mode),
+        );
         Ok(())
     }
 }

@@ -237,17 +237,94 @@ fn lost_device_is_recreated() {
     assert_eq!(first.pixmap.data(), second.pixmap.data());
 }
 
-/// The shader is valid WGSL for naga (the validator wgpu runs), with no device needed.
+/// Every shader in `shaders/` is valid WGSL for naga (the validator wgpu runs), with no
+/// device needed; the backend embeds exactly that file.
 #[test]
 fn shaders_validate_with_naga() {
-    for (name, src) in [("draw.wgsl", include_str!("../../../shaders/draw.wgsl"))] {
-        let module = naga::front::wgsl::parse_str(src)
-            .unwrap_or_else(|e| panic!("{name}: {}", e.emit_to_string(src)));
+    let dir = harness::repo_root().join("shaders");
+    let mut checked = 0;
+    for entry in std::fs::read_dir(&dir).unwrap().flatten() {
+        let path = entry.path();
+        if path.extension().is_none_or(|e| e != "wgsl") {
+            continue;
+        }
+        let src = std::fs::read_to_string(&path).unwrap();
+        let name = path.display();
+        let module = naga::front::wgsl::parse_str(&src)
+            .unwrap_or_else(|e| panic!("{name}: {}", e.emit_to_string(&src)));
         naga::valid::Validator::new(
             naga::valid::ValidationFlags::all(),
             naga::valid::Capabilities::empty(),
         )
         .validate(&module)
         .unwrap_or_else(|e| panic!("{name}: {e:?}"));
+        checked += 1;
     }
+    assert!(checked >= 1, "no shader found in {}", dir.display());
+    assert_eq!(
+        std::fs::read_to_string(dir.join("draw.wgsl")).unwrap(),
+        DRAW_WGSL
+    );
+}
+
+/// `adforge render --backend gpu` writes the GPU's pixels and says so in the report;
+/// `--backend cpu` draws on the CPU with no GPU section.
+#[test]
+fn render_command_with_backend() {
+    use adforge_renderer::BackendChoice;
+    use adforge_renderer::cli::{RenderCommand, run_on};
+    let dir = std::env::temp_dir().join(format!("adforge-render-gpu-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let cmd = |out: &str| RenderCommand {
+        tree: harness::goldens_dir().join("shapes/blend_multiply.json"),
+        output: dir.join(format!("{out}.png")),
+        width: Some(200),
+        report: Some(dir.join(format!("{out}.json"))),
+        allow_private_urls: false,
+    };
+    let cpu = run_on(&cmd("cpu"), BackendChoice::Cpu).unwrap();
+    assert_eq!(cpu.backend, "cpu");
+    let report: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.join("cpu.json")).unwrap()).unwrap();
+    assert_eq!(report["backend"], "cpu");
+    assert!(report.get("gpu").is_none());
+    if gpu().is_err() {
+        let err = run_on(&cmd("gpu"), BackendChoice::Gpu).unwrap_err();
+        assert!(
+            matches!(err, adforge_renderer::Error::GpuUnavailable { .. }),
+            "{err}"
+        );
+        println!("SKIPPED --backend gpu render: {err}");
+        return;
+    }
+    let g = run_on(&cmd("gpu"), BackendChoice::Gpu).unwrap();
+    assert_eq!(g.backend, "gpu");
+    let report: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.join("gpu.json")).unwrap()).unwrap();
+    assert_eq!(report["backend"], "gpu");
+    for k in ["upload_ms", "draw_ms", "readback_ms"] {
+        assert!(report["gpu"][k].is_number(), "{k}: {report}");
+    }
+    assert!(report["gpu"]["adapter"].is_string());
+    let a = Pixmap::load_png(dir.join("cpu.png")).unwrap();
+    let b = Pixmap::load_png(dir.join("gpu.png")).unwrap();
+    assert!(within_tolerance(parity(&a, &b)));
+}
+
+/// `auto` never picks a software rasteriser; `cpu` opens nothing; names parse.
+#[test]
+fn backend_choice() {
+    use adforge_renderer::{BackendChoice, open_gpu};
+    assert!(open_gpu(BackendChoice::Cpu).unwrap().is_none());
+    if let Some(g) = open_gpu(BackendChoice::Auto).unwrap() {
+        assert!(!g.is_software(), "auto chose {}", g.adapter());
+    }
+    assert_eq!("gpu".parse::<BackendChoice>(), Ok(BackendChoice::Gpu));
+    assert_eq!("auto".parse::<BackendChoice>(), Ok(BackendChoice::Auto));
+    assert!(
+        "metal"
+            .parse::<BackendChoice>()
+            .unwrap_err()
+            .contains("auto, cpu or gpu")
+    );
 }

@@ -448,10 +448,8 @@ impl DeviceState {
     fn write(
         &self,
         texture: &wgpu::Texture,
-        x: u32,
-        y: u32,
-        w: u32,
-        h: u32,
+        (x, y): (u32, u32),
+        (w, h): (u32, u32),
         bpp: u32,
         data: &[u8],
     ) {
@@ -508,10 +506,8 @@ fn execute(state: &DeviceState, plan: &plan::Plan, t0: Instant) -> Result<GpuOut
     for m in &plan.masks {
         state.write(
             &atlas,
-            m.x,
-            m.y,
-            m.mask.width(),
-            m.mask.height(),
+            (m.x, m.y),
+            (m.mask.width(), m.mask.height()),
             1,
             m.mask.data(),
         );
@@ -522,7 +518,7 @@ fn execute(state: &DeviceState, plan: &plan::Plan, t0: Instant) -> Result<GpuOut
         .iter()
         .map(|p| {
             let t = state.texture_with("image", TARGET_FORMAT, p.width(), p.height());
-            state.write(&t, 0, 0, p.width(), p.height(), 4, p.data());
+            state.write(&t, (0, 0), (p.width(), p.height()), 4, p.data());
             t.create_view(&Default::default())
         })
         .collect();
@@ -659,7 +655,7 @@ fn execute(state: &DeviceState, plan: &plan::Plan, t0: Instant) -> Result<GpuOut
                 let (w, h) = plan.targets[*target];
                 let layer = read_region(state, &targets[*target], 0, 0, w, h)?;
                 let out = cpu::layer_with_effects(layer, *x, *y, clip.as_ref(), effects);
-                state.write(&targets[*target], 0, 0, w, h, 4, out.data());
+                state.write(&targets[*target], (0, 0), (w, h), 4, out.data());
                 i += 1;
             }
             Step::Backdrop {
@@ -674,7 +670,7 @@ fn execute(state: &DeviceState, plan: &plan::Plan, t0: Instant) -> Result<GpuOut
                 let (w, h) = plan.targets[*target];
                 let below = read_region(state, &targets[*target], 0, 0, w, h)?;
                 let out = cpu::backdrop_blur_on(below, *x, *y, *bounds, *sigma, clip);
-                state.write(&targets[*target], 0, 0, w, h, 4, out.data());
+                state.write(&targets[*target], (0, 0), (w, h), 4, out.data());
                 i += 1;
             }
             Step::Contrast {

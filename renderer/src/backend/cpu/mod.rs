@@ -505,6 +505,7 @@ fn measure_contrast(
 
 /// For the GPU backend's CPU-assisted steps: `content` (a layer at device `x`, `y`) with its
 /// clip applied and then its effects, exactly as [`render`] composites a layer with effects.
+#[cfg(feature = "gpu")]
 pub(crate) fn layer_with_effects(
     mut content: Pixmap,
     x: i32,
@@ -521,6 +522,7 @@ pub(crate) fn layer_with_effects(
 
 /// For the GPU backend: BACKGROUND_BLUR on `pixmap`, a target whose top-left corner is at
 /// device `x`, `y`, exactly as [`render`] draws `DrawOp::BackdropBlur`.
+#[cfg(feature = "gpu")]
 pub(crate) fn backdrop_blur_on(
     pixmap: Pixmap,
     x: i32,
@@ -541,6 +543,7 @@ pub(crate) fn backdrop_blur_on(
 
 /// For the GPU backend: the contrast of a TEXT op against `stack`, the targets under it
 /// (each a pixmap whose top-left corner is at device `x`, `y`), as [`render`] measures it.
+#[cfg(feature = "gpu")]
 pub(crate) fn contrast_against(
     stack: Vec<(Pixmap, i32, i32)>,
     path: &tiny_skia::Path,

@@ -3,8 +3,11 @@
 //!
 //! Tolerance, GPU against CPU: a channel may differ by at most [`GPU_CHANNEL_LIMIT`] levels
 //! on all but [`GPU_SHARE_OVER`] of the channel values, and by at most
-//! [`GPU_CHANNEL_CEILING`] anywhere. Coverage comes from the same rasteriser on both sides;
-//! what differs is float vs 8/16-bit fixed-point paint arithmetic (±1–2 levels). A swapped
+//! [`GPU_CHANNEL_CEILING`] anywhere. Coverage comes from the same rasteriser on both sides
+//! (same transform order, so the same edge samples); what differs is float vs 8/16-bit
+//! fixed-point paint arithmetic. Measured on lavapipe: 18 fixtures identical, 67 within 1
+//! level, 1 within 2; the 4K benchmark ads within 2. The share and the ceiling leave room
+//! for hardware GPUs' float rounding. A swapped
 //! blend mode, a missing shadow or a glyph shifted by one pixel moves hundreds of values by
 //! tens of levels and fails (`broken_blend_shader_is_caught` proves the first).
 //!
@@ -23,11 +26,11 @@ use tiny_skia::Pixmap;
 use crate::harness::{self, CHANNEL_TOLERANCE, RenderCase};
 
 /// Largest per-channel difference that counts as "the same" between GPU and CPU.
-pub const GPU_CHANNEL_LIMIT: u8 = 3;
+pub const GPU_CHANNEL_LIMIT: u8 = 2;
 /// Share of channel values allowed over [`GPU_CHANNEL_LIMIT`].
 pub const GPU_SHARE_OVER: f64 = 0.001;
 /// No channel value may differ by more than this.
-pub const GPU_CHANNEL_CEILING: u8 = 24;
+pub const GPU_CHANNEL_CEILING: u8 = 16;
 
 fn gpu_renderer(ctx: Arc<GpuContext>) -> Renderer {
     let limits = FetchLimits {
@@ -327,4 +330,65 @@ fn backend_choice() {
             .unwrap_err()
             .contains("auto, cpu or gpu")
     );
+}
+
+/// The benchmark ads at full 4K size (3072×3840): photos, gradients, shadows, background
+/// blur and text on a canvas near the texture limits, GPU within the same tolerance.
+#[test]
+fn benchmark_ads_at_4k_match() {
+    let Ok(gpu) = gpu() else {
+        println!("SKIPPED 4K GPU parity: no Vulkan adapter");
+        return;
+    };
+    let dir = harness::repo_root().join("renderer/examples/ads");
+    let fetcher = HttpFetcher::new(FetchLimits::default()).with_local_files(dir.clone());
+    let cpu = Renderer::new(FontLibrary::bundled(), Arc::new(fetcher));
+    let fetcher = HttpFetcher::new(FetchLimits::default()).with_local_files(dir.clone());
+    let on_gpu =
+        Renderer::new(FontLibrary::bundled(), Arc::new(fetcher)).with_gpu(gpu.gpu().cloned());
+    for name in ["typical", "heavy"] {
+        let text = std::fs::read_to_string(dir.join(format!("{name}.json"))).unwrap();
+        let tree = Tree::parse(&text).unwrap();
+        let opts = RenderOptions {
+            width: None,
+            encode_png: false,
+        };
+        let a = cpu.render(&tree, &opts).unwrap();
+        let b = on_gpu.render(&tree, &opts).unwrap();
+        assert_eq!(
+            b.report.backend,
+            BackendUsed::Gpu,
+            "{name}: {:?}",
+            b.report.gpu
+        );
+        assert_eq!((a.pixmap.width(), a.pixmap.height()), (3072, 3840));
+        let p = parity(&a.pixmap, &b.pixmap);
+        if std::env::var_os("GPU_DEBUG").is_some() {
+            for (i, (x, y)) in a.pixmap.data().iter().zip(b.pixmap.data()).enumerate() {
+                if x.abs_diff(*y) > 8 {
+                    let px = i / 4;
+                    println!(
+                        "  ({}, {}) ch {}: cpu {x} gpu {y}",
+                        px % 3072,
+                        px / 3072,
+                        i % 4
+                    );
+                }
+            }
+        }
+        println!(
+            "{name} 4K: {} values > {GPU_CHANNEL_LIMIT}, worst {}",
+            p.0, p.1
+        );
+        assert!(within_tolerance(p), "{name}: {p:?}");
+        // The contrast warnings come out the same.
+        let low = |r: &adforge_renderer::Rendered| {
+            r.report
+                .warnings
+                .iter()
+                .filter(|w| matches!(w, adforge_renderer::Warning::LowContrast { .. }))
+                .count()
+        };
+        assert_eq!(low(&a), low(&b), "{name}");
+    }
 }

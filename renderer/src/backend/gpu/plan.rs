@@ -307,6 +307,29 @@ fn visible(path: &Path, t: Transform, grow: f32, w: u32, h: u32) -> Option<tiny_
     tiny_skia::IntRect::from_ltrb(x0 as i32, y0 as i32, x1 as i32, y1 as i32)
 }
 
+/// Coverage of `path` under `t` in a `size` mask whose corner is device pixel `origin`.
+/// The path is transformed first and then moved by whole pixels, as tiny-skia's
+/// `fill_path` transforms and then tiles: folding the offset into `t` rounds differently
+/// and flips an edge sample here and there.
+fn coverage(
+    path: &Path,
+    t: Transform,
+    rule: FillRule,
+    anti_alias: bool,
+    origin: (i32, i32),
+    size: (u32, u32),
+) -> Option<Mask> {
+    let device = path.clone().transform(t)?;
+    let mut m = Mask::new(size.0, size.1)?;
+    m.fill_path(
+        &device,
+        rule,
+        anti_alias,
+        Transform::from_translate(-origin.0 as f32, -origin.1 as f32),
+    );
+    Some(m)
+}
+
 /// The device rectangle of `path` when it is an axis-aligned rectangle with whole-pixel
 /// edges under `t`: its coverage is exactly 1 inside, so it needs no mask.
 fn pixel_rect(path: &Path, t: Transform) -> Option<[f32; 4]> {
@@ -469,11 +492,14 @@ impl Planner {
                     && let Some((img, x, y)) = cpu_image::prepare_aligned(image, to_device, vis)
                 {
                     // Drawn 1:1: only inside the resampled rectangle.
+                    // The mask's origin is the image's, as in `blit::fill_aligned`.
                     let (iw, ih) = (img.width(), img.height());
-                    rect[0] = rect[0].max(x as f32);
-                    rect[1] = rect[1].max(y as f32);
-                    rect[2] = rect[2].min((x + iw as i32) as f32);
-                    rect[3] = rect[3].min((y + ih as i32) as f32);
+                    *rect = [
+                        x as f32,
+                        y as f32,
+                        (x + iw as i32) as f32,
+                        (y + ih as i32) as f32,
+                    ];
                     self.plan.images.push(img);
                     let mut rec = PaintRecord::image(
                         self.plan.images.len() - 1,
@@ -539,16 +565,26 @@ impl Planner {
         if rect[2] <= rect[0] || rect[3] <= rect[1] {
             return Ok(());
         }
+        let aligned_image = rec.kind == 3
+            && rec.filter == 0
+            && matches!(paint, ScenePaint::Image { tile: false, .. });
         let mask = if exact.is_some() {
             None
+        } else if aligned_image {
+            let (x, y) = (rect[0] as i32, rect[1] as i32);
+            let Some(mut m) = Mask::new((rect[2] - rect[0]) as u32, (rect[3] - rect[1]) as u32)
+            else {
+                return Ok(());
+            };
+            m.fill_path(path, rule, true, t.post_translate(-x as f32, -y as f32));
+            Some(self.place(m)?)
         } else {
             let (x, y) = (rect[0] as i32, rect[1] as i32);
             let mw = (rect[2] - rect[0]) as u32;
             let mh = (rect[3] - rect[1]) as u32;
-            let Some(mut m) = Mask::new(mw, mh) else {
+            let Some(m) = coverage(path, t, rule, true, (x, y), (mw, mh)) else {
                 return Ok(());
             };
-            m.fill_path(path, rule, true, t.post_translate(-x as f32, -y as f32));
             Some(self.place(m)?)
         };
         self.push_record(target, rect, mask, &rec, 0);
@@ -581,16 +617,40 @@ impl Planner {
         // Coverage from tiny-skia's own stroker and rasteriser (hairlines included), taken
         // from the alpha of an opaque white stroke.
         let (x, y) = (vis.left(), vis.top());
+        let stroke = Stroke {
+            width,
+            ..Stroke::default()
+        };
+        let min_scale = (t.sx * t.sx + t.ky * t.ky)
+            .sqrt()
+            .min((t.kx * t.kx + t.sy * t.sy).sqrt());
+        if width * min_scale >= 1.0 {
+            // As tiny-skia's `stroke_path`: outline in path space, then fill under `t`.
+            let res = tiny_skia::PathStroker::compute_resolution_scale(&t);
+            let Some(outline) = path.stroke(&stroke, res) else {
+                return Ok(());
+            };
+            let Some(m) = coverage(
+                &outline,
+                t,
+                FillRule::Winding,
+                true,
+                (x, y),
+                (vis.width(), vis.height()),
+            ) else {
+                return Ok(());
+            };
+            let corner = self.place(m)?;
+            let rect = [x as f32, y as f32, vis.right() as f32, vis.bottom() as f32];
+            self.push_record(target, rect, Some(corner), &rec, 0);
+            return Ok(());
+        }
         let Some(mut scratch) = Pixmap::new(vis.width(), vis.height()) else {
             return Ok(());
         };
         let white = tiny_skia::Paint {
             anti_alias: true,
             ..tiny_skia::Paint::default()
-        };
-        let stroke = Stroke {
-            width,
-            ..Stroke::default()
         };
         scratch.stroke_path(
             path,
@@ -628,15 +688,16 @@ impl Planner {
         let Some(inverse) = t.invert() else {
             return Ok(());
         };
-        let Some(mut m) = Mask::new(vis.width(), vis.height()) else {
-            return Ok(());
-        };
-        m.fill_path(
+        let Some(m) = coverage(
             &path,
+            t,
             FillRule::Winding,
             false,
-            t.post_translate(-vis.left() as f32, -vis.top() as f32),
-        );
+            (vis.left(), vis.top()),
+            (vis.width(), vis.height()),
+        ) else {
+            return Ok(());
+        };
         let corner = self.place(m)?;
         self.plan.images.push(image.clone());
         let mut rec = PaintRecord::image(

@@ -392,3 +392,44 @@ fn benchmark_ads_at_4k_match() {
         assert_eq!(low(&a), low(&b), "{name}");
     }
 }
+
+/// The tolerance is tight enough for the other two faults the parity check must catch: a
+/// missing shadow (the same fixture without its effects) and a glyph run shifted by one
+/// device pixel both fail it.
+#[test]
+fn missing_shadow_and_shifted_glyphs_fail_the_tolerance() {
+    let render_json = |json: &serde_json::Value| {
+        let tree = Tree::parse(&json.to_string()).unwrap();
+        harness::renderer()
+            .render(
+                &tree,
+                &RenderOptions {
+                    width: Some(200),
+                    encode_png: false,
+                },
+            )
+            .unwrap()
+            .pixmap
+    };
+    let path = harness::goldens_dir().join("effects/drop_shadow.json");
+    let mut json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let with_shadow = render_json(&json);
+    for node in json["nodes"].as_object_mut().unwrap().values_mut() {
+        node["effects"] = serde_json::json!([]);
+    }
+    let without = render_json(&json);
+    assert!(!within_tolerance(parity(&with_shadow, &without)));
+
+    let text = render_on(harness::renderer(), "text/basic").pixmap;
+    let mut shifted = text.clone();
+    let row = text.width() as usize * 4;
+    for (dst, src) in shifted
+        .data_mut()
+        .chunks_exact_mut(row)
+        .zip(text.data().chunks_exact(row))
+    {
+        dst[4..].copy_from_slice(&src[..row - 4]);
+    }
+    assert!(!within_tolerance(parity(&text, &shifted)));
+}

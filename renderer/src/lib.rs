@@ -7,6 +7,8 @@
 //! 3. [`scene`]: a flat display list of [`scene::DrawOp`]s in device pixels — the contract
 //!    every backend implements.
 //! 4. [`backend::cpu`]: tiny-skia executes the display list; [`encode_png`] writes the PNG.
+//!    [`backend::gpu`] (cargo feature `gpu`) executes the same list with wgpu; choose it with
+//!    [`open_gpu`] and [`Renderer::with_gpu`] (one `GpuContext` per process).
 //!
 //! Once [`Tree::parse`] has accepted a tree, rendering cannot fail: a missing font or image is
 //! reported in the [`RenderReport`] and skipped.

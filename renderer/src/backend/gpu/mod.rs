@@ -22,13 +22,16 @@
 //! - *Layers* (clip + opacity + blend mode) are offscreen textures the size of their bounds,
 //!   composited into their parent as an image through the clip's mask.
 //! - *CPU-assisted steps (not GPU shaders yet):* layer effects (drop and inner shadows,
-//!   layer blur), BACKGROUND_BLUR and the contrast measurement of TEXT ops run the CPU
-//!   backend's own code between GPU passes: the encoder is submitted, the layer (or the
-//!   text's region of each target under it) is read back, the CPU computes, and the result
-//!   is written back before the next pass. Output is exact, at the cost of a device sync per
+//!   layer blur) and BACKGROUND_BLUR run the CPU backend's own code between GPU passes: the
+//!   encoder is submitted, the layer is read back, the CPU computes, and the result is
+//!   written back before the next pass. Output is exact, at the cost of a device sync per
 //!   step; blur passes in WGSL (separable, downsampled like `backend::cpu::blur`) are the
-//!   next step. A scene the GPU path refuses outright (a canvas, layer or mask beyond the
-//!   device's texture limits) is drawn by the CPU backend and the report says why.
+//!   next step. The contrast of TEXT ops (LowContrast warnings) needs no sync: the regions
+//!   under each text are copied to buffers at their place in the command stream and
+//!   measured by the CPU backend's code after the last submit.
+//! - A scene the GPU path refuses outright (a canvas, layer or mask beyond the device's
+//!   texture limits) or any device error (validation, out of memory, lost device, failed
+//!   mapping) makes the renderer draw it on the CPU; `RenderReport::gpu.fallback` says why.
 //!
 //! # Rejected alternatives
 //!
@@ -596,6 +599,7 @@ fn execute(state: &DeviceState, plan: &plan::Plan, t0: Instant) -> Result<GpuOut
         cleared[i] = true;
     }
     let mut contrast = Vec::new();
+    let mut probes = Vec::new();
     let mut i = 0;
     while i < plan.steps.len() {
         match &plan.steps[i] {
@@ -680,8 +684,9 @@ fn execute(state: &DeviceState, plan: &plan::Plan, t0: Instant) -> Result<GpuOut
                 color,
                 node,
             } => {
-                submit_and_wait(state, &mut encoder)?;
-                let mut regions = Vec::new();
+                // The regions under the text are copied out at this point of the encoder;
+                // they are read and measured after the last submit (no sync here).
+                let mut reads = Vec::new();
                 if let Some(b) = path.clone().transform(*transform).map(|p| p.bounds()) {
                     for &(t, ox, oy) in stack {
                         let (w, h) = plan.targets[t];
@@ -690,14 +695,18 @@ fn execute(state: &DeviceState, plan: &plan::Plan, t0: Instant) -> Result<GpuOut
                         let x1 = ((b.right().ceil() as i32) - ox).clamp(0, w as i32) as u32;
                         let y1 = ((b.bottom().ceil() as i32) - oy).clamp(0, h as i32) as u32;
                         if x1 > x0 && y1 > y0 {
-                            let p = read_region(state, &targets[t], x0, y0, x1 - x0, y1 - y0)?;
-                            regions.push((p, ox + x0 as i32, oy + y0 as i32));
+                            let read = encode_read(
+                                state,
+                                &mut encoder,
+                                &targets[t],
+                                (x0, y0),
+                                (x1 - x0, y1 - y0),
+                            );
+                            reads.push((read, ox + x0 as i32, oy + y0 as i32));
                         }
                     }
                 }
-                if let Some(r) = cpu::contrast_against(regions, path, *transform, *color) {
-                    contrast.push((node.clone(), r));
-                }
+                probes.push((reads, path, *transform, *color, node));
                 i += 1;
             }
         }
@@ -705,6 +714,15 @@ fn execute(state: &DeviceState, plan: &plan::Plan, t0: Instant) -> Result<GpuOut
     state.queue.submit([encoder.finish()]);
     dev.poll(wgpu::PollType::wait_indefinitely())
         .map_err(|e| GpuFailure::Device(format!("waiting for the draws: {e}")))?;
+    for (reads, path, transform, color, node) in probes {
+        let mut regions = Vec::new();
+        for (read, x, y) in reads {
+            regions.push((finish_read(state, read)?, x, y));
+        }
+        if let Some(r) = cpu::contrast_against(regions, path, transform, color) {
+            contrast.push((node.clone(), r));
+        }
+    }
     let draw_ms = ms(t1);
 
     // Readback: rows padded to 256 bytes.
@@ -760,26 +778,30 @@ fn submit_and_wait(
     Ok(())
 }
 
-/// Reads `w`×`h` texels at (`x`, `y`) of `texture` into a pixmap, through a buffer whose
-/// rows are padded to 256 bytes as copies require.
-fn read_region(
-    state: &DeviceState,
-    texture: &wgpu::Texture,
-    x: u32,
-    y: u32,
+/// A copy of a texture region into a mappable buffer, encoded but not yet read.
+struct PendingRead {
+    buffer: wgpu::Buffer,
     w: u32,
     h: u32,
-) -> Result<Pixmap, GpuFailure> {
-    let dev = &state.device;
-    let row = w * 4;
-    let padded = row.next_multiple_of(wgpu::COPY_BYTES_PER_ROW_ALIGNMENT);
-    let buffer = dev.create_buffer(&wgpu::BufferDescriptor {
+    padded: u32,
+}
+
+/// Encodes a copy of `w`×`h` texels at (`x`, `y`) of `texture` into a buffer whose rows are
+/// padded to 256 bytes, as copies require.
+fn encode_read(
+    state: &DeviceState,
+    encoder: &mut wgpu::CommandEncoder,
+    texture: &wgpu::Texture,
+    (x, y): (u32, u32),
+    (w, h): (u32, u32),
+) -> PendingRead {
+    let padded = (w * 4).next_multiple_of(wgpu::COPY_BYTES_PER_ROW_ALIGNMENT);
+    let buffer = state.device.create_buffer(&wgpu::BufferDescriptor {
         label: Some("readback"),
         size: u64::from(padded) * u64::from(h),
         usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
         mapped_at_creation: false,
     });
-    let mut encoder = dev.create_command_encoder(&Default::default());
     encoder.copy_texture_to_buffer(
         whole(texture, x, y),
         wgpu::TexelCopyBufferInfo {
@@ -792,12 +814,30 @@ fn read_region(
         },
         extent(w, h),
     );
-    state.queue.submit([encoder.finish()]);
+    PendingRead {
+        buffer,
+        w,
+        h,
+        padded,
+    }
+}
+
+/// Maps a read whose copy has been submitted and unpads its rows into a pixmap.
+fn finish_read(state: &DeviceState, read: PendingRead) -> Result<Pixmap, GpuFailure> {
+    let PendingRead {
+        buffer,
+        w,
+        h,
+        padded,
+    } = read;
+    let row = w * 4;
     let (tx, rx) = std::sync::mpsc::channel();
     buffer.slice(..).map_async(wgpu::MapMode::Read, move |r| {
         let _ = tx.send(r);
     });
-    dev.poll(wgpu::PollType::wait_indefinitely())
+    state
+        .device
+        .poll(wgpu::PollType::wait_indefinitely())
         .map_err(|e| GpuFailure::Device(format!("waiting for the readback: {e}")))?;
     rx.recv()
         .map_err(|_| GpuFailure::Device("the readback was dropped".into()))?
@@ -816,6 +856,21 @@ fn read_region(
     }
     buffer.unmap();
     Ok(pixmap)
+}
+
+/// Reads `w`×`h` texels at (`x`, `y`) of `texture` now (submits and waits).
+fn read_region(
+    state: &DeviceState,
+    texture: &wgpu::Texture,
+    x: u32,
+    y: u32,
+    w: u32,
+    h: u32,
+) -> Result<Pixmap, GpuFailure> {
+    let mut encoder = state.device.create_command_encoder(&Default::default());
+    let read = encode_read(state, &mut encoder, texture, (x, y), (w, h));
+    state.queue.submit([encoder.finish()]);
+    finish_read(state, read)
 }
 
 fn begin<'a>(

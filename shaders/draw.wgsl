@@ -40,10 +40,23 @@ struct Stop {
 @group(0) @binding(3) var image: texture_2d<f32>;
 @group(0) @binding(4) var backdrop: texture_2d<f32>;
 
+// The draw record travels to the fragment stage as flat varyings: one storage read per
+// vertex instead of one per fragment.
 struct VOut {
     @builtin(position) pos: vec4<f32>,
-    @location(0) @interpolate(flat) index: u32,
+    @location(0) @interpolate(flat) rect: vec4<f32>,
+    @location(1) @interpolate(flat) misc: vec4<f32>,
+    @location(2) @interpolate(flat) mask: vec4<f32>,
+    @location(3) @interpolate(flat) kind: vec4<u32>,
+    @location(4) @interpolate(flat) mode: vec4<u32>,
+    @location(5) @interpolate(flat) color: vec4<f32>,
+    @location(6) @interpolate(flat) m0: vec4<f32>,
+    @location(7) @interpolate(flat) m1: vec4<f32>,
 };
+
+fn record(v: VOut) -> Draw {
+    return Draw(v.rect, v.misc, v.mask, v.kind, v.mode, v.color, v.m0, v.m1);
+}
 
 @vertex
 fn vs(@builtin(vertex_index) vi: u32, @builtin(instance_index) ii: u32) -> VOut {
@@ -53,7 +66,14 @@ fn vs(@builtin(vertex_index) vi: u32, @builtin(instance_index) ii: u32) -> VOut 
     let ndc = vec2<f32>(p.x / d.misc.x * 2.0 - 1.0, 1.0 - p.y / d.misc.y * 2.0);
     var out: VOut;
     out.pos = vec4<f32>(ndc, 0.0, 1.0);
-    out.index = ii;
+    out.rect = d.rect;
+    out.misc = d.misc;
+    out.mask = d.mask;
+    out.kind = d.kind;
+    out.mode = d.mode;
+    out.color = d.color;
+    out.m0 = d.m0;
+    out.m1 = d.m1;
     return out;
 }
 
@@ -162,7 +182,7 @@ fn source(d: Draw, p: vec2<f32>) -> vec4<f32> {
 
 @fragment
 fn fs_over(v: VOut) -> @location(0) vec4<f32> {
-    return source(draws[v.index], v.pos.xy);
+    return source(record(v), v.pos.xy);
 }
 
 fn lum(c: vec3<f32>) -> f32 {
@@ -271,7 +291,7 @@ fn mix_colors(mode: u32, cb: vec3<f32>, cs: vec3<f32>) -> vec3<f32> {
 
 @fragment
 fn fs_blend(v: VOut) -> @location(0) vec4<f32> {
-    let d = draws[v.index];
+    let d = record(v);
     let s = source(d, v.pos.xy);
     let b = textureLoad(backdrop, vec2<i32>(floor(v.pos.xy)), 0);
     var cs = vec3<f32>(0.0);

@@ -433,3 +433,33 @@ fn missing_shadow_and_shifted_glyphs_fail_the_tolerance() {
     }
     assert!(!within_tolerance(parity(&text, &shifted)));
 }
+
+/// A render that fails on the GPU is redone on the CPU, reported, and never lost.
+#[test]
+fn failed_gpu_render_is_redone_on_the_cpu() {
+    let Ok(ctx) = GpuContext::new(AdapterKind::Any) else {
+        println!("SKIPPED GPU failure check: no Vulkan adapter");
+        return;
+    };
+    let ctx = Arc::new(ctx);
+    let r = gpu_renderer(ctx.clone());
+    ctx.fail_next_render();
+    let redone = render_on(&r, "shapes/blend_multiply");
+    assert_eq!(redone.report.backend, BackendUsed::Cpu);
+    let reason = redone
+        .report
+        .gpu
+        .as_ref()
+        .unwrap()
+        .fallback
+        .clone()
+        .unwrap();
+    assert!(reason.contains("simulated device error"), "{reason}");
+    let cpu = render_on(harness::renderer(), "shapes/blend_multiply");
+    assert_eq!(redone.pixmap.data(), cpu.pixmap.data());
+    // The next render is on the GPU again.
+    assert_eq!(
+        render_on(&r, "shapes/blend_multiply").report.backend,
+        BackendUsed::Gpu
+    );
+}

@@ -142,6 +142,8 @@ pub struct GpuContext {
     info: wgpu::AdapterInfo,
     shader: String,
     state: Mutex<Arc<DeviceState>>,
+    /// Test hook: the next render fails as a device error would.
+    fail_next: AtomicBool,
 }
 
 impl std::fmt::Debug for GpuContext {
@@ -210,6 +212,7 @@ impl GpuContext {
             info,
             shader: wgsl.to_owned(),
             state: Mutex::new(Arc::new(state)),
+            fail_next: AtomicBool::new(false),
         })
     }
 
@@ -245,12 +248,21 @@ impl GpuContext {
         }
     }
 
+    /// Makes the next render fail with a device error (tests of the CPU redo path).
+    #[doc(hidden)]
+    pub fn fail_next_render(&self) {
+        self.fail_next.store(true, Ordering::SeqCst);
+    }
+
     /// Draws `scene` on the GPU and reads it back.
     ///
     /// # Errors
     /// [`GpuFailure::Unsupported`] when the scene uses an op that is not on the GPU yet,
     /// [`GpuFailure::Device`] when the device fails; redo the render on the CPU.
     pub fn render(&self, scene: &Scene) -> Result<GpuOutput, GpuFailure> {
+        if self.fail_next.swap(false, Ordering::SeqCst) {
+            return Err(GpuFailure::Device("simulated device error".into()));
+        }
         let state = self.device()?;
         let t0 = Instant::now();
         let plan = plan::plan(scene, state.max_dim)

@@ -128,6 +128,13 @@ struct DeviceState {
     /// 1×1 texture bound where a draw samples no image / no backdrop / no mask.
     dummy: wgpu::TextureView,
     lost: Arc<AtomicBool>,
+    /// Set by the device's handler for errors outside an error scope (instead of wgpu's
+    /// default, which panics); the render in progress is then redone on the CPU.
+    uncaptured: Arc<AtomicBool>,
+    /// One render at a time per device: wgpu 27's error scopes are a per-device stack, so
+    /// interleaved renders would read each other's errors. Coverage masks are rasterised
+    /// before taking it.
+    busy: Mutex<()>,
     max_dim: u32,
     /// Render targets kept between renders, by size.
     pool: Mutex<Vec<wgpu::Texture>>,
@@ -264,6 +271,11 @@ impl GpuContext {
         let t0 = Instant::now();
         let plan = plan::plan(scene, state.max_dim)
             .map_err(|Unsupported(s)| GpuFailure::Unsupported(s))?;
+        let _busy = state
+            .busy
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        state.uncaptured.store(false, Ordering::SeqCst);
         state
             .device
             .push_error_scope(wgpu::ErrorFilter::OutOfMemory);
@@ -276,6 +288,9 @@ impl GpuContext {
         }
         if state.lost.load(Ordering::SeqCst) {
             return Err(GpuFailure::Device("the device was lost".into()));
+        }
+        if state.uncaptured.load(Ordering::SeqCst) {
+            return Err(GpuFailure::Device("the device reported an error".into()));
         }
         result
     }
@@ -296,6 +311,12 @@ fn create_device(adapter: &wgpu::Adapter, wgsl: &str) -> Result<DeviceState, Err
     let lost = Arc::new(AtomicBool::new(false));
     let flag = lost.clone();
     device.set_device_lost_callback(move |_, _| flag.store(true, Ordering::SeqCst));
+    let uncaptured = Arc::new(AtomicBool::new(false));
+    let seen = uncaptured.clone();
+    device.on_uncaptured_error(Arc::new(move |e| {
+        eprintln!("adforge gpu: uncaptured device error: {e}");
+        seen.store(true, Ordering::SeqCst);
+    }));
     device.push_error_scope(wgpu::ErrorFilter::Validation);
     let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
         label: Some("draw.wgsl"),
@@ -392,6 +413,8 @@ fn create_device(adapter: &wgpu::Adapter, wgsl: &str) -> Result<DeviceState, Err
         layout,
         dummy,
         lost,
+        uncaptured,
+        busy: Mutex::new(()),
         max_dim: limits.max_texture_dimension_2d,
         pool: Mutex::new(Vec::new()),
     })

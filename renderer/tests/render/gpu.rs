@@ -463,3 +463,30 @@ fn failed_gpu_render_is_redone_on_the_cpu() {
         BackendUsed::Gpu
     );
 }
+
+/// One context serves renders from several threads at once; each gets its own pixels.
+#[test]
+fn concurrent_renders_share_one_context() {
+    let Ok(gpu) = gpu() else {
+        println!("SKIPPED concurrent GPU renders: no Vulkan adapter");
+        return;
+    };
+    let names = [
+        "shapes/blend_multiply",
+        "paints/radial_gradient",
+        "text/basic",
+        "images/fill",
+    ];
+    let outs: Vec<_> = std::thread::scope(|s| {
+        let handles: Vec<_> = names
+            .iter()
+            .map(|n| s.spawn(move || render_on(gpu, n)))
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    for (name, out) in names.iter().zip(outs) {
+        assert_eq!(out.report.backend, BackendUsed::Gpu, "{name}");
+        let cpu = render_on(harness::renderer(), name);
+        assert!(within_tolerance(parity(&cpu.pixmap, &out.pixmap)), "{name}");
+    }
+}

@@ -6,6 +6,11 @@
 //! Encode time is our PNG encoder on the rendered pixmap. Each number is the median of
 //! `--runs` runs (default 7) after one warm-up. Between runs the canvas is handed back with
 //! `Renderer::recycle`, as a worker does.
+//!
+//! GPU columns (when a Vulkan adapter exists; `--no-gpu` skips them): the same ads drawn by
+//! the wgpu backend in the same run — upload (CPU coverage masks + writes to the device),
+//! draw, readback, the whole render, and CPU render / GPU render. On a software adapter
+//! (lavapipe) these columns check the path, they are not a speed claim.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -44,10 +49,45 @@ fn main() {
         ..Default::default()
     };
     svg_opts.image_href_resolver = usvg::ImageHrefResolver::default();
+    let gpu = if args.iter().any(|a| a == "--no-gpu") {
+        None
+    } else {
+        match adforge_renderer::open_gpu(adforge_renderer::BackendChoice::Gpu) {
+            Ok(g) => g,
+            Err(e) => {
+                println!("GPU columns skipped: {e}");
+                None
+            }
+        }
+    };
+    let gpu_renderer = gpu.as_ref().map(|g| {
+        let fetcher = HttpFetcher::new(FetchLimits::default()).with_local_files(dir.clone());
+        println!(
+            "GPU: {}{}",
+            g.adapter(),
+            if g.is_software() {
+                " (software: not a speed claim)"
+            } else {
+                ""
+            }
+        );
+        Renderer::new(fonts.clone(), Arc::new(fetcher)).with_gpu(Some(g.clone()))
+    });
 
     println!(
-        "{:<9} {:>10} {:>10} {:>10} {:>10} {:>14} {:>9}",
-        "ad", "render ms", "encode ms", "total ms", "resvg ms", "resvg/render", "png KiB"
+        "{:<9} {:>10} {:>10} {:>10} {:>10} {:>14} {:>9} | {:>8} {:>8} {:>8} {:>10} {:>9}",
+        "ad",
+        "render ms",
+        "encode ms",
+        "total ms",
+        "resvg ms",
+        "resvg/render",
+        "png KiB",
+        "gpu up",
+        "gpu draw",
+        "gpu read",
+        "gpu render",
+        "cpu/gpu"
     );
     for name in ["simple", "typical", "heavy"] {
         let tree = Tree::parse(&read(&dir.join(format!("{name}.json"))))
@@ -86,15 +126,20 @@ fn main() {
             theirs.push(ms(t));
         }
         let (r, e, t) = (median(render), median(encode), median(theirs));
+        let gpu_cols = gpu_renderer
+            .as_ref()
+            .map(|g| gpu_columns(g, &tree, &opts, runs, r))
+            .unwrap_or_default();
         println!(
-            "{:<9} {:>10.1} {:>10.1} {:>10.1} {:>10.1} {:>13.2}x {:>9}",
+            "{:<9} {:>10.1} {:>10.1} {:>10.1} {:>10.1} {:>13.2}x {:>9} | {}",
             name,
             r,
             e,
             r + e,
             t,
             t / r,
-            png_len / 1024
+            png_len / 1024,
+            gpu_cols
         );
         if std::env::var_os("BENCH_SAVE").is_some() {
             let _ = std::fs::write(
@@ -117,6 +162,35 @@ fn main() {
         w = 3072,
         h = 3840
     );
+}
+
+/// Median GPU upload / draw / readback / render, and CPU render over GPU render; or why the
+/// CPU drew the ad.
+fn gpu_columns(g: &Renderer, tree: &Tree, opts: &RenderOptions, runs: usize, cpu: f64) -> String {
+    let warm = g.render(tree, opts).unwrap_or_else(|e| panic!("{e}"));
+    if let Some(reason) = warm.report.gpu.as_ref().and_then(|r| r.fallback.clone()) {
+        return format!("CPU fallback: {reason}");
+    }
+    let (mut up, mut draw, mut read, mut total) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    for _ in 0..runs {
+        let t = Instant::now();
+        let out = g.render(tree, opts).unwrap_or_else(|e| panic!("{e}"));
+        total.push(ms(t));
+        if let Some(r) = out.report.gpu {
+            up.push(r.upload_ms);
+            draw.push(r.draw_ms);
+            read.push(r.readback_ms);
+        }
+    }
+    let total = median(total);
+    format!(
+        "{:>8.1} {:>8.1} {:>8.1} {:>10.1} {:>8.2}x",
+        median(up),
+        median(draw),
+        median(read),
+        total,
+        cpu / total
+    )
 }
 
 fn read(p: &Path) -> String {

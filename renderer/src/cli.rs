@@ -4,7 +4,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use crate::image::{FetchLimits, HttpFetcher};
-use crate::{Error, FontLibrary, RenderOptions, Renderer, Tree};
+use crate::{BackendChoice, Error, FontLibrary, RenderOptions, Renderer, Tree, open_gpu};
 
 /// `adforge render TREE.json -o OUT.png [--width N] [--report R.json]`.
 #[derive(Debug, Clone)]
@@ -29,14 +29,28 @@ pub struct RenderSummary {
     pub png_bytes: usize,
     pub warnings: usize,
     pub total_ms: f64,
+    /// `"cpu"` or `"gpu"`: the backend whose pixels were written.
+    pub backend: &'static str,
 }
 
-/// Runs the command, printing phases to stderr.
+/// Runs the command on the CPU, printing phases to stderr.
 ///
 /// # Errors
 /// An unreadable or invalid tree (the message names the node and the field), an impossible
 /// width, or an unwritable output.
 pub fn run(cmd: &RenderCommand) -> Result<RenderSummary, Error> {
+    run_on(cmd, BackendChoice::Cpu)
+}
+
+/// Runs the command with the backend `backend` (`--backend auto|cpu|gpu`).
+///
+/// # Errors
+/// As [`run`], and [`Error::GpuUnavailable`] for `gpu` without a usable Vulkan adapter.
+pub fn run_on(cmd: &RenderCommand, backend: BackendChoice) -> Result<RenderSummary, Error> {
+    let gpu = open_gpu(backend)?;
+    if let Some(g) = &gpu {
+        eprintln!("render: GPU {}", g.adapter());
+    }
     let text = std::fs::read_to_string(&cmd.tree).map_err(|source| Error::Io {
         path: cmd.tree.clone(),
         source,
@@ -50,7 +64,7 @@ pub fn run(cmd: &RenderCommand) -> Result<RenderSummary, Error> {
     };
     let fetcher = HttpFetcher::new(limits).with_local_files(base);
     eprintln!("render: loading fonts");
-    let renderer = Renderer::new(default_fonts()?, Arc::new(fetcher));
+    let renderer = Renderer::new(default_fonts()?, Arc::new(fetcher)).with_gpu(gpu);
     eprintln!("render: rendering");
     let rendered = renderer.render(
         &tree,
@@ -78,8 +92,21 @@ pub fn run(cmd: &RenderCommand) -> Result<RenderSummary, Error> {
             source,
         })?;
     }
+    let backend = match r.backend {
+        crate::BackendUsed::Cpu => "cpu",
+        crate::BackendUsed::Gpu => "gpu",
+    };
+    if let Some(g) = &r.gpu {
+        match &g.fallback {
+            Some(reason) => eprintln!("render: drawn on the CPU instead of the GPU: {reason}"),
+            None => eprintln!(
+                "render: GPU upload {:.1} ms, draw {:.1} ms, readback {:.1} ms",
+                g.upload_ms, g.draw_ms, g.readback_ms
+            ),
+        }
+    }
     eprintln!(
-        "render: wrote {} ({}x{}, {} bytes) in {:.1} ms (images {:.1}, layout {:.1}, scene {:.1}, raster {:.1}, encode {:.1})",
+        "render: wrote {} ({}x{}, {} bytes, {backend}) in {:.1} ms (images {:.1}, layout {:.1}, scene {:.1}, raster {:.1}, encode {:.1})",
         cmd.output.display(),
         r.width,
         r.height,
@@ -97,6 +124,7 @@ pub fn run(cmd: &RenderCommand) -> Result<RenderSummary, Error> {
         png_bytes: png.len(),
         warnings: r.warnings.len(),
         total_ms: r.timings.total_ms,
+        backend,
     })
 }
 

@@ -59,6 +59,15 @@ pub enum Error {
         /// Why it is refused.
         message: String,
     },
+
+    /// The GPU backend was asked for (`--backend gpu`) but no usable Vulkan adapter exists,
+    /// the device could not be created, or this build lacks the `gpu` feature. Install a
+    /// GPU driver (or `mesa-vulkan-drivers` for the software one) or use `--backend cpu`.
+    #[error("no usable GPU: {reason}")]
+    GpuUnavailable {
+        /// What was tried and what was found.
+        reason: String,
+    },
 }
 
 impl Error {

@@ -7,6 +7,8 @@
 //! 3. [`scene`]: a flat display list of [`scene::DrawOp`]s in device pixels — the contract
 //!    every backend implements.
 //! 4. [`backend::cpu`]: tiny-skia executes the display list; [`encode_png`] writes the PNG.
+//!    [`backend::gpu`] (cargo feature `gpu`) executes the same list with wgpu; choose it with
+//!    [`open_gpu`] and [`Renderer::with_gpu`] (one `GpuContext` per process).
 //!
 //! Once [`Tree::parse`] has accepted a tree, rendering cannot fail: a missing font or image is
 //! reported in the [`RenderReport`] and skipped.
@@ -37,8 +39,11 @@ pub use encode::encode_png;
 pub use error::Error;
 pub use fonts::FontLibrary;
 pub use image::{FetchLimits, HttpFetcher, ImageFetcher};
-pub use render::{DEFAULT_LONG_EDGE, MAX_EDGE, RenderOptions, Rendered, Renderer, output_size};
-pub use report::{RenderReport, Warning};
+pub use render::{
+    BackendChoice, DEFAULT_LONG_EDGE, MAX_EDGE, RenderOptions, Rendered, Renderer, open_gpu,
+    output_size,
+};
+pub use report::{BackendUsed, GpuReport, RenderReport, Warning};
 pub use tree::Tree;
 
 /// Alias kept for callers that expect a tree-specific name; it is the crate's one error type.

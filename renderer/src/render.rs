@@ -47,6 +47,46 @@ pub struct Renderer {
     cache: Option<Mutex<image::ImageCache>>,
     fetcher: Arc<dyn ImageFetcher>,
     svg_options: resvg::usvg::Options<'static>,
+    /// The GPU that draws the display list, when one was chosen.
+    gpu: Option<Arc<backend::gpu::GpuContext>>,
+}
+
+/// `--backend auto|cpu|gpu` (`ADFORGE_BACKEND`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum BackendChoice {
+    /// A hardware GPU when one is present, else the CPU. Software Vulkan (lavapipe) counts
+    /// as no GPU: it is slower than the CPU backend.
+    #[default]
+    Auto,
+    Cpu,
+    /// Any Vulkan adapter, software included; none is a start-up error.
+    Gpu,
+}
+
+impl std::str::FromStr for BackendChoice {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "auto" => Ok(Self::Auto),
+            "cpu" => Ok(Self::Cpu),
+            "gpu" => Ok(Self::Gpu),
+            other => Err(format!("unknown backend `{other}`: use auto, cpu or gpu")),
+        }
+    }
+}
+
+/// Opens the GPU that `choice` asks for: `None` for `Cpu`, and for `Auto` without a
+/// hardware GPU.
+///
+/// # Errors
+/// [`Error::GpuUnavailable`] for `Gpu` when no Vulkan adapter can be opened.
+pub fn open_gpu(choice: BackendChoice) -> Result<Option<Arc<backend::gpu::GpuContext>>, Error> {
+    use backend::gpu::{AdapterKind, GpuContext};
+    match choice {
+        BackendChoice::Cpu => Ok(None),
+        BackendChoice::Auto => Ok(GpuContext::new(AdapterKind::Hardware).ok().map(Arc::new)),
+        BackendChoice::Gpu => GpuContext::new(AdapterKind::Any).map(|c| Some(Arc::new(c))),
+    }
 }
 
 impl std::fmt::Debug for Renderer {
@@ -108,6 +148,7 @@ impl Renderer {
             cache: None,
             fetcher,
             svg_options,
+            gpu: None,
         }
     }
 
@@ -126,6 +167,18 @@ impl Renderer {
     pub fn with_image_cache(mut self, max_bytes: usize) -> Self {
         self.cache = Some(Mutex::new(image::ImageCache::new(max_bytes)));
         self
+    }
+
+    /// Draws the display list on `gpu` (see [`open_gpu`]); a render the GPU cannot draw is
+    /// redone on the CPU and reported in [`crate::RenderReport::gpu`].
+    pub fn with_gpu(mut self, gpu: Option<Arc<backend::gpu::GpuContext>>) -> Self {
+        self.gpu = gpu;
+        self
+    }
+
+    /// The GPU this renderer draws with, if any.
+    pub fn gpu(&self) -> Option<&Arc<backend::gpu::GpuContext>> {
+        self.gpu.as_ref()
     }
 
     fn load_images(&self, urls: &[String]) -> image::ImageMap {
@@ -220,7 +273,35 @@ impl Renderer {
             .ok()
             .flatten()
             .unwrap_or_default();
-        let out = backend::cpu::render_into(&scene, buffer);
+        let gpu_out = self.gpu.as_ref().map(|g| {
+            let r = g.render(&scene);
+            (g.adapter(), r)
+        });
+        let out = match gpu_out {
+            Some((adapter, Ok(o))) => {
+                report.backend = crate::report::BackendUsed::Gpu;
+                report.gpu = Some(crate::report::GpuReport {
+                    adapter,
+                    upload_ms: o.timings.upload_ms,
+                    draw_ms: o.timings.draw_ms,
+                    readback_ms: o.timings.readback_ms,
+                    fallback: None,
+                });
+                backend::cpu::CpuOutput {
+                    pixmap: o.pixmap,
+                    contrast: o.contrast,
+                }
+            }
+            Some((adapter, Err(failure))) => {
+                report.gpu = Some(crate::report::GpuReport {
+                    adapter,
+                    fallback: Some(failure.to_string()),
+                    ..Default::default()
+                });
+                backend::cpu::render_into(&scene, buffer)
+            }
+            None => backend::cpu::render_into(&scene, buffer),
+        };
         report.timings.raster_ms = ms(t);
         for (node, ratio) in out.contrast {
             if ratio < 4.5

@@ -49,6 +49,31 @@ pub struct Timings {
     pub total_ms: f64,
 }
 
+/// Which backend drew the pixels of a render.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BackendUsed {
+    #[default]
+    Cpu,
+    Gpu,
+}
+
+/// The GPU side of a render: present when the renderer has a GPU.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct GpuReport {
+    /// Adapter name and type.
+    pub adapter: String,
+    /// Masks rasterised on the CPU and written to the device, images and records uploaded.
+    pub upload_ms: f64,
+    /// Draws encoded and executed.
+    pub draw_ms: f64,
+    /// Canvas copied out, mapped and unpadded.
+    pub readback_ms: f64,
+    /// Why the CPU drew this render instead (an op not on the GPU yet, a device error).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fallback: Option<String>,
+}
+
 /// What happened during one render.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct RenderReport {
@@ -57,6 +82,10 @@ pub struct RenderReport {
     pub warnings: Vec<Warning>,
     pub fitted_text: Vec<FittedText>,
     pub timings: Timings,
+    /// The backend whose pixels these are.
+    pub backend: BackendUsed,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gpu: Option<GpuReport>,
 }
 
 pub(crate) fn ms(since: std::time::Instant) -> f64 {

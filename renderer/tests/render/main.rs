@@ -7,6 +7,8 @@ mod cli;
 mod cross_resvg;
 mod fetch;
 mod goldens;
+#[cfg(feature = "gpu")]
+mod gpu;
 mod harness;
 mod output;
 mod robustness;

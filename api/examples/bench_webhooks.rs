@@ -127,6 +127,9 @@ async fn main() {
         redis_url: None,
         queue: Default::default(),
         webhooks: Default::default(),
+        backend: adforge_renderer::BackendChoice::Cpu,
+        models_dir: None,
+        default_collection: None,
     };
     let server = Server::bind(&args).await.unwrap();
     let base = format!("http://{}", server.addr);
@@ -223,6 +226,7 @@ async fn main() {
             height: 3840,
             json_tree: None,
             duration_ms: 1,
+            swipe_file: None,
         })
     };
     let wait_all = |ids: Vec<String>| {

@@ -183,11 +183,17 @@ impl Server {
         };
         let models_dir = crate::swipe::models_dir(args.models_dir.as_ref());
         let models = crate::swipe::ModelState::load(&models_dir);
+        let gpu = if args.workers > 0 {
+            crate::render_node::open_backend(args.backend)?
+        } else {
+            None
+        };
         crate::render_node::spawn_in_process(
             queue.clone(),
             crate::render_node::handler_with_models(
                 blobs.clone(),
                 args.allow_private_urls,
+                gpu,
                 &models,
                 &models_dir,
             ),

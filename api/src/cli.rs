@@ -63,6 +63,11 @@ pub struct ServeArgs {
     /// API node that leaves rendering to `adforge worker` processes).
     #[arg(long, env = "ADFORGE_WORKERS", default_value_t = 1)]
     pub workers: usize,
+    /// Which backend draws ads: `auto` (a hardware GPU when one is present, else the CPU;
+    /// software Vulkan counts as none), `cpu`, or `gpu` (any Vulkan adapter, lavapipe
+    /// included; none is a start-up error).
+    #[arg(long, env = "ADFORGE_BACKEND", default_value = "auto")]
+    pub backend: adforge_renderer::BackendChoice,
     /// Log lines as JSON objects instead of text.
     #[arg(long, env = "ADFORGE_LOG_JSON", default_value_t = false)]
     pub log_json: bool,
@@ -97,6 +102,11 @@ pub struct RenderArgs {
     /// Allow image URLs on loopback and private addresses (local demos and tests).
     #[arg(long, env = "ADFORGE_ALLOW_PRIVATE_URLS", default_value_t = false)]
     pub allow_private_urls: bool,
+    /// Which backend draws ads: `auto` (a hardware GPU when one is present, else the CPU;
+    /// software Vulkan counts as none), `cpu`, or `gpu` (any Vulkan adapter, lavapipe
+    /// included; none is a start-up error).
+    #[arg(long, env = "ADFORGE_BACKEND", default_value = "auto")]
+    pub backend: adforge_renderer::BackendChoice,
 }
 
 /// `adforge render`: prints a one-line JSON summary on stdout; progress goes to stderr.
@@ -108,7 +118,8 @@ fn render(args: RenderArgs) -> Result<(), crate::Error> {
         report: args.report,
         allow_private_urls: args.allow_private_urls,
     };
-    let s = adforge_renderer::cli::run(&cmd).map_err(|e| crate::Error::Invalid(e.to_string()))?;
+    let s = adforge_renderer::cli::run_on(&cmd, args.backend)
+        .map_err(|e| crate::Error::Invalid(e.to_string()))?;
     println!(
         "{}",
         serde_json::json!({

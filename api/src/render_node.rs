@@ -70,6 +70,11 @@ pub struct WorkerArgs {
     /// Allow image URLs on loopback and private addresses (tests, local demos).
     #[arg(long, env = "ADFORGE_ALLOW_PRIVATE_URLS", default_value_t = false)]
     pub allow_private_urls: bool,
+    /// Which backend draws ads: `auto` (a hardware GPU when one is present, else the CPU;
+    /// software Vulkan counts as none), `cpu`, or `gpu` (any Vulkan adapter, lavapipe
+    /// included; none is a start-up error).
+    #[arg(long, env = "ADFORGE_BACKEND", default_value = "auto")]
+    pub backend: adforge_renderer::BackendChoice,
     /// Log filter.
     #[arg(long, env = "ADFORGE_LOG", default_value = "info")]
     pub log: String,
@@ -83,16 +88,40 @@ pub struct WorkerArgs {
 }
 
 /// The ad generation handler (one per process: it owns the renderer and its fonts).
-pub fn handler(blobs: Arc<dyn BlobStore>, allow_private_urls: bool) -> Arc<dyn JobHandler> {
+pub fn handler(
+    blobs: Arc<dyn BlobStore>,
+    allow_private_urls: bool,
+    gpu: Option<Gpu>,
+) -> Arc<dyn JobHandler> {
     Arc::new(GenerateAdHandler::new(
-        GenerateConfig::new(blobs).allow_private_urls(allow_private_urls),
+        GenerateConfig::new(blobs)
+            .allow_private_urls(allow_private_urls)
+            .with_gpu(gpu),
     ))
+}
+
+/// The process's one GPU context.
+pub type Gpu = Arc<adforge_renderer::backend::gpu::GpuContext>;
+
+/// Opens the GPU that `--backend` asks for, once per process, and logs the choice.
+///
+/// # Errors
+/// `--backend gpu` with no usable Vulkan adapter.
+pub fn open_backend(choice: adforge_renderer::BackendChoice) -> Result<Option<Gpu>, Error> {
+    let gpu = adforge_renderer::open_gpu(choice)
+        .map_err(|e| Error::Invalid(format!("--backend gpu: {e}")))?;
+    match &gpu {
+        Some(g) => tracing::info!(adapter = %g.adapter(), "ads are drawn on the GPU"),
+        None => tracing::info!(?choice, "ads are drawn on the CPU"),
+    }
+    Ok(gpu)
 }
 
 /// The ad generation handler wrapped by the swipe-file ingest (when models are loaded).
 pub fn handler_with_models(
     blobs: Arc<dyn BlobStore>,
     allow_private_urls: bool,
+    gpu: Option<Gpu>,
     models: &crate::swipe::ModelState,
     models_dir: &std::path::Path,
 ) -> Arc<dyn JobHandler> {
@@ -104,7 +133,7 @@ pub fn handler_with_models(
         ))
     });
     Arc::new(crate::swipe::ingest::SwipeAwareHandler::new(
-        handler(blobs, allow_private_urls),
+        handler(blobs, allow_private_urls, gpu),
         ingest,
     ))
 }
@@ -139,7 +168,8 @@ pub async fn run(args: WorkerArgs) -> Result<(), Error> {
     ));
     let models_dir = crate::swipe::models_dir(args.models_dir.as_ref());
     let models = crate::swipe::ModelState::load(&models_dir);
-    let handler = handler_with_models(blobs, args.allow_private_urls, &models, &models_dir);
+    let gpu = open_backend(args.backend)?;
+    let handler = handler_with_models(blobs, args.allow_private_urls, gpu, &models, &models_dir);
     let mut options = WorkerOptions::new(adforge_worker::default_consumer_name());
     options.concurrency = args.concurrency.max(1);
     tracing::info!(consumer = %options.consumer, concurrency = options.concurrency, "render worker started");

@@ -85,6 +85,8 @@ pub struct GenerateConfig {
     pub fonts: FontLibrary,
     /// Limits for every image fetched (reference, product images, logos).
     pub fetch_limits: FetchLimits,
+    /// The GPU that draws the display list (`--backend`); `None` draws on the CPU.
+    pub gpu: Option<Arc<adforge_renderer::backend::gpu::GpuContext>>,
 }
 
 impl GenerateConfig {
@@ -94,7 +96,17 @@ impl GenerateConfig {
             blobs,
             fonts: FontLibrary::bundled(),
             fetch_limits: FetchLimits::default(),
+            gpu: None,
         }
+    }
+
+    /// Draws with `gpu` (from [`adforge_renderer::open_gpu`]); `None` keeps the CPU.
+    pub fn with_gpu(
+        mut self,
+        gpu: Option<Arc<adforge_renderer::backend::gpu::GpuContext>>,
+    ) -> Self {
+        self.gpu = gpu;
+        self
     }
 
     /// Allows fetching from loopback and private addresses (tests and local demos only).
@@ -123,7 +135,7 @@ impl GenerateAdHandler {
     pub fn new(config: GenerateConfig) -> Self {
         let fetcher =
             Arc::new(ShelfFetcher::new(config.fetch_limits).with_own_files(config.blobs.clone()));
-        let renderer = Arc::new(Renderer::new(config.fonts, fetcher.clone()));
+        let renderer = Arc::new(Renderer::new(config.fonts, fetcher.clone()).with_gpu(config.gpu));
         let layouts = layouts::library().unwrap_or_else(|e| {
             tracing::error!(error = %e, "built-in layouts do not parse; generation will fail");
             Vec::new()
@@ -554,6 +566,18 @@ fn render_png(
     if !out.report.warnings.is_empty() {
         tracing::debug!(warnings = ?out.report.warnings, "render warnings");
     }
+    let gpu = out.report.gpu.as_ref();
+    tracing::info!(
+        backend = ?out.report.backend,
+        width = w,
+        height = h,
+        total_ms = out.report.timings.total_ms,
+        gpu_upload_ms = gpu.map(|g| g.upload_ms),
+        gpu_draw_ms = gpu.map(|g| g.draw_ms),
+        gpu_readback_ms = gpu.map(|g| g.readback_ms),
+        gpu_fallback = gpu.and_then(|g| g.fallback.as_deref()),
+        "rendered"
+    );
     renderer.recycle(out.pixmap);
     Ok((png, w, h))
 }

@@ -1,4 +1,4 @@
-//! `Idempotency-Key` on every POST and PATCH.
+//! `Idempotency-Key` on every POST, PATCH and PUT.
 //!
 //! A retry with the same key and the same request (method, path, query and body) replays
 //! the first response with `Idempotent-Replayed: true`. Decisions where the spec is silent
@@ -41,14 +41,52 @@ use sqlx::SqliteConnection;
 /// How long a stored response is replayed.
 pub const RETENTION_SECS: i64 = 24 * 60 * 60;
 
-fn request_hash(method: &Method, path_and_query: &str, body: &[u8]) -> String {
+/// What makes two requests "the same": method, path with query, and body. A multipart
+/// body's boundary is chosen afresh by the client on every send, so it is left out: each
+/// `--boundary` delimiter is hashed as `--`.
+fn request_hash(
+    method: &Method,
+    path_and_query: &str,
+    boundary: Option<&str>,
+    body: &[u8],
+) -> String {
     let mut h = Sha256::new();
     h.update(method.as_str().as_bytes());
     h.update(b" ");
     h.update(path_and_query.as_bytes());
     h.update(b"\n");
-    h.update(body);
+    match boundary.map(|b| format!("--{b}")) {
+        Some(delim) if !delim.is_empty() => {
+            let delim = delim.as_bytes();
+            let mut rest = body;
+            while let Some(at) = rest.windows(delim.len()).position(|w| w == delim) {
+                h.update(&rest[..at]);
+                h.update(b"--");
+                rest = &rest[at + delim.len()..];
+            }
+            h.update(rest);
+        }
+        _ => h.update(body),
+    }
     h.finalize().iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// The boundary parameter of a `multipart/*` Content-Type.
+fn multipart_boundary(headers: &axum::http::HeaderMap) -> Option<String> {
+    let ct = headers.get(header::CONTENT_TYPE)?.to_str().ok()?;
+    if !ct
+        .trim_start()
+        .to_ascii_lowercase()
+        .starts_with("multipart/")
+    {
+        return None;
+    }
+    ct.split(';').skip(1).find_map(|p| {
+        let (k, v) = p.split_once('=')?;
+        k.trim()
+            .eq_ignore_ascii_case("boundary")
+            .then(|| v.trim().trim_matches('"').to_string())
+    })
 }
 
 /// Keys whose first request is running in this process. API key ids are unique across
@@ -173,7 +211,7 @@ pub async fn idempotency(
     req: Request,
     next: Next,
 ) -> Result<Response, ApiError> {
-    if !(req.method() == Method::POST || req.method() == Method::PATCH) {
+    if !matches!(*req.method(), Method::POST | Method::PATCH | Method::PUT) {
         return Ok(next.run(req).await);
     }
     let Some(raw) = req.headers().get("idempotency-key") else {
@@ -200,7 +238,8 @@ pub async fn idempotency(
         .map_err(|e| ApiError::field("body", format!("could not be read: {e}")))?
         .to_bytes();
     let path = parts.uri.path_and_query().map_or("", |p| p.as_str());
-    let hash = request_hash(&parts.method, path, &bytes);
+    let boundary = multipart_boundary(&parts.headers);
+    let hash = request_hash(&parts.method, path, boundary.as_deref(), &bytes);
     let key_id = caller.key_id.as_str();
 
     if let Some(s) = stored(&state.db, key_id, &idem_key).await? {

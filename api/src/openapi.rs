@@ -39,12 +39,13 @@ authenticated response carries `RateLimit-Limit`, `RateLimit-Remaining` and
 limit: 429 `RATE_LIMIT_EXCEEDED` with `Retry-After` in seconds.
 
 ## Idempotency
-Every POST and PATCH honours `Idempotency-Key` (1–255 visible ASCII characters; a UUID is
+Every POST, PATCH and PUT honours `Idempotency-Key` (1–255 visible ASCII characters; a UUID is
 typical), scoped to the API key and kept 24 hours. A retry with the same key and the same
 request replays the first response (same status and body) with `Idempotent-Replayed: true`.
 The same key while the first request is still running: 409 `IDEMPOTENCY_CONFLICT`. The
 same key with a different method, path or body: 400 `VALIDATION_ERROR` on field
-`Idempotency-Key`. The stored response commits in the same transaction as what the request
+`Idempotency-Key` (a multipart body's boundary, which clients choose afresh on every send, is
+not part of the comparison). The stored response commits in the same transaction as what the request
 wrote, so after a server crash a retry either replays the committed result or runs for the
 first time, never both, and never waits for a claim of a process that died. A request that
 wrote nothing and failed with status 500 or above is not kept, so its retry runs again.

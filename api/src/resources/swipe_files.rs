@@ -226,7 +226,7 @@ async fn read_file_field(req: Request) -> ApiResult<Bytes> {
 
 /// Stores a design's original and inserts its `processing` row with the ingest job staged
 /// in the outbox (one transaction). `org_id` `None` with `data_source_id` for managed
-/// designs. Returns the id.
+/// designs. Returns the new row; with `jobs`, wakes its dispatcher once the row is committed.
 ///
 /// # Errors
 /// IMAGE_INVALID_FORMAT, IMAGE_UNREADABLE, VALIDATION_ERROR (limits), IMAGE_UPLOAD_FAILED,
@@ -237,7 +237,8 @@ pub async fn create(
     owner: (Option<&str>, Option<&str>),
     source: &str,
     bytes: Bytes,
-) -> ApiResult<String> {
+    jobs: Option<Jobs>,
+) -> ApiResult<SwipeRow> {
     let decode_bytes = bytes.clone();
     let (stored, ext, width, height) =
         imaging::with_decoded(bytes.clone(), move |probed, image| {
@@ -292,8 +293,19 @@ pub async fn create(
         blob_key,
     });
     Jobs::stage(&mut tx, &job).await?;
+    // Read back inside the transaction: under an Idempotency-Key its commit is deferred to
+    // the end of the request, so the read pool would not see the row yet.
+    let row = sqlx::query_as::<_, SwipeRow>(&format!(
+        "SELECT {COLUMNS} FROM swipe_files AS t WHERE t.id = ?"
+    ))
+    .bind(&id)
+    .fetch_one(&mut *tx)
+    .await?;
+    if let Some(jobs) = jobs {
+        tx.after_commit(move || jobs.kick());
+    }
     tx.commit().await?;
-    Ok(id)
+    Ok(row)
 }
 
 /// Upload a design
@@ -323,16 +335,16 @@ async fn upload_swipe_file(
     caller.require(Scope::SwipeFilesWrite)?;
     state.models.require()?;
     let bytes = read_file_field(req).await?;
-    let id = create(
+    let row = create(
         &state.db,
         &state.blobs,
         (Some(&caller.org_id), None),
         "upload",
         bytes,
+        Some(state.jobs.clone()),
     )
     .await?;
-    state.jobs.kick();
-    let row = load(&state.db, &caller.org_id, &id).await?;
+    let id = row.id.clone();
     let body = Envelope {
         data: row.into_api(state.blobs.as_ref()),
         meta: Meta::current(),

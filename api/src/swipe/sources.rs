@@ -97,8 +97,10 @@ pub async fn import_folder(
             (None, Some(source_id)),
             "svc_managed",
             Bytes::from(bytes),
+            None,
         )
         .await
+        .map(|row| row.id)
         .map_err(|e| e.message);
         out.push((name, result));
     }

@@ -1044,3 +1044,60 @@ async fn storage_failure_is_image_upload_failed_and_stores_nothing() {
     std::fs::remove_file(blobs.join("swipe-files")).unwrap();
     upload_ready(&s, &a, crate::support::png(8, 8, [1, 1, 1, 255])).await;
 }
+
+/// An upload with an Idempotency-Key answers with its row (the commit is deferred to the
+/// end of the request, so the row must be read inside it) and a retry replays it; a
+/// malformed key on the subscription PUT is refused like on every other write.
+#[tokio::test]
+async fn idempotent_uploads_answer_their_row_and_replay() {
+    let s = TestServer::start().await;
+    let org = s.org_unlimited("Idem").await;
+    let form = || {
+        reqwest::multipart::Form::new().part(
+            "file",
+            reqwest::multipart::Part::bytes(sample("coffee.png")).file_name("coffee.png"),
+        )
+    };
+    let upload = || {
+        send(
+            s.request(Method::POST, "/v1/swipe-files")
+                .header("x-api-key", &org.key)
+                .header("idempotency-key", "upload-once")
+                .multipart(form()),
+        )
+    };
+    let first = upload().await.expect(202, None);
+    let id = first.id();
+    assert_eq!(first.body["data"]["status"], "processing");
+    let again = upload().await.expect(202, None);
+    assert_eq!(again.header("idempotent-replayed"), Some("true"));
+    assert_eq!(again.id(), id);
+    wait_ready(&s, &org, &id).await;
+    let list = s
+        .get(&org, "/v1/swipe-files?include_own=true&data_source_ids=")
+        .await
+        .expect(200, None);
+    assert_eq!(
+        list.body["total_count"], 1,
+        "the retry stored nothing twice"
+    );
+
+    let sources = s
+        .get(&org, "/v1/swipe-files/data-sources")
+        .await
+        .expect(200, None);
+    if let Some(src) = sources.body["data"].as_array().unwrap().first() {
+        let sid = src["id"].as_str().unwrap();
+        send(
+            s.request(
+                Method::PUT,
+                &format!("/v1/swipe-files/data-sources/{sid}/subscription"),
+            )
+            .header("x-api-key", &org.key)
+            .header("idempotency-key", "bad key with spaces")
+            .json(&json!({"active": false})),
+        )
+        .await
+        .expect(400, Some("VALIDATION_ERROR"));
+    }
+}

@@ -13,6 +13,13 @@ import uuid
 
 import schemathesis
 
+# Imported here, once, in the main thread: with `--workers 2` both worker threads otherwise
+# import these lazily at the same moment, and CPython 3.11 can then fail inside anyio's
+# import-time `compile(..., PyCF_ONLY_AST)` ("AST constructor recursion depth mismatch"),
+# which schemathesis reports as errors of the operations being tested.
+import anyio  # noqa: F401,E402
+import schemathesis.transport.asgi  # noqa: F401,E402
+
 WELL_FORMED = re.compile(r"[!-~]{1,255}")
 
 

@@ -562,7 +562,9 @@ async fn create_pack(
         .execute(&mut *tx)
         .await?;
     add(&mut tx, &id, &ids).await?;
-    tx.commit().await?;
+    // The response is read back through the read pool: commit now. A crash between this
+    // commit and the stored response lets a retry create a second pack (see `commit_now`).
+    tx.commit_now().await?;
     Ok(envelope::created(
         respond(&state, &caller.org_id, &id).await?,
     ))
@@ -622,7 +624,8 @@ async fn update_pack(
         .bind(&id)
         .execute(&mut *tx)
         .await?;
-    tx.commit().await?;
+    // The response is read back through the read pool: commit now (see `commit_now`).
+    tx.commit_now().await?;
     Ok(envelope::ok(respond(&state, &caller.org_id, &id).await?))
 }
 
@@ -678,7 +681,8 @@ async fn set_archived(
             .execute(&mut *tx)
             .await?;
     }
-    tx.commit().await?;
+    // The response is read back through the read pool: commit now (see `commit_now`).
+    tx.commit_now().await?;
     Ok(envelope::ok(respond(state, org_id, id).await?))
 }
 
@@ -825,7 +829,8 @@ async fn add_items(
     let mut tx = state.db.begin_write().await?;
     require_designs(&mut tx, &caller.org_id, &ids).await?;
     let (added, already_present) = add(&mut tx, &id, &ids).await?;
-    tx.commit().await?;
+    // The response is read back through the read pool: commit now (see `commit_now`).
+    tx.commit_now().await?;
     let item_count = load_row(&state.db, &caller.org_id, &id).await?.item_count;
     Ok(envelope::ok(Added {
         added,
@@ -880,7 +885,8 @@ async fn remove_items(
             .execute(&mut *tx)
             .await?;
     }
-    tx.commit().await?;
+    // The response is read back through the read pool: commit now (see `commit_now`).
+    tx.commit_now().await?;
     let item_count = load_row(&state.db, &caller.org_id, &id).await?.item_count;
     Ok(envelope::ok(Removed {
         removed,

@@ -472,7 +472,8 @@ async fn set_archived(state: &AppState, org_id: &str, id: &str, archive: bool) -
         q.bind(&now).bind(id).bind(org_id).bind(&now)
     };
     q.execute(&mut *tx).await?;
-    tx.commit().await?;
+    // The caller reads the result back through the read pool: commit now (`commit_now`).
+    tx.commit_now().await?;
     Ok(())
 }
 
@@ -910,7 +911,8 @@ async fn set_subscription(
     .bind(crate::timestamp::now())
     .execute(&mut *tx)
     .await?;
-    tx.commit().await?;
+    // The caller reads the result back through the read pool: commit now (`commit_now`).
+    tx.commit_now().await?;
     let row: DataSource = sqlx::query_as(&data_source_sql(true))
         .bind(&caller.org_id)
         .bind(&id)

@@ -53,6 +53,21 @@ impl WriteTx {
         self.hooks.push(Box::new(hook));
     }
 
+    /// Commits at once, also inside an idempotent request. For handlers whose response is
+    /// read back through the read pool after the commit (a deferred commit would not be
+    /// visible there yet). Such a request is no longer atomic with its stored response: a
+    /// crash between the two makes a retry run again, so use it only where running twice
+    /// yields the same state (renames, adds that report `already_present`, toggles) or say
+    /// why at the call site.
+    ///
+    /// # Errors
+    /// When the database refuses the commit.
+    pub async fn commit_now(self) -> Result<(), sqlx::Error> {
+        self.tx.commit().await?;
+        self.hooks.into_iter().for_each(|h| h());
+        Ok(())
+    }
+
     /// Commits, or inside [`DeferredCommit::run`] hands the transaction to its owner,
     /// which commits it together with the request's stored response.
     ///

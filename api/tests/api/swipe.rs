@@ -1082,12 +1082,35 @@ async fn idempotent_uploads_answer_their_row_and_replay() {
         "the retry stored nothing twice"
     );
 
+    // Writes whose answers are read back after the commit answer what they wrote.
+    let pack = send(
+        s.request(Method::POST, "/v1/design-packs")
+            .header("x-api-key", &org.key)
+            .header("idempotency-key", "pack-once")
+            .json(&json!({"title": "Keepers", "swipe_file_ids": [id]})),
+    )
+    .await
+    .expect(201, None);
+    assert_eq!(pack.body["data"]["item_count"], 1, "{}", pack.body);
+
     let sources = s
         .get(&org, "/v1/swipe-files/data-sources")
         .await
         .expect(200, None);
     if let Some(src) = sources.body["data"].as_array().unwrap().first() {
         let sid = src["id"].as_str().unwrap();
+        let off = send(
+            s.request(
+                Method::PUT,
+                &format!("/v1/swipe-files/data-sources/{sid}/subscription"),
+            )
+            .header("x-api-key", &org.key)
+            .header("idempotency-key", "toggle-off")
+            .json(&json!({"active": false})),
+        )
+        .await
+        .expect(200, None);
+        assert_eq!(off.body["data"]["subscribed"], false, "{}", off.body);
         send(
             s.request(
                 Method::PUT,

@@ -5,11 +5,13 @@
 //! on all but [`GPU_SHARE_OVER`] of the channel values, and by at most
 //! [`GPU_CHANNEL_CEILING`] anywhere. Coverage comes from the same rasteriser on both sides
 //! (same transform order, so the same edge samples); what differs is float vs 8/16-bit
-//! fixed-point paint arithmetic. Measured on lavapipe: 18 fixtures identical, 67 within 1
-//! level, 1 within 2; the 4K benchmark ads within 2. The share and the ceiling leave room
+//! fixed-point paint arithmetic. Effects (shadows, blurs) use the CPU's integer arithmetic on
+//! both sides. Measured on lavapipe, effects on the GPU: 18 fixtures identical, 67
+//! within 1 level, 1 within 2; the 4K benchmark ads (shadows, background blur) within 2. The share and the ceiling leave room
 //! for hardware GPUs' float rounding. A swapped
 //! blend mode, a missing shadow or a glyph shifted by one pixel moves hundreds of values by
-//! tens of levels and fails (`broken_blend_shader_is_caught` proves the first).
+//! tens of levels and fails (`broken_blend_shader_is_caught` and
+//! `broken_shadow_shader_is_caught` break a shader on purpose).
 //!
 //! These tests run on any Vulkan adapter, Mesa's software lavapipe included
 //! (`mesa-vulkan-drivers`); without one they print why and pass without checking.
@@ -17,7 +19,7 @@
 use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
 
-use adforge_renderer::backend::gpu::{AdapterKind, DRAW_WGSL, GpuContext};
+use adforge_renderer::backend::gpu::{AdapterKind, DRAW_WGSL, EFFECTS_WGSL, GpuContext};
 use adforge_renderer::{
     BackendUsed, FetchLimits, FontLibrary, HttpFetcher, RenderOptions, Renderer, Tree,
 };
@@ -218,6 +220,49 @@ fn broken_blend_shader_is_caught() {
     }
 }
 
+/// An effect shader whose drop shadows come out empty must fail the parity check on the
+/// drop-shadow fixtures: a missing shadow is caught, and the real shader passes.
+#[test]
+fn broken_shadow_shader_is_caught() {
+    let right = "return out(div255(e.color * level));";
+    assert!(
+        EFFECTS_WGSL.contains(right),
+        "the drop-shadow tint line moved; update this test"
+    );
+    let broken = EFFECTS_WGSL.replace(right, "return vec4<f32>(0.0);");
+    let ctx = match GpuContext::with_shaders(AdapterKind::Any, DRAW_WGSL, &broken) {
+        Ok(c) => c,
+        Err(e) => {
+            println!("SKIPPED broken-shadow check: {e}");
+            return;
+        }
+    };
+    let broken_renderer = gpu_renderer(Arc::new(ctx));
+    for name in [
+        "effects/drop_shadow",
+        "effects/drop_shadow_spread",
+        "effects/text_shadow",
+    ] {
+        let cpu = render_on(harness::renderer(), name);
+        let bad = render_on(&broken_renderer, name);
+        assert_eq!(
+            bad.report.backend,
+            BackendUsed::Gpu,
+            "{name}: {:?}",
+            bad.report.gpu
+        );
+        let p = parity(&cpu.pixmap, &bad.pixmap);
+        assert!(
+            !within_tolerance(p),
+            "{name}: a render without its drop shadow passed the parity check: {p:?}"
+        );
+        if let Ok(good) = gpu() {
+            let ok = render_on(good, name);
+            assert!(within_tolerance(parity(&cpu.pixmap, &ok.pixmap)), "{name}");
+        }
+    }
+}
+
 /// A lost device is recreated and the next render is drawn on the GPU again.
 #[test]
 fn lost_device_is_recreated() {
@@ -264,9 +309,18 @@ fn shaders_validate_with_naga() {
         checked += 1;
     }
     assert!(checked >= 1, "no shader found in {}", dir.display());
+    assert!(
+        checked >= 2,
+        "draw.wgsl and effects.wgsl in {}",
+        dir.display()
+    );
     assert_eq!(
         std::fs::read_to_string(dir.join("draw.wgsl")).unwrap(),
         DRAW_WGSL
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.join("effects.wgsl")).unwrap(),
+        EFFECTS_WGSL
     );
 }
 

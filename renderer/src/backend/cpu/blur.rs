@@ -24,17 +24,58 @@ fn box_sizes(sigma: f32) -> [usize; 3] {
     out
 }
 
-/// Gaussian blur that stays fast for large radii: for `sigma` ≥ 5 the plane is box-averaged
-/// down by a power of two (up to 16), blurred there, and bilinearly scaled back. Shadows and
-/// frosted glass are smooth, so the difference is invisible, and a 4K background blur costs
-/// tens of milliseconds instead of hundreds.
-pub fn gaussian_fast(data: &mut [u8], w: usize, h: usize, ch: usize, sigma: f32) {
+/// How [`gaussian_fast`] blurs a `w` × `h` plane: the factor it is box-averaged down by
+/// (1: not at all) and the radii of the box blurs at that scale (each a horizontal then a
+/// vertical pass). The GPU backend's blur passes follow the same plan.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Passes {
+    pub factor: usize,
+    pub radii: Vec<usize>,
+}
+
+/// The passes [`gaussian_fast`] runs for `sigma` on a `w` × `h` plane.
+pub(crate) fn passes(sigma: f32, w: usize, h: usize) -> Passes {
     let mut f = 1usize;
     while sigma / (f as f32 * 2.0) >= 2.5 && f < 16 {
         f *= 2;
     }
     if f == 1 || w < 2 * f || h < 2 * f {
-        gaussian(data, w, h, ch, sigma);
+        return Passes {
+            factor: 1,
+            radii: box_radii(sigma),
+        };
+    }
+    // Box averaging already contributes variance (f² - 1) / 12 in full-size pixels.
+    let rest = (sigma * sigma - ((f * f) as f32 - 1.0) / 12.0)
+        .max(0.0)
+        .sqrt();
+    Passes {
+        factor: f,
+        radii: box_radii(rest / f as f32),
+    }
+}
+
+/// Radii of the three box blurs approximating a Gaussian of `sigma` (none below 0.3).
+fn box_radii(sigma: f32) -> Vec<usize> {
+    if sigma < 0.3 {
+        return Vec::new();
+    }
+    box_sizes(sigma)
+        .into_iter()
+        .map(|s| s / 2)
+        .filter(|&r| r > 0)
+        .collect()
+}
+
+/// Gaussian blur that stays fast for large radii: for `sigma` ≥ 5 the plane is box-averaged
+/// down by a power of two (up to 16), blurred there, and bilinearly scaled back. Shadows and
+/// frosted glass are smooth, so the difference is invisible, and a 4K background blur costs
+/// tens of milliseconds instead of hundreds.
+pub fn gaussian_fast(data: &mut [u8], w: usize, h: usize, ch: usize, sigma: f32) {
+    let plan = passes(sigma, w, h);
+    let f = plan.factor;
+    if f == 1 {
+        boxes(data, w, h, ch, &plan.radii);
         return;
     }
     let (sw, sh) = (w.div_ceil(f), h.div_ceil(f));
@@ -61,11 +102,7 @@ pub fn gaussian_fast(data: &mut [u8], w: usize, h: usize, ch: usize, sigma: f32)
             }
         }
     }
-    // Box averaging already contributed variance (f² - 1) / 12 in full-size pixels.
-    let rest = (sigma * sigma - ((f * f) as f32 - 1.0) / 12.0)
-        .max(0.0)
-        .sqrt();
-    gaussian(&mut small, sw, sh, ch, rest / f as f32);
+    boxes(&mut small, sw, sh, ch, &plan.radii);
     // Bilinear upsampling with aligned sample centres: rows first into a buffer, then
     // columns, 8-bit weights.
     let taps = |n: usize, sn: usize| -> Vec<(usize, usize, u32)> {
@@ -101,16 +138,18 @@ pub fn gaussian_fast(data: &mut [u8], w: usize, h: usize, ch: usize, sigma: f32)
 }
 
 /// Blurs `ch`-channel interleaved u8 data of `w` × `h` in place.
-pub fn gaussian(data: &mut [u8], w: usize, h: usize, ch: usize, sigma: f32) {
-    if sigma < 0.3 || w == 0 || h == 0 {
+#[cfg(test)]
+fn gaussian(data: &mut [u8], w: usize, h: usize, ch: usize, sigma: f32) {
+    boxes(data, w, h, ch, &box_radii(sigma));
+}
+
+/// Box blurs of the given radii, each horizontal then vertical, zero beyond the edges.
+fn boxes(data: &mut [u8], w: usize, h: usize, ch: usize, radii: &[usize]) {
+    if radii.is_empty() || w == 0 || h == 0 {
         return;
     }
     let mut tmp = vec![0u8; data.len()];
-    for size in box_sizes(sigma) {
-        let r = size / 2;
-        if r == 0 {
-            continue;
-        }
+    for &r in radii {
         box_h(data, &mut tmp, w, h, ch, r);
         box_v(&tmp, data, w, h, ch, r);
     }

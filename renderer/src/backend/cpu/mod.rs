@@ -4,7 +4,7 @@
 //! photo or a card with a shadow costs only its own area.
 
 mod blit;
-mod blur;
+pub(crate) mod blur;
 mod effects;
 pub(crate) mod image;
 mod pool;
@@ -501,44 +501,6 @@ fn measure_contrast(
             (l1.max(l2) + 0.05) / (l1.min(l2) + 0.05)
         })
         .reduce(f32::min)
-}
-
-/// For the GPU backend's CPU-assisted steps: `content` (a layer at device `x`, `y`) with its
-/// clip applied and then its effects, exactly as [`render`] composites a layer with effects.
-#[cfg(feature = "gpu")]
-pub(crate) fn layer_with_effects(
-    mut content: Pixmap,
-    x: i32,
-    y: i32,
-    clip: Option<&Clip>,
-    effects: &[crate::scene::LayerEffect],
-) -> Pixmap {
-    if let Some(m) = clip.and_then(|c| clip_mask(c, content.width(), content.height(), x, y)) {
-        content.apply_mask(&m);
-        pool::give(m.take());
-    }
-    effects::apply_effects(content, effects)
-}
-
-/// For the GPU backend: BACKGROUND_BLUR on `pixmap`, a target whose top-left corner is at
-/// device `x`, `y`, exactly as [`render`] draws `DrawOp::BackdropBlur`.
-#[cfg(feature = "gpu")]
-pub(crate) fn backdrop_blur_on(
-    pixmap: Pixmap,
-    x: i32,
-    y: i32,
-    bounds: tiny_skia::IntRect,
-    sigma: f32,
-    clip: &Clip,
-) -> Pixmap {
-    let mut target = Target {
-        pixmap,
-        x,
-        y,
-        layer: None,
-    };
-    effects::backdrop_blur(&mut target, bounds, sigma, clip);
-    target.pixmap
 }
 
 /// For the GPU backend: the contrast of a TEXT op against `stack`, the targets under it

@@ -9,6 +9,7 @@ use tiny_skia::Pixmap;
 use super::plan::{self, Plan, Step};
 use super::{DeviceState, GpuFailure, GpuOutput, GpuTimings, TARGET_FORMAT};
 use crate::backend::cpu;
+use plan::Aux;
 
 fn ms(since: Instant) -> f64 {
     (since.elapsed().as_secs_f64() * 1e5).round() / 100.0
@@ -17,7 +18,8 @@ fn ms(since: Instant) -> f64 {
 fn storage_buffer(state: &DeviceState, label: &str, data: &[u8]) -> wgpu::Buffer {
     let buffer = state.device.create_buffer(&wgpu::BufferDescriptor {
         label: Some(label),
-        size: (data.len().max(16) as u64).next_multiple_of(16),
+        // At least one record of any array the shaders bind.
+        size: (data.len().max(256) as u64).next_multiple_of(16),
         usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST,
         mapped_at_creation: false,
     });
@@ -60,6 +62,7 @@ pub(super) fn execute(
         .collect();
     let records = storage_buffer(state, "draws", &plan.records);
     let stops = storage_buffer(state, "stops", &plan.stops);
+    let effects = storage_buffer(state, "effects", &plan.effects);
     let targets: Vec<wgpu::Texture> = plan
         .targets
         .iter()
@@ -74,7 +77,6 @@ pub(super) fn execute(
 
     let t1 = Instant::now();
     let mut encoder = dev.create_command_encoder(&Default::default());
-    let mut cleared = vec![false; targets.len()];
     let mut groups: HashMap<(plan::Source, bool), wgpu::BindGroup> = HashMap::new();
     let mut backdrops: Vec<wgpu::Texture> = Vec::new();
     let bind = |source: plan::Source, backdrop: Option<&wgpu::TextureView>| {
@@ -128,8 +130,9 @@ pub(super) fn execute(
         });
     };
     for (i, view) in views.iter().enumerate() {
-        clear_pass(&mut encoder, view);
-        cleared[i] = true;
+        if plan.clear[i] {
+            clear_pass(&mut encoder, view);
+        }
     }
     let mut contrast = Vec::new();
     let mut probes = Vec::new();
@@ -181,33 +184,38 @@ pub(super) fn execute(
                     }
                 }
             }
-            Step::LayerEffects {
-                target,
-                x,
-                y,
-                clip,
-                effects,
-            } => {
-                submit_and_wait(state, &mut encoder)?;
-                let (w, h) = plan.targets[*target];
-                let layer = read_region(state, &targets[*target], 0, 0, w, h)?;
-                let out = cpu::layer_with_effects(layer, *x, *y, clip.as_ref(), effects);
-                state.write(&targets[*target], (0, 0), (w, h), 4, out.data());
-                i += 1;
-            }
-            Step::Backdrop {
-                target,
-                x,
-                y,
-                bounds,
-                sigma,
-                clip,
-            } => {
-                submit_and_wait(state, &mut encoder)?;
-                let (w, h) = plan.targets[*target];
-                let below = read_region(state, &targets[*target], 0, 0, w, h)?;
-                let out = cpu::backdrop_blur_on(below, *x, *y, *bounds, *sigma, clip);
-                state.write(&targets[*target], (0, 0), (w, h), 4, out.data());
+            Step::Effect(cmd) => {
+                let aux = match cmd.aux {
+                    Aux::None => &state.dummy,
+                    Aux::Atlas => &atlas_view,
+                    Aux::Target(t) => &views[t],
+                };
+                let group = dev.create_bind_group(&wgpu::BindGroupDescriptor {
+                    label: None,
+                    layout: &state.effect_layout,
+                    entries: &[
+                        wgpu::BindGroupEntry {
+                            binding: 0,
+                            resource: effects.as_entire_binding(),
+                        },
+                        wgpu::BindGroupEntry {
+                            binding: 1,
+                            resource: wgpu::BindingResource::TextureView(&views[cmd.src]),
+                        },
+                        wgpu::BindGroupEntry {
+                            binding: 2,
+                            resource: wgpu::BindingResource::TextureView(aux),
+                        },
+                    ],
+                });
+                let mut pass = begin(&mut encoder, &views[cmd.dst]);
+                pass.set_pipeline(if cmd.over {
+                    &state.effect_over
+                } else {
+                    &state.effect_replace
+                });
+                pass.set_bind_group(0, &group, &[]);
+                pass.draw(0..4, cmd.record..cmd.record + 1);
                 i += 1;
             }
             Step::Contrast {
@@ -291,24 +299,6 @@ fn extent(width: u32, height: u32) -> wgpu::Extent3d {
         height,
         depth_or_array_layers: 1,
     }
-}
-
-/// Submits what `encoder` holds, waits for the device, and starts a fresh encoder (before a
-/// step that reads pixels back).
-fn submit_and_wait(
-    state: &DeviceState,
-    encoder: &mut wgpu::CommandEncoder,
-) -> Result<(), GpuFailure> {
-    let done = std::mem::replace(
-        encoder,
-        state.device.create_command_encoder(&Default::default()),
-    );
-    state.queue.submit([done.finish()]);
-    state
-        .device
-        .poll(wgpu::PollType::wait_indefinitely())
-        .map_err(|e| GpuFailure::Device(format!("waiting for the device: {e}")))?;
-    Ok(())
 }
 
 /// A copy of a texture region into a mappable buffer, encoded but not yet read.

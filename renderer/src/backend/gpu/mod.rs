@@ -21,12 +21,22 @@
 //!   return the finished pixel.
 //! - *Layers* (clip + opacity + blend mode) are offscreen textures the size of their bounds,
 //!   composited into their parent as an image through the clip's mask.
-//! - *CPU-assisted steps (not GPU shaders yet):* layer effects (drop and inner shadows,
-//!   layer blur) and BACKGROUND_BLUR run the CPU backend's own code between GPU passes: the
-//!   encoder is submitted, the layer is read back, the CPU computes, and the result is
-//!   written back before the next pass. Output is exact, at the cost of a device sync per
-//!   step; blur passes in WGSL (separable, downsampled like `backend::cpu::blur`) are the
-//!   next step. The contrast of TEXT ops (LowContrast warnings) needs no sync: the regions
+//! - *Layer effects and BACKGROUND_BLUR* run in a second shader, `shaders/effects.wgsl`, as
+//!   full-target passes over offscreen textures, in the CPU backend's order: the clip is
+//!   applied to the finished layer, LAYER_BLUR blurs it; each drop shadow is the layer's
+//!   alpha copied to a plane, spread (separable max / min passes), blurred, and drawn tinted
+//!   and offset into a fresh target under the content; each inner shadow is the inverted,
+//!   offset alpha spread, blurred and drawn tinted over the content, kept inside its alpha.
+//!   BACKGROUND_BLUR copies what the target holds under the node, blurs the copy, and draws
+//!   it back through the node's shape (a mask in the atlas) with the ordinary draw shader.
+//!   The Gaussian is the CPU's (`backend::cpu::blur::passes` decides for both backends):
+//!   three box blurs, each a horizontal and a vertical render pass; for sigma ≥ 5 the plane is
+//!   box-averaged down by up to 16×, blurred there and scaled back with the same 8-bit
+//!   bilinear weights. The passes compute on integer 0..255 levels exactly as the CPU code
+//!   rounds, so a blurred plane is identical on both backends, and nothing is read back
+//!   before the final canvas: one submit per render. Scratch planes are reused within a
+//!   render once no later pass reads them.
+//!   The contrast of TEXT ops (LowContrast warnings) needs no sync either: the regions
 //!   under each text are copied to buffers at their place in the command stream and
 //!   measured by the CPU backend's code after the last submit.
 //! - A scene the GPU path refuses outright (a canvas, layer or mask beyond the device's
@@ -45,6 +55,17 @@
 //! - *Analytic coverage in WGSL for rounded rectangles and ellipses* (iced's quad SDFs). Kept
 //!   for later: an SDF edge differs from tiny-skia's by up to a few levels on every edge
 //!   pixel, and the masks of these shapes are small (their bounds only).
+//! - *Effects on the CPU between GPU passes* (the first version: read the layer back, run
+//!   the CPU code, write it back). Exact, but a device sync and two 4K transfers per effect;
+//!   replaced by the passes above.
+//! - *A true separable Gaussian* (one weighted pass per axis, kernel of ±3σ taps, as
+//!   iced's and most GPU blur shaders do). Cheaper per pass for small sigmas, but it is not
+//!   the CPU's three-box approximation: shadow edges would differ by several levels and the
+//!   parity tolerance would have to widen for every shadow. Large sigmas would also need the
+//!   downsampling anyway.
+//! - *Compute shaders for the box sums* (running sums per row in a workgroup). Fewer texel
+//!   reads for large radii, but after downsampling the radii are at most a few texels, and
+//!   render passes reuse the targets, pipelines and bind-group layout the draws already have.
 //! - *One shader per paint or blend mode.* A pipeline switch per op costs more than a
 //!   uniform branch in one shader on the draw counts of an ad.
 //!
@@ -68,8 +89,11 @@ use crate::scene::Scene;
 
 pub use plan::Unsupported;
 
-/// The WGSL source of the one shader module.
+/// The WGSL source of the draw shader (every display-list op as a quad).
 pub const DRAW_WGSL: &str = include_str!("../../../../shaders/draw.wgsl");
+
+/// The WGSL source of the effect shader (blur, spread, shadow and clip passes).
+pub const EFFECTS_WGSL: &str = include_str!("../../../../shaders/effects.wgsl");
 
 /// Which adapters [`GpuContext::new`] accepts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -125,6 +149,9 @@ struct DeviceState {
     over: wgpu::RenderPipeline,
     blend: wgpu::RenderPipeline,
     layout: wgpu::BindGroupLayout,
+    effect_replace: wgpu::RenderPipeline,
+    effect_over: wgpu::RenderPipeline,
+    effect_layout: wgpu::BindGroupLayout,
     /// 1×1 texture bound where a draw samples no image / no backdrop / no mask.
     dummy: wgpu::TextureView,
     lost: Arc<AtomicBool>,
@@ -144,7 +171,8 @@ struct DeviceState {
 pub struct GpuContext {
     adapter: wgpu::Adapter,
     info: wgpu::AdapterInfo,
-    shader: String,
+    /// WGSL of the draw and the effect shaders.
+    shaders: (String, String),
     state: Mutex<Arc<DeviceState>>,
     /// Test hook: the next render fails as a device error would.
     fail_next: AtomicBool,
@@ -166,13 +194,19 @@ impl GpuContext {
     /// # Errors
     /// [`Error::GpuUnavailable`] when no such adapter exists or the device cannot be created.
     pub fn new(kind: AdapterKind) -> Result<Self, Error> {
-        Self::with_shader(kind, DRAW_WGSL)
+        Self::with_shaders(kind, DRAW_WGSL, EFFECTS_WGSL)
     }
 
     /// Like [`GpuContext::new`] with another WGSL source for the draw shader. For tests that
     /// break the shader on purpose to prove the parity check catches it.
     #[doc(hidden)]
     pub fn with_shader(kind: AdapterKind, wgsl: &str) -> Result<Self, Error> {
+        Self::with_shaders(kind, wgsl, EFFECTS_WGSL)
+    }
+
+    /// Like [`GpuContext::new`] with other WGSL sources for the draw and effect shaders.
+    #[doc(hidden)]
+    pub fn with_shaders(kind: AdapterKind, draw: &str, effects: &str) -> Result<Self, Error> {
         let instance = wgpu::Instance::new(&wgpu::InstanceDescriptor {
             backends: wgpu::Backends::VULKAN,
             ..Default::default()
@@ -210,11 +244,12 @@ impl GpuContext {
                 },
             })?;
         let info = adapter.get_info();
-        let state = create_device(&adapter, wgsl)?;
+        let shaders = (draw.to_owned(), effects.to_owned());
+        let state = create_device(&adapter, &shaders)?;
         Ok(Self {
             adapter,
             info,
-            shader: wgsl.to_owned(),
+            shaders,
             state: Mutex::new(Arc::new(state)),
             fail_next: AtomicBool::new(false),
         })
@@ -237,7 +272,7 @@ impl GpuContext {
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         if guard.lost.load(Ordering::SeqCst) {
-            let fresh = create_device(&self.adapter, &self.shader)
+            let fresh = create_device(&self.adapter, &self.shaders)
                 .map_err(|e| GpuFailure::Device(format!("recreating the lost device: {e}")))?;
             *guard = Arc::new(fresh);
         }
@@ -296,7 +331,10 @@ impl GpuContext {
     }
 }
 
-fn create_device(adapter: &wgpu::Adapter, wgsl: &str) -> Result<DeviceState, Error> {
+fn create_device(
+    adapter: &wgpu::Adapter,
+    (wgsl, effects_wgsl): &(String, String),
+) -> Result<DeviceState, Error> {
     let unavailable = |reason: String| Error::GpuUnavailable { reason };
     // The adapter's own limits, not the downlevel defaults: 4K canvases need 4096+ px
     // textures and the atlas grows to the largest side the device allows.
@@ -321,6 +359,10 @@ fn create_device(adapter: &wgpu::Adapter, wgsl: &str) -> Result<DeviceState, Err
     let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
         label: Some("draw.wgsl"),
         source: wgpu::ShaderSource::Wgsl(wgsl.into()),
+    });
+    let effects_module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
+        label: Some("effects.wgsl"),
+        source: wgpu::ShaderSource::Wgsl(effects_wgsl.into()),
     });
     let texture = |binding| wgpu::BindGroupLayoutEntry {
         binding,
@@ -351,12 +393,24 @@ fn create_device(adapter: &wgpu::Adapter, wgsl: &str) -> Result<DeviceState, Err
         bind_group_layouts: &[&layout],
         push_constant_ranges: &[],
     });
-    let pipeline = |entry: &str, blend: Option<wgpu::BlendState>| {
+    let effect_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+        label: Some("effects"),
+        entries: &[storage(0), texture(1), texture(2)],
+    });
+    let effect_pipeline_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+        label: Some("effects"),
+        bind_group_layouts: &[&effect_layout],
+        push_constant_ranges: &[],
+    });
+    let pipeline = |module: &wgpu::ShaderModule,
+                    layout: &wgpu::PipelineLayout,
+                    entry: &str,
+                    blend: Option<wgpu::BlendState>| {
         device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
             label: Some(entry),
-            layout: Some(&pipeline_layout),
+            layout: Some(layout),
             vertex: wgpu::VertexState {
-                module: &module,
+                module,
                 entry_point: Some("vs"),
                 compilation_options: Default::default(),
                 buffers: &[],
@@ -368,7 +422,7 @@ fn create_device(adapter: &wgpu::Adapter, wgsl: &str) -> Result<DeviceState, Err
             depth_stencil: None,
             multisample: wgpu::MultisampleState::default(),
             fragment: Some(wgpu::FragmentState {
-                module: &module,
+                module,
                 entry_point: Some(entry),
                 compilation_options: Default::default(),
                 targets: &[Some(wgpu::ColorTargetState {
@@ -381,11 +435,16 @@ fn create_device(adapter: &wgpu::Adapter, wgsl: &str) -> Result<DeviceState, Err
             cache: None,
         })
     };
-    let over = pipeline(
-        "fs_over",
-        Some(wgpu::BlendState::PREMULTIPLIED_ALPHA_BLENDING),
+    let premultiplied = Some(wgpu::BlendState::PREMULTIPLIED_ALPHA_BLENDING);
+    let over = pipeline(&module, &pipeline_layout, "fs_over", premultiplied);
+    let blend = pipeline(&module, &pipeline_layout, "fs_blend", None);
+    let effect_replace = pipeline(&effects_module, &effect_pipeline_layout, "fs", None);
+    let effect_over = pipeline(
+        &effects_module,
+        &effect_pipeline_layout,
+        "fs",
+        premultiplied,
     );
-    let blend = pipeline("fs_blend", None);
     let dummy = device
         .create_texture(&wgpu::TextureDescriptor {
             label: Some("dummy"),
@@ -411,6 +470,9 @@ fn create_device(adapter: &wgpu::Adapter, wgsl: &str) -> Result<DeviceState, Err
         over,
         blend,
         layout,
+        effect_replace,
+        effect_over,
+        effect_layout,
         dummy,
         lost,
         uncaptured,

@@ -5,10 +5,13 @@
 
 use tiny_skia::{FillRule, Mask, Path, Pixmap, Stroke, Transform};
 
-use crate::scene::{Clip, DrawOp, Layer, LayerEffect, Scene, ScenePaint};
+use crate::scene::{DrawOp, Layer, Scene, ScenePaint};
 use crate::tree::Color;
 
+mod effects;
 mod paint;
+
+pub use effects::{Aux, EffectCmd};
 
 use paint::{PaintRecord, blend_index};
 
@@ -53,25 +56,8 @@ pub struct DrawCmd {
 #[derive(Debug, Clone)]
 pub enum Step {
     Draw(DrawCmd),
-    /// Layer effects (shadows, layer blur) run by the CPU backend's own code on the finished
-    /// layer `target` (top-left at device `x`, `y`), its clip applied first; the layer's
-    /// texture is read back and rewritten.
-    LayerEffects {
-        target: usize,
-        x: i32,
-        y: i32,
-        clip: Option<Clip>,
-        effects: Vec<LayerEffect>,
-    },
-    /// BACKGROUND_BLUR by the CPU backend's code on `target` (top-left at device `x`, `y`).
-    Backdrop {
-        target: usize,
-        x: i32,
-        y: i32,
-        bounds: tiny_skia::IntRect,
-        sigma: f32,
-        clip: Clip,
-    },
+    /// A pass of the effect shader (shadows, blurs, clip masks of layers with effects).
+    Effect(EffectCmd),
     /// Contrast of a TEXT op against the targets under it (`(target, x, y)` from the
     /// canvas up), measured by the CPU backend's code on read-back regions.
     Contrast {
@@ -92,8 +78,13 @@ pub struct MaskUpload {
 
 /// Everything needed to draw one scene.
 pub struct Plan {
-    /// Sizes of the render targets; 0 is the canvas, the rest are layers.
+    /// Sizes of the render targets; 0 is the canvas, the rest are layers and the scratch
+    /// planes of effects.
     pub targets: Vec<(u32, u32)>,
+    /// Per target: cleared before the first draw (scratch planes are overwritten instead).
+    pub clear: Vec<bool>,
+    /// `Effect` records of `shaders/effects.wgsl`.
+    pub effects: Vec<u8>,
     pub records: Vec<u8>,
     pub stops: Vec<u8>,
     pub masks: Vec<MaskUpload>,
@@ -123,6 +114,8 @@ pub fn plan(scene: &Scene, max_dim: u32) -> Result<Plan, Unsupported> {
     let mut p = Planner {
         plan: Plan {
             targets: vec![(w, h)],
+            clear: vec![true],
+            effects: Vec::new(),
             records: Vec::new(),
             stops: Vec::new(),
             masks: Vec::new(),
@@ -133,6 +126,7 @@ pub fn plan(scene: &Scene, max_dim: u32) -> Result<Plan, Unsupported> {
         shelf: (0, 0, 0),
         max_dim,
         stop_count: 0,
+        free: Vec::new(),
     };
     // A non-empty stops buffer keeps the binding valid.
     p.push_stop(0.0, CLEAR);
@@ -193,14 +187,7 @@ pub fn plan(scene: &Scene, max_dim: u32) -> Result<Plan, Unsupported> {
                 sigma,
                 clip,
                 bounds,
-            } => p.plan.steps.push(Step::Backdrop {
-                target,
-                x: ox,
-                y: oy,
-                bounds: *bounds,
-                sigma: *sigma,
-                clip: clip.clone(),
-            }),
+            } => p.backdrop(target, (ox, oy), *bounds, *sigma, clip)?,
             DrawOp::PushLayer(layer) => {
                 let b = layer.bounds;
                 if b.width() > max_dim || b.height() > max_dim {
@@ -211,6 +198,7 @@ pub fn plan(scene: &Scene, max_dim: u32) -> Result<Plan, Unsupported> {
                     )));
                 }
                 p.plan.targets.push((b.width(), b.height()));
+                p.plan.clear.push(true);
                 stack.push(Frame {
                     target: p.plan.targets.len() - 1,
                     x: b.x(),
@@ -242,6 +230,8 @@ struct Planner {
     shelf: (u32, u32, u32),
     max_dim: u32,
     stop_count: u32,
+    /// Scratch targets no later pass reads, free for the next effect.
+    free: Vec<usize>,
 }
 
 /// Integer device bounds of `path` under `t` grown by `grow`, inside a `w`×`h` target.
@@ -585,15 +575,16 @@ impl Planner {
             return Ok(());
         };
         let b = layer.bounds;
-        if !layer.effects.is_empty() {
-            self.plan.steps.push(Step::LayerEffects {
-                target: done.target,
-                x: b.x(),
-                y: b.y(),
-                clip: layer.clip.clone(),
-                effects: layer.effects.clone(),
-            });
-        }
+        let source = if layer.effects.is_empty() {
+            done.target
+        } else {
+            self.layer_effects(
+                done.target,
+                (b.x(), b.y()),
+                layer.clip.as_ref(),
+                &layer.effects,
+            )?
+        };
         let mask = match &layer.clip {
             Some(_) if !layer.effects.is_empty() => None,
             Some(clip) => {
@@ -622,7 +613,7 @@ impl Planner {
         ];
         let rec = PaintRecord {
             opacity: layer.opacity,
-            source: Source::Target(done.target),
+            source: Source::Target(source),
             ..PaintRecord::image(
                 0,
                 (b.width(), b.height()),

@@ -13,11 +13,11 @@
 
 use std::time::{Duration, Instant};
 
-use adforge_api::resources::swipe_files::rank;
 use adforge_api::store::Db;
 use adforge_api::swipe::filter::SwipeFilter;
+use adforge_api::swipe::index::{Search, SearchIndex};
 use adforge_api::swipe::taxonomy::{ASPECT_RATIOS, INDUSTRIES};
-use adforge_api::swipe::vectors::{self, VectorCache};
+use adforge_api::swipe::vectors;
 
 /// xorshift64*: deterministic, no dependency.
 struct Rng(u64);
@@ -89,7 +89,7 @@ async fn main() {
             "{n} designs written in {:.1} s",
             started.elapsed().as_secs_f64()
         );
-        let cache = VectorCache::default();
+        let index = SearchIndex::default();
         let filters = [
             (
                 "no filter",
@@ -125,18 +125,21 @@ async fn main() {
             for q in 0..51 {
                 let query = vectors::Query::new("bench", &rng.unit(384));
                 let t = Instant::now();
-                let hits = rank(
-                    &db,
-                    &cache,
-                    &org_id,
-                    filter,
-                    (vectors::TEXT, &query),
-                    None,
-                    -1.0,
-                    20,
-                )
-                .await
-                .expect("rank");
+                let hits = index
+                    .search(
+                        &db,
+                        &Search {
+                            org_id: &org_id,
+                            filter,
+                            kind: vectors::TEXT,
+                            query: &query,
+                            exclude: None,
+                            min: -1.0,
+                            limit: 20,
+                        },
+                    )
+                    .await
+                    .expect("search");
                 let took = t.elapsed();
                 assert_eq!(hits.len().min(20), hits.len());
                 if q == 0 {

@@ -44,7 +44,7 @@ pub struct AppState {
     /// The swipe-file models (query embedding), or why they are missing.
     pub models: crate::swipe::ModelState,
     /// Vectors of ready swipe files, cached per process.
-    pub vectors: Arc<crate::swipe::vectors::VectorCache>,
+    pub search_index: Arc<crate::swipe::index::SearchIndex>,
 }
 
 /// Every `/v1` route with its OpenAPI description.
@@ -234,7 +234,7 @@ impl Server {
             allow_private_urls: args.allow_private_urls,
             openapi: Arc::new(String::new()),
             models,
-            vectors: Arc::default(),
+            search_index: Arc::default(),
         });
         Ok(Self {
             listener,

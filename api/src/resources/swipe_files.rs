@@ -35,7 +35,8 @@ use crate::imaging;
 use crate::jobs::Jobs;
 use crate::store::Db;
 use crate::store::list::{Bind, ListParams, ListQuery, bind_as};
-use crate::swipe::filter::{SUBSCRIBED_SOURCES, SwipeFilter, and_all, visible};
+use crate::swipe::filter::{SUBSCRIBED_SOURCES, SwipeFilter, visible};
+use crate::swipe::index::Search;
 use crate::swipe::vectors;
 
 pub fn router() -> OpenApiRouter<AppState> {
@@ -685,11 +686,14 @@ async fn search_swipe_files(
         (vectors::TEXT, vectors::Query::new(&v.0, &v.1), None)
     } else if let Some(id) = &body.swipe_file_id {
         let row = load(&state.db, &caller.org_id, id).await?;
-        let v = state
-            .vectors
-            .get_many(&state.db, vectors::IMAGE, std::slice::from_ref(&row.id))
-            .await?;
-        let Some((_, q)) = v.into_iter().next() else {
+        let stored: Option<(String, Vec<u8>)> = sqlx::query_as(
+            "SELECT model_id, vector FROM swipe_file_vectors WHERE swipe_file_id = ? AND kind = ?",
+        )
+        .bind(&row.id)
+        .bind(vectors::IMAGE)
+        .fetch_optional(&state.db.read)
+        .await?;
+        let Some(q) = stored.and_then(|(m, b)| vectors::decode(&m, &b)) else {
             return Err(ApiError::field(
                 "swipe_file_id",
                 format!(
@@ -736,17 +740,21 @@ async fn search_swipe_files(
         (vectors::IMAGE, vectors::Query::new(&v.0, &v.1), None)
     };
     let min = body.min_similarity.unwrap_or(-1.0) as f32;
-    let scored = rank(
-        &state.db,
-        &state.vectors,
-        &caller.org_id,
-        &filter,
-        (kind, &query),
-        exclude.as_deref(),
-        min,
-        limit as usize,
-    )
-    .await?;
+    let scored = state
+        .search_index
+        .search(
+            &state.db,
+            &Search {
+                org_id: &caller.org_id,
+                filter: &filter,
+                kind,
+                query: &query,
+                exclude: exclude.as_deref(),
+                min,
+                limit: limit as usize,
+            },
+        )
+        .await?;
     let top: Vec<String> = scored.iter().map(|(_, id)| id.clone()).collect();
     let rows = rows_in_order(&state.db, &top).await?;
     let hits: Vec<SwipeFile> = rows
@@ -759,66 +767,6 @@ async fn search_swipe_files(
         })
         .collect();
     Ok(envelope::ok(hits))
-}
-
-/// The exact ranking behind search: the ids of every visible design `filter` leaves (minus
-/// `exclude`), scored against `query` with their stored `kind` vectors (cached), those at or
-/// above `min` (scores rounded to 4 decimals, as answered), best first, at most `limit`.
-///
-/// # Errors
-/// Database failures.
-#[allow(clippy::too_many_arguments)]
-pub async fn rank(
-    db: &Db,
-    cache: &vectors::VectorCache,
-    org_id: &str,
-    filter: &SwipeFilter,
-    (kind, query): (&'static str, &vectors::Query),
-    exclude: Option<&str>,
-    min: f32,
-    limit: usize,
-) -> ApiResult<Vec<(f32, String)>> {
-    let mut conds = vec![visible(org_id)];
-    conds.extend(filter.conditions());
-    let (where_sql, binds) = and_all(&conds);
-    let ids: Vec<(String,)> = bind_as(
-        sqlx::query_as(&format!(
-            "SELECT t.id FROM swipe_files AS t WHERE {where_sql}"
-        )),
-        &binds,
-    )
-    .fetch_all(&db.read)
-    .await?;
-    let ids: Vec<String> = ids
-        .into_iter()
-        .map(|(id,)| id)
-        .filter(|id| exclude != Some(id.as_str()))
-        .collect();
-    cache.ensure(db, kind, &ids).await?;
-    let mut scored: Vec<(f32, usize)> = cache
-        .score(kind, &ids, query)
-        .into_iter()
-        // Rounded as answered, so `min_similarity` compares with what clients see.
-        .map(|(s, i)| ((s * 10_000.0).round() / 10_000.0, i))
-        .filter(|(s, _)| *s >= min)
-        .collect();
-    let order = |a: &(f32, usize), b: &(f32, usize)| {
-        b.0.partial_cmp(&a.0)
-            .unwrap_or(std::cmp::Ordering::Equal)
-            .then_with(|| ids[a.1].cmp(&ids[b.1]))
-    };
-    // Only the best `limit` need sorting.
-    if limit > 0 && scored.len() > limit {
-        scored.select_nth_unstable_by(limit - 1, order);
-        scored.truncate(limit);
-    }
-    scored.sort_by(order);
-    scored.truncate(limit);
-    let scored = scored
-        .into_iter()
-        .map(|(s, i)| (s, ids[i].clone()))
-        .collect();
-    Ok(scored)
 }
 
 /// A data source as an organisation sees it.

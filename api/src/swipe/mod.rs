@@ -5,11 +5,14 @@
 //!   classify, caption.
 //! - [`taxonomy`]: aspect ratios, industries (Google product taxonomy top level) and ad
 //!   formats, and how each is decided from measured evidence.
-//! - [`vectors`]: int8 vectors with a scale, an in-memory cache and exact scoring.
+//! - [`vectors`]: int8 vectors with a scale and exact scoring.
+//! - [`index`]: the per-process search index (vectors and filter columns in compact arrays,
+//!   kept fresh by change markers, exact top-k).
 //! - [`filter`]: which designs an organisation sees (own uploads plus subscribed data
 //!   sources) and the filters shared by lists, search and design packs.
 
 pub mod filter;
+pub mod index;
 pub mod ingest;
 pub mod sources;
 pub mod taxonomy;

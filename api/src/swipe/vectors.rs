@@ -2,17 +2,12 @@
 //! 4 + dim bytes (1,284 bytes for an image vector, 388 for a caption vector), and scored
 //! exactly over the filtered candidates with an integer dot product.
 //!
-//! Vectors never change once a design is `ready`, so every API node keeps a cache keyed by
-//! (swipe file, kind), filled from SQL on a miss; 100k designs' caption vectors take about
-//! 40 MB. Quantisation error: each component is off by at most scale/2 (scale = max|v|/127),
+//! Searches score them from the per-process index in [`super::index`]. Quantisation error: each component is off by at most scale/2 (scale = max|v|/127),
 //! which moves a cosine by well under 0.01 for these dimensions, far below the gaps search
 //! ranks on. An approximate index (HNSW) was rejected: exact scoring over the candidates
-//! that survive the SQL filters keeps filters exact and recall at 1 without a second store.
+//! that pass the filters keeps filters exact and recall at 1.
 
-use std::collections::HashMap;
-use std::sync::{Arc, RwLock};
-
-use crate::store::Db;
+use std::sync::Arc;
 
 /// Kind of vector: `image` (look-alikes) or `text` (the caption, for text queries).
 pub const IMAGE: &str = "image";
@@ -61,6 +56,7 @@ pub fn decode(model_id: &str, bytes: &[u8]) -> Option<Quantized> {
 }
 
 /// A query vector prepared for scoring against quantised vectors.
+#[derive(Debug, Clone)]
 pub struct Query {
     pub model_id: String,
     values: Vec<i8>,
@@ -86,92 +82,23 @@ impl Query {
         for (a, b) in self.values.iter().zip(&other.values) {
             dot += i32::from(*a) * i32::from(*b);
         }
-        Some(dot as f32 * self.scale * other.scale)
-    }
-}
-
-/// The per-process cache of ready designs' vectors, one map per kind.
-#[derive(Default)]
-pub struct VectorCache {
-    image: RwLock<HashMap<String, Arc<Quantized>>>,
-    text: RwLock<HashMap<String, Arc<Quantized>>>,
-}
-
-impl VectorCache {
-    fn map(&self, kind: &str) -> &RwLock<HashMap<String, Arc<Quantized>>> {
-        if kind == IMAGE {
-            &self.image
-        } else {
-            &self.text
-        }
+        Some(self.finish(dot, other.scale))
     }
 
-    /// Loads the vectors of `kind` of those `ids` not cached yet.
-    ///
-    /// # Errors
-    /// Database failures.
-    pub async fn ensure(
-        &self,
-        db: &Db,
-        kind: &'static str,
-        ids: &[String],
-    ) -> Result<(), sqlx::Error> {
-        let missing: Vec<&String> = {
-            let map = self.map(kind).read().unwrap_or_else(|e| e.into_inner());
-            ids.iter()
-                .filter(|id| !map.contains_key(id.as_str()))
-                .collect()
-        };
-        for chunk in missing.chunks(500) {
-            let marks = vec!["?"; chunk.len()].join(", ");
-            let sql = format!(
-                "SELECT swipe_file_id, model_id, vector FROM swipe_file_vectors WHERE kind = ? AND swipe_file_id IN ({marks})"
-            );
-            let mut q = sqlx::query_as::<_, (String, String, Vec<u8>)>(&sql).bind(kind);
-            for id in chunk {
-                q = q.bind(id.as_str());
-            }
-            let rows = q.fetch_all(&db.read).await?;
-            let mut map = self.map(kind).write().unwrap_or_else(|e| e.into_inner());
-            for (id, model, bytes) in rows {
-                if let Some(v) = decode(&model, &bytes) {
-                    map.insert(id, Arc::new(v));
-                }
-            }
-        }
-        Ok(())
+    /// The query's int8 values.
+    pub fn values(&self) -> &[i8] {
+        &self.values
     }
 
-    /// The cached vectors of `kind` of `ids` (those that have one), loading missing ones.
-    ///
-    /// # Errors
-    /// Database failures.
-    pub async fn get_many(
-        &self,
-        db: &Db,
-        kind: &'static str,
-        ids: &[String],
-    ) -> Result<Vec<(String, Arc<Quantized>)>, sqlx::Error> {
-        self.ensure(db, kind, ids).await?;
-        let map = self.map(kind).read().unwrap_or_else(|e| e.into_inner());
-        Ok(ids
-            .iter()
-            .filter_map(|id| map.get(id.as_str()).map(|v| (id.clone(), v.clone())))
-            .collect())
+    /// Its dimension.
+    pub fn dim(&self) -> usize {
+        self.values.len()
     }
 
-    /// Scores `query` against the cached vectors of `ids` (call [`VectorCache::ensure`]
-    /// first): (score, index into `ids`) for each id with a comparable vector.
-    pub fn score(&self, kind: &str, ids: &[String], query: &Query) -> Vec<(f32, usize)> {
-        let map = self.map(kind).read().unwrap_or_else(|e| e.into_inner());
-        ids.iter()
-            .enumerate()
-            .filter_map(|(i, id)| {
-                map.get(id.as_str())
-                    .and_then(|v| query.score(v))
-                    .map(|s| (s, i))
-            })
-            .collect()
+    /// The cosine from an integer dot product with a stored vector of scale `scale` (the one
+    /// formula every scorer uses, so rankings agree to the bit).
+    pub fn finish(&self, dot: i32, scale: f32) -> f32 {
+        dot as f32 * self.scale * scale
     }
 }
 

@@ -127,6 +127,7 @@ async fn main() {
         redis_url: None,
         queue: Default::default(),
         webhooks: Default::default(),
+        ops: Default::default(),
         backend: adforge_renderer::BackendChoice::Cpu,
         models_dir: None,
         default_collection: None,

@@ -75,6 +75,8 @@ pub struct ServeArgs {
     pub queue: crate::render_node::QueueArgs,
     #[command(flatten)]
     pub webhooks: crate::webhooks::deliver::WebhookArgs,
+    #[command(flatten)]
+    pub ops: crate::ops::OpsArgs,
     /// The models folder (`scripts/fetch-models` fills it). Default:
     /// `$ADFORGE_MODELS_DIR`, else `~/.cache/adforge/models`. Without models the server
     /// serves everything but swipe-file uploads and search, which answer 503.

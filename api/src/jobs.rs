@@ -24,6 +24,7 @@ use sqlx::SqliteConnection;
 use tokio::sync::Notify;
 
 use crate::error::ApiResult;
+use crate::metrics::Applied;
 use crate::store::Db;
 
 /// Shared handle: the queue plus the dispatcher's wake-up.
@@ -31,16 +32,19 @@ use crate::store::Db;
 pub struct Jobs {
     pub db: Db,
     pub queue: Arc<dyn JobQueue>,
+    /// Counts what the applier did (jobs by kind and outcome, wallet captures and releases).
+    pub metrics: Arc<crate::metrics::Metrics>,
     wake: Arc<Notify>,
     /// Notified after every applied event: wakes the webhook delivery task.
     applied: Arc<Notify>,
 }
 
 impl Jobs {
-    pub fn new(db: Db, queue: Arc<dyn JobQueue>) -> Self {
+    pub fn new(db: Db, queue: Arc<dyn JobQueue>, metrics: Arc<crate::metrics::Metrics>) -> Self {
         Self {
             db,
             queue,
+            metrics,
             wake: Arc::new(Notify::new()),
             applied: Arc::new(Notify::new()),
         }
@@ -169,7 +173,10 @@ impl Jobs {
                 };
                 for delivered in batch {
                     match apply(&this.db, &delivered.event).await {
-                        Ok(()) => {
+                        Ok(applied) => {
+                            if let Some(applied) = &applied {
+                                this.metrics.observe_applied(applied);
+                            }
                             if !matches!(delivered.event, Event::Progress(_)) {
                                 this.applied.notify_one();
                             }
@@ -215,28 +222,36 @@ async fn ad_state(conn: &mut SqliteConnection, ad_id: &str) -> ApiResult<Option<
     ))
 }
 
-/// Applies one worker event to SQL, exactly once in effect.
+/// Applies one worker event to SQL, exactly once in effect; says what changed (for the
+/// metrics), or `None` when the event changed nothing (a redelivery, a stale version).
 ///
 /// # Errors
 /// Database failures (the event is then redelivered).
-pub async fn apply(db: &Db, event: &Event) -> ApiResult<()> {
+pub async fn apply(db: &Db, event: &Event) -> ApiResult<Option<Applied>> {
     match event {
         Event::Completed(c) => completed(db, c).await,
         Event::Failed(f) => failed(db, f).await,
-        Event::Progress(_) => Ok(()),
+        Event::Progress(_) => Ok(None),
     }
 }
 
-async fn completed(db: &Db, c: &AdCompleted) -> ApiResult<()> {
+async fn completed(db: &Db, c: &AdCompleted) -> ApiResult<Option<Applied>> {
+    let duration = Some(Duration::from_millis(c.duration_ms));
     if let Some(result) = &c.swipe_file {
-        return crate::swipe::apply_ingested(db, &c.ad_id, c.width, c.height, result).await;
+        crate::swipe::apply_ingested(db, &c.ad_id, c.width, c.height, result).await?;
+        return Ok(Some(Applied {
+            kind: "swipe_file",
+            outcome: "completed",
+            duration,
+            wallet: None,
+        }));
     }
     let mut tx = db.begin_write().await?;
     let Some(ad) = ad_state(&mut tx, &c.ad_id).await? else {
-        return Ok(());
+        return Ok(None);
     };
     if ad.status != "processing" || ad.current_version != i64::from(c.version) {
-        return Ok(());
+        return Ok(None);
     }
     let now = crate::timestamp::now();
     let tree = c
@@ -292,7 +307,8 @@ async fn completed(db: &Db, c: &AdCompleted) -> ApiResult<()> {
             .await?;
         }
     }
-    if ad.charged_at.is_none() {
+    let charge = ad.charged_at.is_none();
+    if charge {
         crate::wallet::capture(&mut tx, &ad.org_id, ad.price_cents, &c.ad_id).await?;
         sqlx::query("UPDATE image_ads SET charged_at = ? WHERE id = ?")
             .bind(&now)
@@ -302,19 +318,30 @@ async fn completed(db: &Db, c: &AdCompleted) -> ApiResult<()> {
     }
     record_ad_event(&mut tx, &ad.org_id, &c.ad_id, "image_ad.completed").await?;
     tx.commit().await?;
-    Ok(())
+    Ok(Some(Applied {
+        kind: "image_ad",
+        outcome: "completed",
+        duration,
+        wallet: charge.then_some(("capture", ad.price_cents)),
+    }))
 }
 
-async fn failed(db: &Db, f: &AdFailed) -> ApiResult<()> {
+async fn failed(db: &Db, f: &AdFailed) -> ApiResult<Option<Applied>> {
     if f.ad_id.starts_with("sf_") {
-        return crate::swipe::apply_failed(db, &f.ad_id, &f.message).await;
+        crate::swipe::apply_failed(db, &f.ad_id, &f.message).await?;
+        return Ok(Some(Applied {
+            kind: "swipe_file",
+            outcome: "failed",
+            duration: None,
+            wallet: None,
+        }));
     }
     let mut tx = db.begin_write().await?;
     let Some(ad) = ad_state(&mut tx, &f.ad_id).await? else {
-        return Ok(());
+        return Ok(None);
     };
     if ad.status != "processing" || ad.current_version != i64::from(f.version) {
-        return Ok(());
+        return Ok(None);
     }
     let now = crate::timestamp::now();
     sqlx::query(
@@ -335,13 +362,19 @@ async fn failed(db: &Db, f: &AdFailed) -> ApiResult<()> {
     .bind(i64::from(f.version))
     .execute(&mut *tx)
     .await?;
-    if ad.charged_at.is_none() {
+    let release = ad.charged_at.is_none();
+    if release {
         // The first generation failed: no charge, and the hold goes back.
         crate::wallet::release(&mut tx, &ad.org_id, ad.price_cents, &f.ad_id).await?;
     }
     record_ad_event(&mut tx, &ad.org_id, &f.ad_id, "image_ad.failed").await?;
     tx.commit().await?;
-    Ok(())
+    Ok(Some(Applied {
+        kind: "image_ad",
+        outcome: "failed",
+        duration: None,
+        wallet: release.then_some(("release", ad.price_cents)),
+    }))
 }
 
 /// Writes the webhook event of an ad's state change, with the ad as GET shows it now, in

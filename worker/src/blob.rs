@@ -1,6 +1,7 @@
 //! Blob storage behind a small trait, chosen once at start-up. The default keeps blobs in
-//! a local folder that the API serves under `/files/...`; object storage comes later
-//! behind the same trait. Keys are `/`-separated paths of `[A-Za-z0-9._-]` segments.
+//! a local folder that the API serves under `/files/...`; `crate::s3` keeps them in an
+//! S3-compatible bucket behind the same trait. Keys are `/`-separated paths of
+//! `[A-Za-z0-9._-]` segments.
 //!
 //! It lives here, below the API, because workers write their outputs (rendered ads,
 //! thumbnails) to the same store the API serves from.
@@ -9,6 +10,15 @@ use std::path::PathBuf;
 
 use bytes::Bytes;
 use futures_util::future::BoxFuture;
+use futures_util::stream::BoxStream;
+
+/// A stored blob as a stream of chunks (see [`BlobStore::open`]).
+pub struct BlobStream {
+    /// Its length in bytes.
+    pub len: u64,
+    /// Its bytes, in order.
+    pub chunks: BoxStream<'static, Result<Bytes, std::io::Error>>,
+}
 
 /// Where blobs live.
 pub trait BlobStore: Send + Sync {
@@ -16,9 +26,29 @@ pub trait BlobStore: Send + Sync {
     fn put<'a>(&'a self, key: &'a str, bytes: Bytes) -> BoxFuture<'a, Result<(), crate::Error>>;
     /// The blob, or `None` when there is none.
     fn get<'a>(&'a self, key: &'a str) -> BoxFuture<'a, Result<Option<Bytes>, crate::Error>>;
+    /// The blob as a stream, for serving without holding it in memory; `None` when there
+    /// is none. By default the whole blob in one chunk.
+    fn open<'a>(&'a self, key: &'a str) -> BoxFuture<'a, Result<Option<BlobStream>, crate::Error>> {
+        Box::pin(async move {
+            Ok(self.get(key).await?.map(|bytes| BlobStream {
+                len: bytes.len() as u64,
+                chunks: Box::pin(futures_util::stream::once(async move { Ok(bytes) })),
+            }))
+        })
+    }
+    /// Removes the blob under `key`; removing a missing blob is not an error.
+    fn delete<'a>(&'a self, key: &'a str) -> BoxFuture<'a, Result<(), crate::Error>>;
+    /// The keys stored under the folder `prefix` (`images/img_1`; `""` for all), in no
+    /// particular order.
+    fn list<'a>(&'a self, prefix: &'a str) -> BoxFuture<'a, Result<Vec<String>, crate::Error>>;
     /// Whether a blob (a file, never a folder) is stored under `key`.
     fn exists<'a>(&'a self, key: &'a str) -> BoxFuture<'a, Result<bool, crate::Error>> {
         Box::pin(async move { Ok(self.get(key).await?.is_some()) })
+    }
+    /// Whether the store answers (the API's `/readyz`). By default a lookup of a key
+    /// nothing is stored under: an answer, even "no such blob", means the store is up.
+    fn check(&self) -> BoxFuture<'_, Result<(), crate::Error>> {
+        Box::pin(async move { self.exists(".readyz-probe").await.map(|_| ()) })
     }
     /// The absolute public URL a client fetches the blob from.
     fn url(&self, key: &str) -> String;
@@ -229,17 +259,28 @@ pub fn content_type_for(key: &str) -> &'static str {
     }
 }
 
+/// The long-lived cache header of every blob: keys are never reused for other content.
+pub const CACHE_CONTROL: &str = "public, max-age=31536000, immutable";
+
 /// Blobs in a local folder, served by this API at `{public_url}/files/{key}`.
 pub struct LocalBlobStore {
     root: PathBuf,
-    public_url: String,
+    /// URLs are `{files_base}/{key}`.
+    files_base: String,
 }
 
 impl LocalBlobStore {
+    /// Blobs under `root`, served by the API at `{public_url}/files/{key}`.
     pub fn new(root: PathBuf, public_url: &str) -> Self {
+        Self::with_files_base(root, &format!("{}/files", public_url.trim_end_matches('/')))
+    }
+
+    /// Blobs under `root` whose URLs are `{files_base}/{key}` (a CDN or web server in front
+    /// of the folder).
+    pub fn with_files_base(root: PathBuf, files_base: &str) -> Self {
         Self {
             root,
-            public_url: public_url.trim_end_matches('/').to_string(),
+            files_base: files_base.trim_end_matches('/').to_string(),
         }
     }
 
@@ -318,8 +359,99 @@ impl BlobStore for LocalBlobStore {
         Box::pin(async move { Ok(self.open_file(key).await?.is_some()) })
     }
 
+    fn open<'a>(&'a self, key: &'a str) -> BoxFuture<'a, Result<Option<BlobStream>, crate::Error>> {
+        Box::pin(async move {
+            use tokio::io::AsyncReadExt;
+            let Some(file) = self.open_file(key).await? else {
+                return Ok(None);
+            };
+            let len = file.metadata().await.map_err(crate::Error::Blob)?.len();
+            let chunks = futures_util::stream::try_unfold(file, |mut file| async move {
+                let mut buf = bytes::BytesMut::with_capacity(64 * 1024);
+                match file.read_buf(&mut buf).await? {
+                    0 => Ok(None),
+                    _ => Ok(Some((buf.freeze(), file))),
+                }
+            });
+            Ok(Some(BlobStream {
+                len,
+                chunks: Box::pin(chunks),
+            }))
+        })
+    }
+
+    fn delete<'a>(&'a self, key: &'a str) -> BoxFuture<'a, Result<(), crate::Error>> {
+        Box::pin(async move {
+            let path = self.path(key)?;
+            match tokio::fs::remove_file(&path).await {
+                Ok(()) => Ok(()),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+                Err(e) => Err(crate::Error::Blob(e)),
+            }
+        })
+    }
+
+    fn list<'a>(&'a self, prefix: &'a str) -> BoxFuture<'a, Result<Vec<String>, crate::Error>> {
+        Box::pin(async move {
+            let prefix = prefix.trim_end_matches('/');
+            let start = if prefix.is_empty() {
+                self.root.clone()
+            } else {
+                self.path(prefix)?
+            };
+            let mut keys = Vec::new();
+            let mut folders = vec![(start, prefix.to_owned())];
+            while let Some((dir, key)) = folders.pop() {
+                let mut entries = match tokio::fs::read_dir(&dir).await {
+                    Ok(e) => e,
+                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+                    Err(e) if e.kind() == std::io::ErrorKind::NotADirectory => continue,
+                    Err(e) => return Err(crate::Error::Blob(e)),
+                };
+                while let Some(entry) = entries.next_entry().await.map_err(crate::Error::Blob)? {
+                    let Some(name) = entry.file_name().to_str().map(str::to_owned) else {
+                        continue;
+                    };
+                    let child = if key.is_empty() {
+                        name
+                    } else {
+                        format!("{key}/{name}")
+                    };
+                    let kind = entry.file_type().await.map_err(crate::Error::Blob)?;
+                    // Half-written `*.tmp-…` files of a `put` in progress are not blobs.
+                    if kind.is_dir() {
+                        folders.push((entry.path(), child));
+                    } else if kind.is_file() && valid_key(&child) && !child.contains(".tmp-") {
+                        keys.push(child);
+                    }
+                }
+            }
+            Ok(keys)
+        })
+    }
+
+    fn check(&self) -> BoxFuture<'_, Result<(), crate::Error>> {
+        Box::pin(async move {
+            // The folder appears with the first blob; a missing one is made, so that a
+            // fresh data dir is ready and an unwritable one is not.
+            tokio::fs::create_dir_all(&self.root)
+                .await
+                .map_err(crate::Error::Blob)?;
+            let meta = tokio::fs::metadata(&self.root)
+                .await
+                .map_err(crate::Error::Blob)?;
+            if meta.is_dir() {
+                Ok(())
+            } else {
+                Err(crate::Error::Blob(std::io::Error::other(
+                    "the blob folder is not a folder",
+                )))
+            }
+        })
+    }
+
     fn url(&self, key: &str) -> String {
-        format!("{}/files/{key}", self.public_url)
+        format!("{}/{key}", self.files_base)
     }
 }
 

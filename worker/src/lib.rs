@@ -33,6 +33,7 @@ pub mod blob;
 pub mod blueprint;
 pub mod generate;
 pub mod protocol;
+pub mod s3;
 /// The `redis` crate this one is built on, so that other Redis users of the process (the
 /// API's shared rate limiter) use the same version and can share
 /// [`RedisQueue::connection_manager`].
@@ -46,8 +47,8 @@ pub use protocol::{
     RerenderJob, SwipeFileIngested,
 };
 pub use queue::{
-    Claimed, DeliveredEvent, EnqueueOutcome, JobQueue, MemoryQueue, QueueConfig, RedisQueue,
-    RetryOutcome,
+    Claimed, DeliveredEvent, EnqueueOutcome, JobQueue, MemoryQueue, QueueConfig, QueueStats,
+    RedisQueue, RetryOutcome,
 };
 pub use runner::{
     JobError, JobHandler, ProgressSink, WorkerOptions, default_consumer_name, run_worker,

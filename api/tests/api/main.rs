@@ -16,6 +16,7 @@ mod images;
 mod isolation;
 mod limits;
 mod openapi_doc;
+mod ops;
 mod own_files;
 mod paging;
 mod resources;

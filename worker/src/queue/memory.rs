@@ -20,8 +20,8 @@ use tokio::sync::Notify;
 use tokio::time::Instant;
 
 use super::{
-    Claimed, DeliveredEvent, EnqueueOutcome, JobIdentity, JobQueue, QueueConfig, Receipt,
-    RetryOutcome, gave_up, reclaim_exhausted_message,
+    Claimed, DeliveredEvent, EnqueueOutcome, JobIdentity, JobQueue, QueueConfig, QueueStats,
+    Receipt, RetryOutcome, gave_up, reclaim_exhausted_message,
 };
 use crate::Error;
 use crate::protocol::{AdCompleted, AdFailed, AdProgress, Event, Job, JobEnvelope};
@@ -39,6 +39,8 @@ struct Entry {
     id: u64,
     envelope: JobEnvelope,
     deliveries: u32,
+    /// When the job entered the ready queue (kept across releases), for the oldest-job age.
+    queued_at: Instant,
 }
 
 impl Entry {
@@ -83,6 +85,7 @@ impl State {
             id,
             envelope,
             deliveries: 0,
+            queued_at: Instant::now(),
         });
     }
 
@@ -389,6 +392,7 @@ impl JobQueue for MemoryQueue {
             };
             let mut state = self.state();
             if let Some(p) = state.pending.remove(&id) {
+                let queued_at = p.entry.queued_at;
                 let mut envelope = p.entry.envelope;
                 envelope.attempt = claimed.attempt;
                 let id = state.next_id();
@@ -396,6 +400,7 @@ impl JobQueue for MemoryQueue {
                     id,
                     envelope,
                     deliveries: 0,
+                    queued_at,
                 });
             }
             Ok(())
@@ -512,5 +517,23 @@ impl JobQueue for MemoryQueue {
             .filter(|(_, expires)| *expires > now)
             .map(|(p, _)| p.clone());
         async move { Ok(progress) }.boxed()
+    }
+
+    fn stats(&self) -> BoxFuture<'_, Result<QueueStats, Error>> {
+        let state = self.state();
+        let now = Instant::now();
+        let oldest = state
+            .ready
+            .iter()
+            .map(|e| e.queued_at)
+            .chain(state.pending.values().map(|p| p.entry.queued_at))
+            .min();
+        let stats = QueueStats {
+            jobs: (state.ready.len() + state.pending.len()) as u64,
+            delayed: state.delayed.len() as u64,
+            oldest_job_age: oldest.map(|t| now.saturating_duration_since(t)),
+        };
+        drop(state);
+        async move { Ok(stats) }.boxed()
     }
 }

@@ -132,6 +132,17 @@ pub enum RetryOutcome {
     GaveUp,
 }
 
+/// What a queue holds at one moment, for the operator's metrics.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct QueueStats {
+    /// Jobs queued or being worked on (not yet completed, failed or waiting for a retry).
+    pub jobs: u64,
+    /// Jobs waiting out a retry backoff.
+    pub delayed: u64,
+    /// How long the oldest of `jobs` has been in the queue, where the backend can tell.
+    pub oldest_job_age: Option<Duration>,
+}
+
 /// A queue of jobs plus the channel of events back. See the module docs for the semantics
 /// both backends share.
 pub trait JobQueue: Send + Sync {
@@ -220,6 +231,20 @@ pub trait JobQueue: Send + Sync {
         &'a self,
         ad_id: &'a str,
     ) -> BoxFuture<'a, Result<Option<AdProgress>, Error>>;
+
+    /// Whether the backend answers (`PING` for Redis); the in-process queue always does.
+    ///
+    /// # Errors
+    /// [`Error::Redis`] when Redis is unreachable.
+    fn ping(&self) -> BoxFuture<'_, Result<(), Error>> {
+        Box::pin(async { Ok(()) })
+    }
+
+    /// How many jobs the queue holds and how old the oldest is (metrics).
+    ///
+    /// # Errors
+    /// [`Error::Redis`] when Redis is unreachable.
+    fn stats(&self) -> BoxFuture<'_, Result<QueueStats, Error>>;
 }
 
 /// The `Failed` event of an ad whose attempts ran out.

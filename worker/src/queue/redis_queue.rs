@@ -36,8 +36,8 @@ use tokio::time::Instant;
 use super::redis_conn::{BlockingPool, Keys, is_nogroup, millis};
 use super::redis_scripts::{RawEntry, Scripts, parse_read, parse_reclaimed};
 use super::{
-    Claimed, DeliveredEvent, EnqueueOutcome, JobIdentity, JobQueue, QueueConfig, Receipt,
-    RetryOutcome, gave_up, reclaim_exhausted_message,
+    Claimed, DeliveredEvent, EnqueueOutcome, JobIdentity, JobQueue, QueueConfig, QueueStats,
+    Receipt, RetryOutcome, gave_up, reclaim_exhausted_message,
 };
 use crate::Error;
 use crate::protocol::{
@@ -593,6 +593,49 @@ impl JobQueue for RedisQueue {
                 Some(Event::Progress(p)) => Ok(Some(p)),
                 _ => Ok(None),
             }
+        }
+        .boxed()
+    }
+
+    fn ping(&self) -> BoxFuture<'_, Result<(), Error>> {
+        async move {
+            let _: String = redis::cmd("PING")
+                .query_async(&mut self.conn.clone())
+                .await?;
+            Ok(())
+        }
+        .boxed()
+    }
+
+    fn stats(&self) -> BoxFuture<'_, Result<QueueStats, Error>> {
+        async move {
+            // Finished entries are XDELeted, so the stream's length is the work queued or
+            // claimed, and its first entry's id (`<ms>-<seq>`, set by XADD) is the oldest.
+            let (jobs, delayed, first): (u64, u64, Vec<(String, Value)>) = redis::pipe()
+                .cmd("XLEN")
+                .arg(&self.keys.jobs)
+                .cmd("ZCARD")
+                .arg(&self.keys.delayed)
+                .cmd("XRANGE")
+                .arg(&self.keys.jobs)
+                .arg("-")
+                .arg("+")
+                .arg("COUNT")
+                .arg(1)
+                .query_async(&mut self.conn.clone())
+                .await?;
+            let oldest_job_age = first.first().and_then(|(id, _)| {
+                let ms: u64 = id.split('-').next()?.parse().ok()?;
+                let now = std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .ok()?;
+                Some(now.saturating_sub(Duration::from_millis(ms)))
+            });
+            Ok(QueueStats {
+                jobs,
+                delayed,
+                oldest_job_age,
+            })
         }
         .boxed()
     }

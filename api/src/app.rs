@@ -43,6 +43,8 @@ pub struct AppState {
     pub openapi: Arc<String>,
     /// The swipe-file models (query embedding), or why they are missing.
     pub models: crate::swipe::ModelState,
+    /// Metrics and what `/readyz` and `/metrics` need (`crate::ops`).
+    pub ops: Arc<crate::ops::Ops>,
     /// Vectors of ready swipe files, cached per process.
     pub search_index: Arc<crate::swipe::index::SearchIndex>,
 }
@@ -61,6 +63,7 @@ pub fn api_router() -> OpenApiRouter<AppState> {
         .merge(resources::events::router())
         .merge(resources::swipe_files::router())
         .merge(resources::design_packs::router())
+        .merge(resources::design_templates::router())
 }
 
 /// The OpenAPI document as generated from the annotations and completed by
@@ -75,8 +78,9 @@ pub fn openapi_json() -> serde_json::Value {
     crate::openapi::with_webhooks(openapi_document())
 }
 
-/// Builds the application. Middleware, outermost first: request id → auth → rate limit
-/// → body limit → idempotency → route.
+/// Builds the application. Middleware, outermost first: metrics → request id → auth →
+/// rate limit → body limit → idempotency → route. The operator's `/healthz`, `/readyz`
+/// and `/metrics` (`crate::ops`) are merged in outside that stack.
 pub fn build(mut state: AppState) -> Router {
     let (routes, doc) = api_router().split_for_parts();
     let doc = crate::openapi::with_webhooks(crate::openapi::finish(doc));
@@ -99,7 +103,12 @@ pub fn build(mut state: AppState) -> Router {
         .layer(from_fn_with_state(state.clone(), crate::ratelimit::enforce))
         .layer(from_fn_with_state(state.clone(), crate::auth::authenticate))
         .layer(from_fn(middleware::request_id))
-        .with_state(state)
+        .layer(from_fn_with_state(
+            state.ops.metrics.clone(),
+            crate::metrics::track,
+        ))
+        .with_state(state.clone())
+        .merge(crate::ops::router(state))
 }
 
 async fn serve_openapi(
@@ -120,6 +129,10 @@ pub struct Server {
     pub db: Db,
     /// The job queue and applier of this server (benchmarks feed worker results into it).
     pub jobs: Jobs,
+    /// `--metrics-listen`: the bound private listener and what it serves.
+    pub metrics_listener: Option<(tokio::net::TcpListener, Router)>,
+    /// How long in-flight requests may run on after the shutdown signal.
+    pub shutdown_timeout: Duration,
 }
 
 impl Server {
@@ -130,6 +143,14 @@ impl Server {
     pub async fn bind(args: &ServeArgs) -> Result<Self, Error> {
         let listener = tokio::net::TcpListener::bind(args.listen).await?;
         let addr = listener.local_addr()?;
+        let metrics_listener = match args.ops.metrics_listen {
+            Some(a) => Some(tokio::net::TcpListener::bind(a).await?),
+            None => None,
+        };
+        let metrics = Arc::new(
+            crate::metrics::Metrics::new()
+                .map_err(|e| Error::Invalid(format!("cannot set up metrics: {e}")))?,
+        );
         let db = Db::open(&args.data_dir).await?;
         let public_url = args
             .public_url
@@ -199,7 +220,12 @@ impl Server {
             ),
             args.workers,
         );
-        let jobs = Jobs::new(db.clone(), queue);
+        let ops = Arc::new(crate::ops::Ops::new(
+            metrics.clone(),
+            args.ops.metrics_token.as_deref(),
+            args.redis_url.is_some(),
+        ));
+        let jobs = Jobs::new(db.clone(), queue, metrics);
         crate::webhooks::deliver::Deliverer::new(
             db.clone(),
             jobs.applied_signal(),
@@ -223,7 +249,7 @@ impl Server {
             allow_private: args.allow_private_urls,
             ..FetchLimits::default()
         }));
-        let app = build(AppState {
+        let state = AppState {
             db: db.clone(),
             blobs,
             keys: Arc::new(KeyCache::default()),
@@ -234,18 +260,25 @@ impl Server {
             allow_private_urls: args.allow_private_urls,
             openapi: Arc::new(String::new()),
             models,
+            ops,
             search_index: Arc::default(),
-        });
+        };
+        let metrics_listener =
+            metrics_listener.map(|l| (l, crate::ops::private_router(state.clone())));
+        let app = build(state);
         Ok(Self {
             listener,
             addr,
             app,
             db,
             jobs,
+            metrics_listener,
+            shutdown_timeout: Duration::from_secs(args.ops.shutdown_timeout_secs),
         })
     }
 
-    /// Serves until `shutdown` resolves, then finishes in-flight requests.
+    /// Serves until `shutdown` resolves, then stops accepting (both listeners close) and
+    /// lets in-flight requests finish for at most `shutdown_timeout`.
     ///
     /// # Errors
     /// Socket failures.
@@ -253,12 +286,44 @@ impl Server {
         self,
         shutdown: impl std::future::Future<Output = ()> + Send + 'static,
     ) -> Result<(), Error> {
+        let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
+        let stopped = move |mut rx: tokio::sync::watch::Receiver<bool>| async move {
+            // A dropped sender without a signal means the server ended on its own: never.
+            if rx.wait_for(|s| *s).await.is_err() {
+                std::future::pending::<()>().await;
+            }
+        };
+        if let Some((listener, app)) = self.metrics_listener {
+            let signal = stopped(stop_rx.clone());
+            tokio::spawn(async move {
+                if let Err(e) = axum::serve(listener, app)
+                    .with_graceful_shutdown(signal)
+                    .await
+                {
+                    tracing::error!(error = %e, "the metrics listener failed");
+                }
+            });
+        }
+        let signal = async move {
+            shutdown.await;
+            let _ = stop_tx.send(true);
+        };
         // Requests hyper refuses before routing (an unparsable Content-Length, ...) get
         // our error JSON too: see `http::raw_errors`.
         let listener = crate::http::raw_errors::JsonErrorListener(self.listener);
-        axum::serve(listener, self.app)
-            .with_graceful_shutdown(shutdown)
-            .await?;
+        let serve = axum::serve(listener, self.app).with_graceful_shutdown(signal);
+        let grace = self.shutdown_timeout;
+        let deadline = async move {
+            stopped(stop_rx).await;
+            tokio::time::sleep(grace).await;
+        };
+        tokio::select! {
+            served = serve.into_future() => served?,
+            () = deadline => tracing::warn!(
+                grace_secs = grace.as_secs(),
+                "requests still in flight after the shutdown timeout; exiting anyway"
+            ),
+        }
         Ok(())
     }
 }

@@ -107,8 +107,9 @@ pub async fn import_folder(
     Ok(out)
 }
 
-/// At a start with no default data source: creates the default collection and imports
-/// `folder` into it (when the folder exists). Returns the source id and the number of
+/// At a start with no default data source: creates the default collection, imports
+/// `folder` into it (when the folder exists) and groups it into curated packs by placement
+/// ([`create_placement_packs`]). Returns the source id and the number of
 /// designs imported.
 ///
 /// # Errors
@@ -128,10 +129,86 @@ pub async fn ensure_default_collection(
     let id = create(db, DEFAULT_COLLECTION_NAME, true).await?;
     let imported = import_folder(db, blobs, &id, folder).await?;
     let ok = imported.iter().filter(|(_, r)| r.is_ok()).count();
+    let packs = create_placement_packs(db, &id).await?;
+    tracing::info!(data_source_id = %id, packs, "created the default collection's curated design packs");
     for (name, r) in &imported {
         if let Err(e) = r {
             tracing::warn!(file = %name, error = %e, "default collection: a file was not imported");
         }
     }
     Ok(Some((id, ok)))
+}
+
+/// The curated packs of a collection, one per placement (aspect ratio) its designs have:
+/// (aspect ratio, title, description).
+const PLACEMENT_PACKS: [(&str, &str, &str); 3] = [
+    (
+        "1:1",
+        "Square feed ads (1:1)",
+        "Square designs for feed placements (Instagram and Facebook feed, LinkedIn), one per layout of the starter collection.",
+    ),
+    (
+        "4:5",
+        "Portrait feed ads (4:5)",
+        "Portrait designs that take the most room in mobile feeds.",
+    ),
+    (
+        "9:16",
+        "Stories and Reels (9:16)",
+        "Full-screen vertical designs for Stories, Reels and TikTok, with their text clear of the top and bottom bars.",
+    ),
+];
+
+/// Creates the service-curated design packs of data source `source_id`: one per placement
+/// of [`PLACEMENT_PACKS`] holding every design of the source with that aspect ratio (known
+/// at import, before ingest). Read-only for organisations (`is_managed`), visible while
+/// they are subscribed to the source, marked in the global search. Returns how many packs
+/// were created.
+///
+/// # Errors
+/// Database failures.
+pub async fn create_placement_packs(db: &Db, source_id: &str) -> Result<usize, Error> {
+    let mut tx = db.begin_write().await?;
+    let now = crate::timestamp::now();
+    let mut created = 0;
+    for (ratio, title, description) in PLACEMENT_PACKS {
+        let designs: Vec<String> = sqlx::query_scalar(
+            "SELECT id FROM swipe_files WHERE data_source_id = ? AND aspect_ratio = ? ORDER BY seq",
+        )
+        .bind(source_id)
+        .bind(ratio)
+        .fetch_all(&mut *tx)
+        .await?;
+        if designs.is_empty() {
+            continue;
+        }
+        let pack = crate::ids::new_id("dp");
+        sqlx::query(
+            "INSERT INTO design_packs (id, data_source_id, title, description, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)",
+        )
+        .bind(&pack)
+        .bind(source_id)
+        .bind(title)
+        .bind(description)
+        .bind(&now)
+        .bind(&now)
+        .execute(&mut *tx)
+        .await?;
+        for design in designs
+            .iter()
+            .take(crate::resources::design_packs::PACK_MAX as usize)
+        {
+            sqlx::query(
+                "INSERT INTO design_pack_items (pack_id, swipe_file_id, added_at) VALUES (?, ?, ?)",
+            )
+            .bind(&pack)
+            .bind(design)
+            .bind(&now)
+            .execute(&mut *tx)
+            .await?;
+        }
+        created += 1;
+    }
+    tx.commit().await?;
+    Ok(created)
 }

@@ -1027,6 +1027,96 @@ async fn the_default_collection_is_imported_at_the_first_start_and_subscribed() 
     assert_eq!(r.body["total_count"], files);
     assert_eq!(r.body["data"][0]["is_managed"], true);
     assert_eq!(r.body["data"][0]["source"], "svc_managed");
+
+    // The collection ships curated packs, one per placement, holding every design of that
+    // aspect ratio; they follow the subscription and carry the marker in the global search.
+    let packs = s
+        .get(&a, "/v1/design-packs?limit=100")
+        .await
+        .expect(200, None);
+    let packs = packs.body["data"].as_array().unwrap().clone();
+    let titles: Vec<&str> = packs.iter().map(|p| p["title"].as_str().unwrap()).collect();
+    assert_eq!(
+        {
+            let mut t = titles.clone();
+            t.sort();
+            t
+        },
+        vec![
+            "Portrait feed ads (4:5)",
+            "Square feed ads (1:1)",
+            "Stories and Reels (9:16)"
+        ]
+    );
+    let mut total = 0;
+    for p in &packs {
+        assert_eq!(p["is_managed"], true, "{p}");
+        let ratio = match p["title"].as_str().unwrap() {
+            "Square feed ads (1:1)" => "1:1",
+            "Portrait feed ads (4:5)" => "4:5",
+            _ => "9:16",
+        };
+        let items = s
+            .get(
+                &a,
+                &format!(
+                    "/v1/design-packs/{}/items?limit=100",
+                    p["id"].as_str().unwrap()
+                ),
+            )
+            .await
+            .expect(200, None);
+        let expected = s
+            .get(
+                &a,
+                &format!("/v1/swipe-files?include_own=false&aspect_ratio={ratio}&limit=1"),
+            )
+            .await
+            .expect(200, None)
+            .body["total_count"]
+            .as_u64()
+            .unwrap();
+        assert!(expected > 0);
+        assert_eq!(items.body["total_count"].as_u64(), Some(expected), "{p}");
+        assert_eq!(p["item_count"].as_u64(), Some(expected), "{p}");
+        assert!(
+            items.body["data"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .all(|d| d["aspect_ratio"] == ratio)
+        );
+        total += expected;
+    }
+    assert_eq!(total, files as u64, "every design is in one placement pack");
+    let hits = s
+        .get(&a, "/v1/search?types=design_pack&query=stories")
+        .await
+        .expect(200, None);
+    let hits = hits.body["data"].as_array().unwrap().clone();
+    assert_eq!(hits.len(), 1, "{hits:?}");
+    assert_eq!(hits[0]["label"], "Stories and Reels (9:16)");
+    assert_eq!(hits[0]["hint"], "Curated by adforge");
+    let source = sources[0]["id"].as_str().unwrap().to_string();
+    s.call(
+        Method::PUT,
+        &format!("/v1/swipe-files/data-sources/{source}/subscription"),
+        Some(&a.key),
+        Some(json!({"active": false})),
+    )
+    .await
+    .expect(200, None);
+    let r = s.get(&a, "/v1/design-packs").await.expect(200, None);
+    assert_eq!(r.body["total_count"], 0, "{}", r.body);
+    let r = s
+        .get(&a, "/v1/search?types=design_pack&query=stories")
+        .await
+        .expect(200, None);
+    assert_eq!(r.body["data"], json!([]));
+    // Another organisation still sees them.
+    let b = s.org("B").await;
+    let r = s.get(&b, "/v1/design-packs").await.expect(200, None);
+    assert_eq!(r.body["total_count"], 3, "{}", r.body);
 }
 
 #[tokio::test]

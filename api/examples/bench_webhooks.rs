@@ -128,6 +128,7 @@ async fn main() {
         queue: Default::default(),
         webhooks: Default::default(),
         ops: Default::default(),
+        blob: Default::default(),
         backend: adforge_renderer::BackendChoice::Cpu,
         models_dir: None,
         default_collection: None,

@@ -16,6 +16,9 @@ pub struct AdminArgs {
     /// The data dir of the server to administer.
     #[arg(long, env = "ADFORGE_DATA_DIR", default_value = "./data")]
     pub data_dir: PathBuf,
+    /// The server's blob store (for imports): the same flags as `serve`'s.
+    #[command(flatten)]
+    pub blob: crate::blob_args::BlobArgs,
     #[command(subcommand)]
     pub command: AdminCommand,
 }
@@ -159,9 +162,7 @@ pub async fn run(args: AdminArgs) -> Result<(), Error> {
         AdminCommand::DataSource(DataSourceCommand::Import { id, folder }) => {
             // The URL prefix does not matter here: rows keep blob keys, and the server
             // makes URLs with its own public URL.
-            let blobs: std::sync::Arc<dyn crate::blob::BlobStore> = std::sync::Arc::new(
-                crate::blob::LocalBlobStore::new(args.data_dir.join("blobs"), "http://127.0.0.1"),
-            );
+            let blobs = args.blob.open(&args.data_dir, "http://127.0.0.1")?;
             let results = crate::swipe::sources::import_folder(&db, &blobs, &id, &folder).await?;
             json!({"data_source_id": id, "imported": results.iter().filter_map(|(n, r)| r.as_ref().ok().map(|sf| json!({"file": n, "id": sf}))).collect::<Vec<_>>(),
                    "rejected": results.iter().filter_map(|(n, r)| r.as_ref().err().map(|e| json!({"file": n, "error": e}))).collect::<Vec<_>>()})

@@ -16,7 +16,7 @@ use adforge_worker::{JobQueue, MemoryQueue, RedisQueue};
 
 use crate::Error;
 use crate::auth::KeyCache;
-use crate::blob::{BlobStore, LocalBlobStore};
+use crate::blob::BlobStore;
 use crate::cli::ServeArgs;
 use crate::http::middleware;
 use crate::jobs::Jobs;
@@ -160,10 +160,7 @@ impl Server {
                 "--public-url `{public_url}` must be an absolute http(s) URL"
             )));
         }
-        let blobs: Arc<dyn BlobStore> = Arc::new(LocalBlobStore::new(
-            args.data_dir.join("blobs"),
-            &public_url,
-        ));
+        let blobs: Arc<dyn BlobStore> = args.blob.open(&args.data_dir, &public_url)?;
         if let Some(created) = crate::admin::ensure_default_org(&db).await? {
             // Printed once, on the first start with an empty database.
             println!("{created}");

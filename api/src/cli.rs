@@ -77,6 +77,8 @@ pub struct ServeArgs {
     pub webhooks: crate::webhooks::deliver::WebhookArgs,
     #[command(flatten)]
     pub ops: crate::ops::OpsArgs,
+    #[command(flatten)]
+    pub blob: crate::blob_args::BlobArgs,
     /// The models folder (`scripts/fetch-models` fills it). Default:
     /// `$ADFORGE_MODELS_DIR`, else `~/.cache/adforge/models`. Without models the server
     /// serves everything but swipe-file uploads and search, which answer 503.

@@ -12,6 +12,7 @@
 pub mod admin;
 pub mod app;
 pub mod auth;
+pub mod blob_args;
 /// Blob storage (the trait lives in the worker crate, which writes rendered ads).
 pub use adforge_worker::blob;
 pub mod cli;

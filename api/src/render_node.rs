@@ -11,7 +11,7 @@ use adforge_worker::{
 use clap::Args;
 
 use crate::Error;
-use crate::blob::{BlobStore, LocalBlobStore};
+use crate::blob::BlobStore;
 
 /// Queue tuning shared by `serve` and `worker` (all processes of a deployment should agree).
 #[derive(Args, Clone, Debug)]
@@ -54,7 +54,8 @@ pub struct WorkerArgs {
     #[arg(long, env = "ADFORGE_REDIS_URL")]
     pub redis_url: String,
     /// Folder whose `blobs/` this worker writes rendered ads into: the API's data dir, or
-    /// a shared mount of it (see the README on multi-machine deployments).
+    /// a shared mount of it (see the README on multi-machine deployments). Unused with
+    /// `--blob-url s3://…`.
     #[arg(long, env = "ADFORGE_DATA_DIR", default_value = "./data")]
     pub data_dir: PathBuf,
     /// The API's public URL, which the image URLs this worker reports start with.
@@ -80,6 +81,8 @@ pub struct WorkerArgs {
     pub log: String,
     #[command(flatten)]
     pub queue: QueueArgs,
+    #[command(flatten)]
+    pub blob: crate::blob_args::BlobArgs,
     /// The models folder for swipe-file ingest (default `$ADFORGE_MODELS_DIR`, else
     /// `~/.cache/adforge/models`). Without it this worker renders ads only and leaves
     /// swipe files to workers that have models.
@@ -162,10 +165,7 @@ pub async fn run(args: WorkerArgs) -> Result<(), Error> {
     let queue = RedisQueue::connect(&args.redis_url, args.queue.config())
         .await
         .map_err(|e| Error::Invalid(format!("cannot use --redis-url {}: {e}", args.redis_url)))?;
-    let blobs: Arc<dyn BlobStore> = Arc::new(LocalBlobStore::new(
-        args.data_dir.join("blobs"),
-        &args.public_url,
-    ));
+    let blobs: Arc<dyn BlobStore> = args.blob.open(&args.data_dir, &args.public_url)?;
     let models_dir = crate::swipe::models_dir(args.models_dir.as_ref());
     let models = crate::swipe::ModelState::load(&models_dir);
     let gpu = open_backend(args.backend)?;

@@ -17,6 +17,9 @@ use object_store::{
 
 use crate::blob::{BlobStore, BlobStream, CACHE_CONTROL, content_type_for, valid_key};
 
+/// The `object_store` crate this store is built on (tests read objects' attributes with it).
+pub use object_store;
+
 /// Where the bucket is and how to reach it. Credentials and anything not set here come from
 /// the usual `AWS_*` variables (`AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY`,
 /// `AWS_SESSION_TOKEN`, `AWS_DEFAULT_REGION`, `AWS_ENDPOINT`, ...).
@@ -31,6 +34,8 @@ pub struct S3Options {
     pub region: Option<String>,
     /// Allow a plain-http endpoint (local S3-compatible servers).
     pub allow_http: bool,
+    /// Static credentials, overriding `AWS_ACCESS_KEY_ID` / `AWS_SECRET_ACCESS_KEY`.
+    pub credentials: Option<(String, String)>,
 }
 
 /// Blobs in a bucket; URLs are `{files_base}/{key}`.
@@ -83,6 +88,11 @@ impl S3BlobStore {
         }
         if options.allow_http {
             builder = builder.with_allow_http(true);
+        }
+        if let Some((key_id, secret)) = &options.credentials {
+            builder = builder
+                .with_access_key_id(key_id)
+                .with_secret_access_key(secret);
         }
         let store = builder.build().map_err(blob_error)?;
         Ok(Self {

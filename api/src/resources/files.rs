@@ -1,6 +1,6 @@
 //! `GET /files/{key}`: blobs (originals, thumbnails, rendered ads) at public URLs, with
 //! their content types and long-lived cache headers (keys are never reused for other
-//! content). Not under `/v1` and not authenticated: URLs are unguessable, as the spec's
+//! content), streamed from whichever store `--blob-url` chose. Not under `/v1` and not authenticated: URLs are unguessable, as the spec's
 //! "public URL" fields require.
 //!
 //! Only files are served. A folder (`/files/images`, `/files/images/img_…`), a key that is
@@ -28,21 +28,23 @@ pub async fn serve_file(
     if !valid_key(&key) {
         return Err(missing());
     }
-    let bytes = state
+    let blob = state
         .blobs
-        .get(&key)
+        .open(&key)
         .await
         .map_err(ApiError::internal)?
         .ok_or_else(missing)?;
-    let mut res = bytes.into_response();
+    // Streamed from the store (a folder or a bucket) without holding the blob in memory.
+    let mut res = axum::body::Body::from_stream(blob.chunks).into_response();
     let h = res.headers_mut();
+    h.insert(header::CONTENT_LENGTH, HeaderValue::from(blob.len));
     h.insert(
         header::CONTENT_TYPE,
         HeaderValue::from_static(content_type_for(&key)),
     );
     h.insert(
         header::CACHE_CONTROL,
-        HeaderValue::from_static("public, max-age=31536000, immutable"),
+        HeaderValue::from_static(crate::blob::CACHE_CONTROL),
     );
     h.insert(
         "x-content-type-options",

@@ -7,6 +7,7 @@
 mod support;
 
 mod auth;
+mod blob_store;
 mod cluster;
 mod crash;
 mod envelope;

@@ -9,7 +9,9 @@
 //!
 //! GPU columns (when a Vulkan adapter exists; `--no-gpu` skips them): the same ads drawn by
 //! the wgpu backend in the same run — upload (CPU coverage masks + writes to the device),
-//! draw, readback, the whole render, and CPU render / GPU render. On a software adapter
+//! draw (every pass, the shadow, layer-blur and background-blur passes of
+//! `shaders/effects.wgsl` included, until the device is idle), readback, the whole render,
+//! and CPU render / GPU render. On a software adapter
 //! (lavapipe) these columns check the path, they are not a speed claim.
 
 use std::path::{Path, PathBuf};

@@ -1,5 +1,7 @@
-//! End-to-end tests of the API over real HTTP on loopback, against real SQLite files.
-//! One binary with a module per area (STYLE.md).
+//! End-to-end tests of the API over real HTTP on loopback, against real SQLite files, with
+//! the server in this process. One binary with a module per area (STYLE.md). Tests that run
+//! separate `adforge` server and worker processes (with a real `redis-server`) live in the
+//! top-level `tests/` crate.
 
 // Test helpers may unwrap: a panic is the failure report.
 #![allow(clippy::unwrap_used)]
@@ -8,10 +10,12 @@ mod support;
 
 mod auth;
 mod blob_store;
-mod cluster;
-mod crash;
+mod embedded;
 mod envelope;
 mod error_shapes;
+// Shared with the process-level tests of `tests/`, which use the helpers this binary does not.
+#[allow(dead_code)]
+mod flows;
 mod image_ads;
 mod images;
 mod isolation;
@@ -22,7 +26,6 @@ mod own_files;
 mod paging;
 mod resources;
 mod search;
-mod shared_limits;
 mod swipe;
 mod text;
 mod webhooks;

@@ -1,13 +1,11 @@
 //! With Redis configured, the per-key rate limit holds across several API nodes: two
 //! `adforge serve` processes on one data dir and one Redis share each key's window.
 
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 
+use crate::adforge;
+use crate::redis_server;
 use crate::support::{Process, free_port};
-
-#[allow(dead_code)]
-#[path = "../../../worker/tests/queue/redis_server.rs"]
-mod redis_server;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_api_nodes_share_one_window_per_key() {
@@ -31,7 +29,7 @@ async fn two_api_nodes_share_one_window_per_key() {
     for _ in 0..2 {
         let port = free_port();
         nodes.push(Process(
-            Command::new(env!("CARGO_BIN_EXE_adforge"))
+            adforge()
                 .args([
                     "serve",
                     "--data-dir",

@@ -3,16 +3,17 @@
 //! replay its committed response or run for the first time, and never create twice.
 
 use std::collections::HashMap;
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::time::Duration;
 
 use serde_json::{Value, json};
 
+use crate::adforge;
 use crate::support::{Process, free_port, wait_up};
 
 fn serve(dir: &std::path::Path, port: u16) -> Process {
     Process(
-        Command::new(env!("CARGO_BIN_EXE_adforge"))
+        adforge()
             .arg("serve")
             .arg("--data-dir")
             .arg(dir)

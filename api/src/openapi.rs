@@ -90,6 +90,16 @@ fraction or exponent must lie within −9223372036854775808 … 1844674407370955
 a larger one (which would otherwise become an inexact float) is refused with 400
 `VALIDATION_ERROR` naming its path, such as `details.stats.views`: send such numbers as
 strings. Numbers with a fraction or exponent are IEEE 754 doubles.
+
+## Files and operations (outside /v1)
+Blob URLs in responses (`src`, `image_url`, thumbnails) are absolute. By default they are
+`{public URL}/files/{key}`, served by this API without a key, with the file's content type
+and `Cache-Control: public, max-age=31536000, immutable`, from a local folder or an
+S3-compatible bucket; a deployment may hand out a CDN base instead (`--blob-public-url`), in
+which case the URLs point there directly (no redirect). The operator's `GET /healthz`
+(liveness), `GET /readyz` (database, Redis and blob store answer; 503 names each dependency's
+state) and `GET /metrics` (Prometheus; on a private listener or behind a bearer token) are
+not part of this API: no key, no rate limit, not listed here.
 "#;
 
 #[derive(OpenApi)]

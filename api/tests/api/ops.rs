@@ -217,20 +217,22 @@ fn read_until(stream: &mut TcpStream, needle: &[u8]) -> Vec<u8> {
     got
 }
 
-/// SIGTERM while an upload is half sent: the server stops accepting at once, the upload
-/// still completes and is stored, and then the process exits cleanly.
-#[test]
-fn sigterm_lets_an_upload_in_flight_finish() {
-    let dir = tempfile::tempdir().unwrap();
-    let port = free_port();
+/// A real `adforge serve` (no workers, no default collection) with its bootstrap key and its
+/// log lines on a channel.
+fn serve_process(
+    dir: &std::path::Path,
+    port: u16,
+    extra: &[&str],
+) -> (Process, String, std::sync::mpsc::Receiver<String>) {
     let mut server = Process(
         Command::new(env!("CARGO_BIN_EXE_adforge"))
             .arg("serve")
             .arg("--data-dir")
-            .arg(dir.path())
+            .arg(dir)
             .args(["--listen", &format!("127.0.0.1:{port}"), "--log", "info"])
             .args(["--workers", "0"])
             .args(["--default-collection", "/nonexistent-default-collection"])
+            .args(extra)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -243,7 +245,6 @@ fn sigterm_lets_an_upload_in_flight_finish() {
         .unwrap();
     let boot: Value = serde_json::from_str(&line).expect("bootstrap key on stdout");
     let key = boot["api_key"]["key"].as_str().unwrap().to_string();
-    // The log, line by line, so the test can wait for the shutdown to begin.
     let (log_tx, log_rx) = std::sync::mpsc::channel::<String>();
     let stderr = server.0.stderr.take().unwrap();
     std::thread::spawn(move || {
@@ -253,9 +254,13 @@ fn sigterm_lets_an_upload_in_flight_finish() {
             }
         }
     });
+    (server, key, log_rx)
+}
 
-    let file = png(1200, 900, [20, 120, 220, 255]);
-    let (head, body) = upload_request(port, &key, &file);
+/// Connects, sends the head of an upload and half its body, and returns once the server
+/// is reading that body (`100 Continue`): the request is in flight.
+fn half_sent_upload(port: u16, key: &str, file: &[u8]) -> (TcpStream, Vec<u8>) {
+    let (head, body) = upload_request(port, key, file);
     let mut conn = None;
     for _ in 0..200 {
         match TcpStream::connect(("127.0.0.1", port)) {
@@ -270,23 +275,37 @@ fn sigterm_lets_an_upload_in_flight_finish() {
     conn.set_read_timeout(Some(Duration::from_secs(60)))
         .unwrap();
     conn.write_all(&head).unwrap();
-    // `100 Continue` comes when the handler starts reading the body: the request is in
-    // flight from here on.
     read_until(&mut conn, b"100 Continue\r\n\r\n");
     let half = body.len() / 2;
     conn.write_all(&body[..half]).unwrap();
+    (conn, body[half..].to_vec())
+}
 
+fn sigterm(server: &Process, log: &std::sync::mpsc::Receiver<String>) {
     let pid = server.0.id().to_string();
     let killed = Command::new("kill").args(["-TERM", &pid]).status().unwrap();
     assert!(killed.success());
     loop {
-        let l = log_rx
+        let l = log
             .recv_timeout(Duration::from_secs(30))
             .expect("the server logs the shutdown");
         if l.contains("shutting down") {
             break;
         }
     }
+}
+
+/// SIGTERM while an upload is half sent: the server stops accepting at once, the upload
+/// still completes and is stored, and then the process exits cleanly.
+#[test]
+fn sigterm_lets_an_upload_in_flight_finish() {
+    let dir = tempfile::tempdir().unwrap();
+    let port = free_port();
+    let (mut server, key, log) = serve_process(dir.path(), port, &[]);
+    let file = png(1200, 900, [20, 120, 220, 255]);
+    let (mut conn, rest) = half_sent_upload(port, &key, &file);
+    sigterm(&server, &log);
+
     // It stops accepting: new connections are refused once the listener is closed.
     let mut refused = false;
     for _ in 0..200 {
@@ -299,7 +318,7 @@ fn sigterm_lets_an_upload_in_flight_finish() {
     assert!(refused, "the server kept accepting after SIGTERM");
 
     // The rest of the upload, and its answer.
-    conn.write_all(&body[half..]).unwrap();
+    conn.write_all(&rest).unwrap();
     let mut answer = Vec::new();
     conn.read_to_end(&mut answer).unwrap();
     let answer = String::from_utf8_lossy(&answer).to_string();
@@ -325,4 +344,36 @@ fn sigterm_lets_an_upload_in_flight_finish() {
         .unwrap()
         .collect();
     assert!(!stored.is_empty(), "nothing stored for {id}");
+}
+
+/// The bound: a request whose client stalls does not keep the process alive past
+/// `--shutdown-timeout-secs`; it exits cleanly, and the stalled request gets no answer.
+#[test]
+fn sigterm_exits_after_the_shutdown_timeout_despite_a_stalled_request() {
+    let dir = tempfile::tempdir().unwrap();
+    let port = free_port();
+    let (mut server, key, log) = serve_process(dir.path(), port, &["--shutdown-timeout-secs", "1"]);
+    let file = png(300, 200, [200, 20, 20, 255]);
+    let (mut conn, _rest) = half_sent_upload(port, &key, &file);
+    sigterm(&server, &log);
+    // Never sending the rest: only the bound can end the process. A hang is caught by the
+    // deadline, which a working bound is nowhere near.
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    let status = loop {
+        if let Some(status) = server.0.try_wait().unwrap() {
+            break status;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "adforge serve did not exit after its shutdown timeout"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert!(status.success(), "adforge serve exited with {status}");
+    let mut answer = Vec::new();
+    let _ = conn.read_to_end(&mut answer);
+    assert!(
+        !String::from_utf8_lossy(&answer).contains("HTTP/1.1 201"),
+        "the stalled upload cannot have been stored"
+    );
 }

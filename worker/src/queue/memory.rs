@@ -2,7 +2,8 @@
 //! (held only for short, non-async critical sections) plus two [`Notify`]s that wake waiting
 //! claimers and event readers.
 //!
-//! It mirrors the Redis backend entry for entry: a ready queue (the stream), a pending map
+//! It mirrors the Redis backend entry for entry: a ready queue (the stream), a queue of
+//! background jobs taken only when the ready queue is empty (the low list), a pending map
 //! with owner and last-seen time (the consumer group's pending entries list), a delayed list
 //! (the retry sorted set), live job ids (the dedup markers), and the same attempt arithmetic
 //! (`attempt = envelope attempt + deliveries - 1`), so the shared tests hold for both.
@@ -65,6 +66,8 @@ struct PendingEvent {
 struct State {
     next_id: u64,
     ready: VecDeque<Entry>,
+    /// Background jobs ([`super::is_background`]): taken only while `ready` is empty.
+    ready_low: VecDeque<Entry>,
     pending: BTreeMap<u64, PendingJob>,
     delayed: Vec<(Instant, JobEnvelope)>,
     live: HashSet<String>,
@@ -87,6 +90,21 @@ impl State {
             deliveries: 0,
             queued_at: Instant::now(),
         });
+    }
+
+    /// A new job: background work waits behind everything in `ready`.
+    fn push_new(&mut self, envelope: JobEnvelope) {
+        if super::is_background(&envelope.job) {
+            let id = self.next_id();
+            self.ready_low.push_back(Entry {
+                id,
+                envelope,
+                deliveries: 0,
+                queued_at: Instant::now(),
+            });
+        } else {
+            self.push_ready(envelope);
+        }
     }
 
     fn push_event(&mut self, event: Event) {
@@ -143,10 +161,14 @@ impl State {
         }
         let entry = match taken {
             Some(entry) => Some(entry),
-            None => self.ready.pop_front().map(|mut entry| {
-                entry.deliveries = 1;
-                entry
-            }),
+            None => self
+                .ready
+                .pop_front()
+                .or_else(|| self.ready_low.pop_front())
+                .map(|mut entry| {
+                    entry.deliveries = 1;
+                    entry
+                }),
         };
         let claimed = entry.map(|entry| {
             let claimed = Claimed {
@@ -334,7 +356,7 @@ impl JobQueue for MemoryQueue {
         let outcome = {
             let mut state = self.state();
             if state.live.insert(job_id.clone()) {
-                state.push_ready(envelope);
+                state.push_new(envelope);
                 EnqueueOutcome::Queued(job_id)
             } else {
                 EnqueueOutcome::AlreadyLive(job_id)
@@ -525,11 +547,12 @@ impl JobQueue for MemoryQueue {
         let oldest = state
             .ready
             .iter()
+            .chain(&state.ready_low)
             .map(|e| e.queued_at)
             .chain(state.pending.values().map(|p| p.entry.queued_at))
             .min();
         let stats = QueueStats {
-            jobs: (state.ready.len() + state.pending.len()) as u64,
+            jobs: (state.ready.len() + state.ready_low.len() + state.pending.len()) as u64,
             delayed: state.delayed.len() as u64,
             oldest_job_age: oldest.map(|t| now.saturating_duration_since(t)),
         };

@@ -27,6 +27,14 @@
 //!   [`latest_progress`](JobQueue::latest_progress), which expires after
 //!   [`QueueConfig::progress_ttl`].
 //!
+//! - **Priority**: background jobs ([`is_background`]: swipe-file ingest) wait while any
+//!   other job is queued and undelivered, so an image ad submitted behind a batch of
+//!   ingests (the 45 designs of the default collection at the first start) is taken next.
+//!   A background job enters the main queue only when everything in it was handed out
+//!   (Redis: a list `P:jobs:low` that claimers feed into the stream, so an idle worker
+//!   starts one within a poll interval); a retried or released job comes back in the main
+//!   queue. Jobs already claimed are not interrupted.
+//!
 //! Rejected alternative: the `async-trait` crate. Boxed futures written by hand cost the
 //! same allocation, keep the trait object-safe, and keep the dependency out (the API crate's
 //! `BlobStore` does the same).
@@ -45,6 +53,11 @@ mod redis_scripts;
 
 pub use self::memory::MemoryQueue;
 pub use self::redis_queue::RedisQueue;
+
+/// Whether `job` is background work that yields to every other queued job.
+pub fn is_background(job: &Job) -> bool {
+    matches!(job, Job::IngestSwipeFile(_))
+}
 
 /// Settings shared by both backends. Tests shorten the timeouts; production keeps the
 /// defaults.

@@ -17,6 +17,8 @@ pub(crate) struct Keys {
     prefix: String,
     pub jobs: String,
     pub delayed: String,
+    /// Background jobs waiting for the stream to drain (see [`super::is_background`]).
+    pub low: String,
     pub events: String,
 }
 
@@ -26,6 +28,7 @@ impl Keys {
             prefix: prefix.to_owned(),
             jobs: format!("{prefix}:jobs"),
             delayed: format!("{prefix}:jobs:delayed"),
+            low: format!("{prefix}:jobs:low"),
             events: format!("{prefix}:events"),
         }
     }

@@ -8,6 +8,9 @@
 //!   attempt number.
 //! - `P:jobs:delayed`: a sorted set of envelopes waiting for their retry, scored by due time
 //!   (Redis's clock, in ms); each claim first moves due ones back to the stream.
+//! - `P:jobs:low`: a list of background jobs (swipe-file ingest) waiting for the stream to
+//!   have nothing undelivered; a claimer that finds the stream drained moves the oldest in
+//!   (`promote_low`), so an idle worker starts one within a poll interval.
 //! - `P:job:{job_id}`: the dedup marker of a live job.
 //! - `P:events`: the terminal-event stream, consumer group `api`.
 //! - `P:progress:{ad_id}`: the latest progress event, with a TTL.
@@ -150,8 +153,21 @@ impl RedisQueue {
                     return Ok(Some(claimed));
                 }
             }
-            let remaining = deadline.saturating_duration_since(Instant::now());
-            let block = remaining.min(self.config.poll_interval);
+            // Background jobs enter the stream only once the group has been handed everything
+            // in it: when one moves in, read it without blocking; else wait on the stream.
+            let mut block = Duration::ZERO;
+            let promoted: i64 = self
+                .scripts
+                .promote_low
+                .key(&self.keys.jobs)
+                .key(&self.keys.low)
+                .arg(WORKERS_GROUP)
+                .invoke_async(&mut conn)
+                .await?;
+            if promoted == 0 {
+                let remaining = deadline.saturating_duration_since(Instant::now());
+                block = remaining.min(self.config.poll_interval);
+            }
             let read = match self
                 .read_group(&self.keys.jobs, WORKERS_GROUP, consumer, 1, block)
                 .await
@@ -381,15 +397,25 @@ impl JobQueue for RedisQueue {
     fn enqueue(&self, job: Job) -> BoxFuture<'_, Result<EnqueueOutcome, Error>> {
         async move {
             let envelope = JobEnvelope::new(job);
-            let queued: i64 = self
-                .scripts
-                .enqueue
-                .key(&self.keys.jobs)
-                .key(self.keys.marker(&envelope.job_id))
-                .arg(envelope.encode())
-                .arg(millis(MARKER_TTL))
-                .invoke_async(&mut self.conn.clone())
-                .await?;
+            let queued: i64 = if super::is_background(&envelope.job) {
+                self.scripts
+                    .enqueue_low
+                    .key(self.keys.marker(&envelope.job_id))
+                    .key(&self.keys.low)
+                    .arg(envelope.encode())
+                    .arg(millis(MARKER_TTL))
+                    .invoke_async(&mut self.conn.clone())
+                    .await?
+            } else {
+                self.scripts
+                    .enqueue
+                    .key(&self.keys.jobs)
+                    .key(self.keys.marker(&envelope.job_id))
+                    .arg(envelope.encode())
+                    .arg(millis(MARKER_TTL))
+                    .invoke_async(&mut self.conn.clone())
+                    .await?
+            };
             Ok(if queued == 1 {
                 EnqueueOutcome::Queued(envelope.job_id)
             } else {
@@ -611,9 +637,11 @@ impl JobQueue for RedisQueue {
         async move {
             // Finished entries are XDELeted, so the stream's length is the work queued or
             // claimed, and its first entry's id (`<ms>-<seq>`, set by XADD) is the oldest.
-            let (jobs, delayed, first): (u64, u64, Vec<(String, Value)>) = redis::pipe()
+            let (jobs, low, delayed, first): (u64, u64, u64, Vec<(String, Value)>) = redis::pipe()
                 .cmd("XLEN")
                 .arg(&self.keys.jobs)
+                .cmd("LLEN")
+                .arg(&self.keys.low)
                 .cmd("ZCARD")
                 .arg(&self.keys.delayed)
                 .cmd("XRANGE")
@@ -631,8 +659,10 @@ impl JobQueue for RedisQueue {
                     .ok()?;
                 Some(now.saturating_sub(Duration::from_millis(ms)))
             });
+            // Waiting background jobs count as queued; their age is not tracked (the oldest
+            // job of the stream is the age reported).
             Ok(QueueStats {
-                jobs,
+                jobs: jobs + low,
                 delayed,
                 oldest_job_age,
             })

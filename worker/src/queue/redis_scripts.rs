@@ -24,6 +24,54 @@ end
 return 0
 ";
 
+/// Lua: `drained(stream, group)` is true when the group has been handed every entry of the
+/// stream (none is waiting undelivered): the stream is empty, or its newest entry's id is
+/// not above the group's `last-delivered-id`.
+const DRAINED: &str = r"
+local function id_le(a, b)
+  local am, as = string.match(a, '(%d+)-(%d+)')
+  local bm, bs = string.match(b, '(%d+)-(%d+)')
+  am, as, bm, bs = tonumber(am), tonumber(as), tonumber(bm), tonumber(bs)
+  return am < bm or (am == bm and as <= bs)
+end
+local function drained(stream, group)
+  local last = redis.call('XREVRANGE', stream, '+', '-', 'COUNT', 1)
+  if #last == 0 then return true end
+  local groups = redis.call('XINFO', 'GROUPS', stream)
+  for _, g in ipairs(groups) do
+    local name, delivered
+    for i = 1, #g, 2 do
+      if g[i] == 'name' then name = g[i + 1] end
+      if g[i] == 'last-delivered-id' then delivered = g[i + 1] end
+    end
+    if name == group then return id_le(last[1][1], delivered) end
+  end
+  return false
+end
+";
+
+/// `KEYS`: dedup marker, low list. `ARGV`: payload, marker ttl ms. Enqueues a background
+/// job at the end of the low list; a claimer moves it into the stream once the stream has
+/// nothing undelivered (a worker blocked on an empty stream notices it within one poll
+/// interval). Returns 1 when queued, 0 when a job with the same id is live.
+pub(crate) const ENQUEUE_LOW: &str = r"
+if not redis.call('SET', KEYS[1], '1', 'NX', 'PX', ARGV[2]) then return 0 end
+redis.call('RPUSH', KEYS[2], ARGV[1])
+return 1
+";
+
+/// `KEYS`: stream, low list. `ARGV`: group. Moves the oldest background job into the stream
+/// when the group has been handed everything in it. Returns 1 when one moved.
+pub(crate) fn promote_low() -> String {
+    format!(
+        "{DRAINED}
+if redis.call('LLEN', KEYS[2]) == 0 or not drained(KEYS[1], ARGV[1]) then return 0 end
+redis.call('XADD', KEYS[1], '*', 'job', redis.call('LPOP', KEYS[2]))
+return 1
+"
+    )
+}
+
 /// `KEYS`: stream, delayed set. Moves due retries (score = due time in ms) to the stream.
 pub(crate) const PROMOTE: &str = r"
 local t = redis.call('TIME')
@@ -114,7 +162,9 @@ return 1
 /// The scripts, hashed once per queue.
 pub(crate) struct Scripts {
     pub enqueue: Script,
+    pub enqueue_low: Script,
     pub promote: Script,
+    pub promote_low: Script,
     pub reclaim: Script,
     pub heartbeat: Script,
     pub finish: Script,
@@ -127,7 +177,9 @@ impl Scripts {
     pub fn new() -> Self {
         Scripts {
             enqueue: Script::new(ENQUEUE),
+            enqueue_low: Script::new(ENQUEUE_LOW),
             promote: Script::new(PROMOTE),
+            promote_low: Script::new(&promote_low()),
             reclaim: Script::new(RECLAIM),
             heartbeat: Script::new(HEARTBEAT),
             finish: Script::new(FINISH),

@@ -8,6 +8,7 @@ mod compat;
 mod delivery;
 mod events;
 mod housekeeping;
+mod priority;
 mod redis_restart;
 mod redis_server;
 mod runner;

@@ -27,6 +27,8 @@ mod redis_server;
 mod cluster;
 mod crash;
 mod gpu_worker;
+mod memory;
+mod restart;
 mod shared_limits;
 
 /// A command for the `adforge` binary (this package's build of its `main`, see

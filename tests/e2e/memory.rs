@@ -1,0 +1,134 @@
+//! Peak memory of a real `adforge serve` process under concurrent large uploads (its own
+//! resident set, read from `/proc`, so it needs a process of its own).
+
+use std::process::Stdio;
+
+use reqwest::multipart::{Form, Part};
+
+use crate::adforge;
+use crate::support::{Process, eventually, free_port, wait_up};
+
+/// Peak memory: a real `adforge serve` process receives eight uploads at once, each a
+/// 200 KB PNG that declares 16000×3000 RGBA (48 MP, under the limit: 192 MB decoded). Its
+/// peak resident set (VmHWM) may grow by at most the documented bound: the 512 MiB decode
+/// budget, the previews kept for thumbnails (5.8 MB each) and the bodies, plus 64 MiB for
+/// the process's own growth (threads, allocator arenas). Unbounded, eight reach 4.8 GB.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn many_large_uploads_at_once_stay_within_the_memory_bound() {
+    const UPLOADS: usize = 8;
+    let dir = tempfile::tempdir().unwrap();
+    let port = free_port();
+    let base = format!("http://127.0.0.1:{port}");
+    let server = Process(
+        adforge()
+            .arg("serve")
+            .arg("--data-dir")
+            .arg(dir.path())
+            .args(["--listen", &format!("127.0.0.1:{port}"), "--log", "warn"])
+            .args(["--workers", "0"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    assert!(wait_up(&base).await, "server did not start");
+    let pid = server.0.id();
+    let db = adforge_api::store::Db::open(dir.path()).await.unwrap();
+    let org = adforge_api::admin::create_org(&db, "Memory").await.unwrap();
+    let key = adforge_api::admin::create_key(
+        &db,
+        org["id"].as_str().unwrap(),
+        &adforge_api::auth::Grants::All,
+        Some(100_000),
+    )
+    .await
+    .unwrap()["key"]
+        .as_str()
+        .unwrap()
+        .to_string();
+
+    // The bomb: all-zero RGBA at the best compression (about 1000:1).
+    let bomb = {
+        use image::ImageEncoder;
+        let (w, h) = (16_000u32, 3_000u32);
+        let pixels = vec![0u8; (w * h * 4) as usize];
+        let mut out = Vec::new();
+        image::codecs::png::PngEncoder::new_with_quality(
+            &mut out,
+            image::codecs::png::CompressionType::Best,
+            image::codecs::png::FilterType::NoFilter,
+        )
+        .write_image(&pixels, w, h, image::ExtendedColorType::Rgba8)
+        .unwrap();
+        out
+    };
+    assert!(bomb.len() < 400_000, "the bomb is {} bytes", bomb.len());
+
+    let status_kib = |field: &str| -> u64 {
+        let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix(field))
+            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+            .unwrap_or_else(|| panic!("no {field} in /proc/{pid}/status"))
+    };
+    let before = status_kib("VmRSS:");
+
+    let http = reqwest::Client::new();
+    let uploads = (0..UPLOADS).map(|i| {
+        let form = Form::new().part(
+            "file",
+            Part::bytes(bomb.clone()).file_name(format!("big{i}.png")),
+        );
+        crate::support::send(
+            http.post(format!("{base}/v1/images"))
+                .header("x-api-key", &key)
+                .multipart(form),
+        )
+    });
+    let mut ids = Vec::new();
+    for reply in futures_util::future::join_all(uploads).await {
+        let reply = reply.expect(201, None);
+        assert_eq!(
+            (
+                reply.body["data"]["width"].as_i64(),
+                reply.body["data"]["height"].as_i64()
+            ),
+            (Some(16_000), Some(3_000))
+        );
+        ids.push(reply.id());
+    }
+    // Thumbnails are made after the responses: wait for them too.
+    for id in &ids {
+        let done = eventually(|| async {
+            let d = crate::support::send(
+                http.get(format!("{base}/v1/images/{id}"))
+                    .header("x-api-key", &key),
+            )
+            .await
+            .expect(200, None)
+            .body["data"]
+                .clone();
+            d["thumbnail_large_src"].is_string()
+        })
+        .await;
+        assert!(done, "image {id} never got its thumbnails");
+    }
+    let peak = status_kib("VmHWM:");
+    let grown_mib = peak.saturating_sub(before) / 1024;
+    eprintln!(
+        "{UPLOADS} uploads of {} bytes at once: peak RSS {} MiB, {grown_mib} MiB over the {} MiB before",
+        bomb.len(),
+        peak / 1024,
+        before / 1024
+    );
+    let bound_mib = adforge_api::imaging::DECODE_BUDGET_BYTES / (1 << 20)
+        + (UPLOADS as u64 * (6 << 20) + UPLOADS as u64 * bomb.len() as u64) / (1 << 20)
+        + 64;
+    assert!(
+        grown_mib <= bound_mib,
+        "peak RSS grew by {grown_mib} MiB ({} → {} MiB); the bound is {bound_mib} MiB",
+        before / 1024,
+        peak / 1024
+    );
+}

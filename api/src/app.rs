@@ -221,7 +221,7 @@ impl Server {
             args.ops.metrics_token.as_deref(),
             args.redis_url.is_some(),
         ));
-        let jobs = Jobs::new(db.clone(), queue, metrics);
+        let jobs = Jobs::new(db.clone(), queue, metrics, blobs.clone());
         crate::webhooks::deliver::Deliverer::new(
             db.clone(),
             jobs.applied_signal(),

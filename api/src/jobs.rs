@@ -34,17 +34,25 @@ pub struct Jobs {
     pub queue: Arc<dyn JobQueue>,
     /// Counts what the applier did (jobs by kind and outcome, wallet captures and releases).
     pub metrics: Arc<crate::metrics::Metrics>,
+    /// Builds the URLs of objects in webhook events (swipe files keep blob keys).
+    pub blobs: Arc<dyn crate::blob::BlobStore>,
     wake: Arc<Notify>,
     /// Notified after every applied event: wakes the webhook delivery task.
     applied: Arc<Notify>,
 }
 
 impl Jobs {
-    pub fn new(db: Db, queue: Arc<dyn JobQueue>, metrics: Arc<crate::metrics::Metrics>) -> Self {
+    pub fn new(
+        db: Db,
+        queue: Arc<dyn JobQueue>,
+        metrics: Arc<crate::metrics::Metrics>,
+        blobs: Arc<dyn crate::blob::BlobStore>,
+    ) -> Self {
         Self {
             db,
             queue,
             metrics,
+            blobs,
             wake: Arc::new(Notify::new()),
             applied: Arc::new(Notify::new()),
         }
@@ -172,7 +180,7 @@ impl Jobs {
                     }
                 };
                 for delivered in batch {
-                    match apply(&this.db, &delivered.event).await {
+                    match apply(&this.db, this.blobs.as_ref(), &delivered.event).await {
                         Ok(applied) => {
                             if let Some(applied) = &applied {
                                 this.metrics.observe_applied(applied);
@@ -227,19 +235,28 @@ async fn ad_state(conn: &mut SqliteConnection, ad_id: &str) -> ApiResult<Option<
 ///
 /// # Errors
 /// Database failures (the event is then redelivered).
-pub async fn apply(db: &Db, event: &Event) -> ApiResult<Option<Applied>> {
+pub async fn apply(
+    db: &Db,
+    blobs: &dyn crate::blob::BlobStore,
+    event: &Event,
+) -> ApiResult<Option<Applied>> {
     match event {
-        Event::Completed(c) => completed(db, c).await,
-        Event::Failed(f) => failed(db, f).await,
+        Event::Completed(c) => completed(db, blobs, c).await,
+        Event::Failed(f) => failed(db, blobs, f).await,
         Event::Progress(_) => Ok(None),
     }
 }
 
-async fn completed(db: &Db, c: &AdCompleted) -> ApiResult<Option<Applied>> {
+async fn completed(
+    db: &Db,
+    blobs: &dyn crate::blob::BlobStore,
+    c: &AdCompleted,
+) -> ApiResult<Option<Applied>> {
     let duration = Some(Duration::from_millis(c.duration_ms));
     if let Some(result) = &c.swipe_file {
-        crate::swipe::apply_ingested(db, &c.ad_id, c.width, c.height, result).await?;
-        return Ok(Some(Applied {
+        let changed =
+            crate::swipe::apply_ingested(db, blobs, &c.ad_id, c.width, c.height, result).await?;
+        return Ok(changed.then_some(Applied {
             kind: "swipe_file",
             outcome: "completed",
             duration,
@@ -326,10 +343,14 @@ async fn completed(db: &Db, c: &AdCompleted) -> ApiResult<Option<Applied>> {
     }))
 }
 
-async fn failed(db: &Db, f: &AdFailed) -> ApiResult<Option<Applied>> {
+async fn failed(
+    db: &Db,
+    blobs: &dyn crate::blob::BlobStore,
+    f: &AdFailed,
+) -> ApiResult<Option<Applied>> {
     if f.ad_id.starts_with("sf_") {
-        crate::swipe::apply_failed(db, &f.ad_id, &f.message).await?;
-        return Ok(Some(Applied {
+        let changed = crate::swipe::apply_failed(db, blobs, &f.ad_id, &f.message).await?;
+        return Ok(changed.then_some(Applied {
             kind: "swipe_file",
             outcome: "failed",
             duration: None,

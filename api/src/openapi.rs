@@ -52,7 +52,8 @@ wrote nothing and failed with status 500 or above is not kept, so its retry runs
 
 ## Webhooks
 Instead of polling, register an endpoint (POST /v1/webhook-endpoints, scope
-`webhooks:write`) for `image_ad.completed` and `image_ad.failed`; `webhooks:read` lists
+`webhooks:write`) for `image_ad.completed`, `image_ad.failed`, `swipe_file.ready` and
+`swipe_file.failed`; `webhooks:read` lists
 endpoints, their deliveries and events. Each event (`evt_…`) is written in the same
 transaction as the state change it reports; `data.object` is the resource as its GET
 returned it then. Events are POSTed as JSON with `Adforge-Event-Id` and
@@ -64,8 +65,9 @@ connection errors, 3xx — redirects are not followed — and other statuses) is
 exponential backoff and jitter (1, 2, 4 … 256 minutes, then every 6 hours) for about 26
 hours, 13 attempts in all. An endpoint failing for 3 days without a success is disabled
 (`disabled_reason`). Events of one image ad reach an endpoint in order. Deliveries do not
-count against any rate limit. design_template.* and swipe_file.* events are not emitted yet
-(those resources do not exist yet); subscribing to them is refused. The `webhooks` section
+count against any rate limit. `swipe_file.*` events report the organisation's own uploads;
+designs of managed data sources belong to no organisation and send none. design_template.*
+events are not emitted yet; subscribing to them is refused. The `webhooks` section
 of this document describes each event's payload; docs/webhooks.md has verification code.
 
 ## Limits
@@ -493,6 +495,12 @@ pub fn with_webhooks(mut value: serde_json::Value) -> serde_json::Value {
             }
             "image_ad.failed" => {
                 "An image ad reached `failed`; `data.object.error` says why. Nothing was charged."
+            }
+            "swipe_file.ready" => {
+                "An uploaded swipe file finished ingest and is `ready` (searchable); `data.object` is the swipe file with its preview, size and classification. Managed data-source designs send no event."
+            }
+            "swipe_file.failed" => {
+                "An uploaded swipe file's ingest failed (its image could not be embedded); `data.object.error` says why."
             }
             _ => "See the event's `data.object`.",
         };

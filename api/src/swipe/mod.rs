@@ -82,16 +82,20 @@ pub fn models_dir(flag: Option<&PathBuf>) -> PathBuf {
 
 /// Applies a finished ingest: the measured fields, both vectors and `ready`, in one
 /// transaction; only a `processing` design changes, so a redelivered event does nothing.
+/// An organisation's upload also records `swipe_file.ready` (the design as GET shows it) in
+/// that transaction; managed designs of a data source belong to no organisation and report
+/// no event.
 ///
 /// # Errors
 /// Database failures (the event is then redelivered).
 pub async fn apply_ingested(
     db: &crate::store::Db,
+    blobs: &dyn crate::blob::BlobStore,
     id: &str,
     width: u32,
     height: u32,
     r: &adforge_worker::SwipeFileIngested,
-) -> crate::error::ApiResult<()> {
+) -> crate::error::ApiResult<bool> {
     let mut tx = db.begin_write().await?;
     let now = crate::timestamp::now();
     let changed = sqlx::query(
@@ -130,29 +134,61 @@ pub async fn apply_ingested(
             .execute(&mut *tx)
             .await?;
         }
+        record_event(&mut tx, blobs, id, "swipe_file.ready").await?;
     }
     tx.commit().await?;
-    Ok(())
+    Ok(changed == 1)
 }
 
-/// Marks a `processing` design `failed` with `error`.
+/// Marks a `processing` design `failed` with `error`; an organisation's upload records
+/// `swipe_file.failed` in the same transaction.
 ///
 /// # Errors
 /// Database failures.
 pub async fn apply_failed(
     db: &crate::store::Db,
+    blobs: &dyn crate::blob::BlobStore,
     id: &str,
     error: &str,
-) -> crate::error::ApiResult<()> {
+) -> crate::error::ApiResult<bool> {
     let mut tx = db.begin_write().await?;
-    sqlx::query(
+    let changed = sqlx::query(
         "UPDATE swipe_files SET status = 'failed', error = ?, updated_at = ? WHERE id = ? AND status = 'processing'",
     )
     .bind(error)
     .bind(crate::timestamp::now())
     .bind(id)
     .execute(&mut *tx)
-    .await?;
+    .await?
+    .rows_affected();
+    if changed == 1 {
+        record_event(&mut tx, blobs, id, "swipe_file.failed").await?;
+    }
     tx.commit().await?;
+    Ok(changed == 1)
+}
+
+/// Writes the webhook event of an upload's state change, with the design as GET shows it
+/// now; nothing for a managed design (no organisation to tell).
+async fn record_event(
+    conn: &mut sqlx::SqliteConnection,
+    blobs: &dyn crate::blob::BlobStore,
+    id: &str,
+    event_type: &str,
+) -> crate::error::ApiResult<()> {
+    let row: Option<crate::resources::swipe_files::SwipeRow> = sqlx::query_as(&format!(
+        "SELECT {} FROM swipe_files AS t WHERE t.id = ?",
+        crate::resources::swipe_files::COLUMNS
+    ))
+    .bind(id)
+    .fetch_optional(&mut *conn)
+    .await?;
+    let Some(row) = row else { return Ok(()) };
+    let Some(org_id) = row.org_id.clone() else {
+        return Ok(());
+    };
+    let object =
+        serde_json::to_value(row.into_api(blobs)).map_err(crate::error::ApiError::internal)?;
+    crate::webhooks::record(conn, &org_id, event_type, id, object).await?;
     Ok(())
 }

@@ -32,9 +32,17 @@ use crate::error::ApiResult;
 /// [`record`] call in the transaction of the state change that causes it; the API's
 /// validation, the OpenAPI enum and the OpenAPI `webhooks` section all follow this list.
 ///
-/// `design_template.*` and `swipe_file.*` are not listed: those resources do not exist
-/// yet, so subscribing to them is refused rather than accepted and never delivered.
-pub const EVENT_TYPES: &[&str] = &["image_ad.completed", "image_ad.failed"];
+/// `design_template.*` is not listed while that resource does not exist, so subscribing to
+/// it is refused rather than accepted and never delivered.
+///
+/// `swipe_file.ready` / `swipe_file.failed` report an organisation's own uploads when ingest
+/// finishes; designs of managed data sources belong to no organisation and report nothing.
+pub const EVENT_TYPES: &[&str] = &[
+    "image_ad.completed",
+    "image_ad.failed",
+    "swipe_file.ready",
+    "swipe_file.failed",
+];
 
 /// How long the previous secret keeps signing deliveries after a rotation.
 pub const SECRET_GRACE_SECS: i64 = 24 * 3600;
@@ -60,8 +68,7 @@ impl utoipa::PartialSchema for EventType {
         ObjectBuilder::new()
             .schema_type(SchemaType::Type(Type::String))
             .description(Some(
-                "An event type. design_template.* and swipe_file.* are not emitted yet \
-                 (those resources do not exist yet) and are refused.",
+                "An event type. design_template.* events are not emitted yet and are refused.",
             ))
             .enum_values(Some(EVENT_TYPES.iter().copied()))
             .into()
@@ -74,9 +81,18 @@ impl ToSchema for EventType {}
 #[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
 pub struct EventData {
     /// The resource exactly as its GET returned it when the event happened (for
-    /// `image_ad.*`: an image ad as GET /v1/image-ads/{id} returns it).
-    #[schema(value_type = crate::resources::image_ads::ImageAd)]
+    /// `image_ad.*`: an image ad as GET /v1/image-ads/{id} returns it; for
+    /// `swipe_file.*`: a swipe file as GET /v1/swipe-files/{id} returns it).
+    #[schema(schema_with = event_object_schema)]
     pub object: Value,
+}
+
+/// `data.object`: one of the resources events are about.
+fn event_object_schema() -> RefOr<Schema> {
+    utoipa::openapi::schema::AnyOfBuilder::new()
+        .item(utoipa::openapi::Ref::from_schema_name("ImageAd"))
+        .item(utoipa::openapi::Ref::from_schema_name("SwipeFile"))
+        .into()
 }
 
 /// An event: what is POSTed to endpoints, and what GET /v1/events returns.

@@ -678,7 +678,7 @@ async fn endpoint_urls_types_scopes_and_life_cycle() {
     for (events, field) in [
         (json!(["design_template.completed"]), "events[0]"),
         (
-            json!(["image_ad.completed", "swipe_file.ready"]),
+            json!(["image_ad.completed", "swipe_file.archived"]),
             "events[1]",
         ),
         (json!([]), "events"),
@@ -1020,4 +1020,71 @@ async fn a_killed_api_process_still_delivers_exactly_one_event() {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     drop(api);
+}
+
+/// An organisation's swipe-file upload reports `swipe_file.ready` once ingest finishes:
+/// signed, once, with the design exactly as GET shows it; an endpoint subscribed only to
+/// `swipe_file.failed` gets nothing, and another organisation's endpoint gets nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_swipe_file_upload_reports_swipe_file_ready() {
+    let s = TestServer::start().await;
+    let org = s.org_unlimited("Swipe hooks").await;
+    let other = s.org_unlimited("Someone else").await;
+    let receiver = Receiver::start().await;
+    let (_, secret) = create_endpoint(
+        &s,
+        &org,
+        &format!("{}/sf", receiver.base),
+        &["swipe_file.ready", "swipe_file.failed"],
+    )
+    .await;
+    create_endpoint(
+        &s,
+        &org,
+        &format!("{}/failed-only", receiver.base),
+        &["swipe_file.failed"],
+    )
+    .await;
+    create_endpoint(
+        &s,
+        &other,
+        &format!("{}/other", receiver.base),
+        &["swipe_file.ready"],
+    )
+    .await;
+    let bytes = std::fs::read(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../assets/samples/coffee.png"
+    ))
+    .unwrap();
+    let id = crate::swipe::upload_swipe(&s, &org, bytes)
+        .await
+        .expect(202, None)
+        .id();
+    let design = crate::swipe::wait_ready(&s, &org, &id).await;
+    assert_eq!(design["status"], "ready", "{design}");
+    let hits = receiver.wait_for("/sf", 1).await;
+    assert_eq!(hits.len(), 1, "one event per finished ingest");
+    let hit = &hits[0];
+    assert_eq!(signed_by(hit, &[&secret]), vec![0]);
+    let event = hit.json();
+    assert_eq!(event["type"], "swipe_file.ready", "{event}");
+    assert_eq!(event["id"], hit.event_id.as_str());
+    let got = s
+        .get(&org, &format!("/v1/swipe-files/{id}"))
+        .await
+        .expect(200, None);
+    assert_eq!(
+        event["data"]["object"], got.body["data"],
+        "data.object is the swipe file as GET shows it"
+    );
+    let logged = s
+        .get(&org, &format!("/v1/events/{}", hit.event_id))
+        .await
+        .expect(200, None);
+    assert_eq!(logged.body["data"], event);
+    // The event is delivered by now; nothing else was sent anywhere.
+    assert!(receiver.hits("/failed-only").is_empty());
+    assert!(receiver.hits("/other").is_empty());
+    assert_eq!(receiver.hits("/sf").len(), 1);
 }

@@ -229,6 +229,7 @@ async fn main() {
             json_tree: None,
             duration_ms: 1,
             swipe_file: None,
+            design_template: None,
         })
     };
     let wait_all = |ids: Vec<String>| {

@@ -46,6 +46,8 @@ pub enum ErrorCode {
     AudienceNotFound,
     ImageNotFound,
     DesignTemplateNotFound,
+    /// 404: the design template has no such `json_tree_version`.
+    DesignTemplateVersionNotFound,
     ImageAdNotFound,
     ImageAdVersionNotFound,
     /// 404: no such webhook endpoint in the organisation.
@@ -101,6 +103,7 @@ impl ErrorCode {
             | AudienceNotFound
             | ImageNotFound
             | DesignTemplateNotFound
+            | DesignTemplateVersionNotFound
             | ImageAdNotFound
             | ImageAdVersionNotFound
             | WebhookEndpointNotFound

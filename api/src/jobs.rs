@@ -150,6 +150,13 @@ impl Jobs {
                 blob_key,
             }))
         }));
+        // Design templates whose analysis or preview is running (deleted ones too: their
+        // result is still applied).
+        let templates: Vec<String> =
+            sqlx::query_scalar("SELECT job FROM design_templates WHERE status = 'processing'")
+                .fetch_all(&self.db.read)
+                .await?;
+        jobs.extend(templates);
         let mut n = 0;
         for payload in jobs {
             if let Ok(job) = serde_json::from_str::<Job>(&payload) {
@@ -263,6 +270,15 @@ async fn completed(
             wallet: None,
         }));
     }
+    if c.ad_id.starts_with("dt_") {
+        let changed = crate::resources::design_templates::apply::completed(db, c).await?;
+        return Ok(changed.then_some(Applied {
+            kind: "design_template",
+            outcome: "completed",
+            duration,
+            wallet: None,
+        }));
+    }
     let mut tx = db.begin_write().await?;
     let Some(ad) = ad_state(&mut tx, &c.ad_id).await? else {
         return Ok(None);
@@ -352,6 +368,15 @@ async fn failed(
         let changed = crate::swipe::apply_failed(db, blobs, &f.ad_id, &f.message).await?;
         return Ok(changed.then_some(Applied {
             kind: "swipe_file",
+            outcome: "failed",
+            duration: None,
+            wallet: None,
+        }));
+    }
+    if f.ad_id.starts_with("dt_") {
+        let changed = crate::resources::design_templates::apply::failed(db, f).await?;
+        return Ok(changed.then_some(Applied {
+            kind: "design_template",
             outcome: "failed",
             duration: None,
             wallet: None,

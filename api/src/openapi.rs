@@ -18,7 +18,10 @@ Scopes: `brands:read`, `brands:write`, `products:read`, `products:write`,
 `design_templates:read`, `design_templates:write`, `swipe_files:read`, `swipe_files:write`,
 `design_packs:read`, `design_packs:write`, `webhooks:read`, `webhooks:write`. Write scopes
 do not imply read scopes. A key
-issued with `all` holds every scope, including scopes added later.
+issued with `all` holds every scope, including scopes added later. Design templates:
+`design_templates:read` reads templates and their versions; `design_templates:write`
+creates (from a swipe file also `swipe_files:read`), edits, deletes and restores them;
+making an image ad from a template needs `image_ads:write` and `design_templates:read`.
 
 ## Responses
 Success: `{data, meta}`; lists: `{data, has_more, total_count, facets?, meta}`; errors:
@@ -52,8 +55,8 @@ wrote nothing and failed with status 500 or above is not kept, so its retry runs
 
 ## Webhooks
 Instead of polling, register an endpoint (POST /v1/webhook-endpoints, scope
-`webhooks:write`) for `image_ad.completed`, `image_ad.failed`, `swipe_file.ready` and
-`swipe_file.failed`; `webhooks:read` lists
+`webhooks:write`) for `image_ad.completed`, `image_ad.failed`, `design_template.completed`,
+`design_template.failed`, `swipe_file.ready` and `swipe_file.failed`; `webhooks:read` lists
 endpoints, their deliveries and events. Each event (`evt_…`) is written in the same
 transaction as the state change it reports; `data.object` is the resource as its GET
 returned it then. Events are POSTed as JSON with `Adforge-Event-Id` and
@@ -66,9 +69,24 @@ exponential backoff and jitter (1, 2, 4 … 256 minutes, then every 6 hours) for
 hours, 13 attempts in all. An endpoint failing for 3 days without a success is disabled
 (`disabled_reason`). Events of one image ad reach an endpoint in order. Deliveries do not
 count against any rate limit. `swipe_file.*` events report the organisation's own uploads;
-designs of managed data sources belong to no organisation and send none. design_template.*
-events are not emitted yet; subscribing to them is refused. The `webhooks` section
+designs of managed data sources belong to no organisation and send none. The `webhooks` section
 of this document describes each event's payload; docs/webhooks.md has verification code.
+
+## Design templates
+A template is a reference's layout as an editable JSON tree. POST /v1/design-templates with
+`reference_image_url` or `swipe_file_id` answers 202 `processing`; a worker reads the
+reference's regions (cached by the SHA-256 of its bytes per worker, see `analysis.cache_hit`)
+into a tree at its aspect ratio (3840 px long edge) whose nodes are named slots, renders a
+1080 px preview with neutral sample content, and the template is `completed`, or `failed`
+with `error` when the reference cannot be fetched or decoded. Templates, edits and previews
+are free. PATCH keeps the current tree as a version, increments `json_tree_version` and
+re-renders the preview (`processing` meanwhile); versions are read at
+GET /v1/design-templates/{id}/versions. DELETE is a soft delete (GET still answers with
+`deleted: true`; `deleted=true` lists them); restore undoes it. POST
+/v1/design-templates/{id}/image-ads makes an image ad laid out with the template's tree
+(422 `DESIGN_TEMPLATE_NOT_READY` while the template is processing or failed); such ads keep
+`design_template_id` null, as the spec says of new ads, and name their template in
+`source_design_template`.
 
 ## Limits
 Request bodies: at most 15 MiB (15,728,640 bytes), else 413 `PAYLOAD_TOO_LARGE`, decided
@@ -120,6 +138,7 @@ not part of this API: no key, no rate limit, not listed here.
         (name = "webhooks", description = "Signed event deliveries, their endpoints and the event log"),
         (name = "swipe files", description = "Reference designs: uploads and subscribed data sources, embedded, classified and found by filtered vector search"),
         (name = "design packs", description = "Named, organisation-wide collections of swipe-file designs"),
+        (name = "design templates", description = "A reference's layout as an editable blueprint tree, its versions, and ads made from it"),
     )
 )]
 pub struct ApiDoc;
@@ -496,11 +515,17 @@ pub fn with_webhooks(mut value: serde_json::Value) -> serde_json::Value {
             "image_ad.failed" => {
                 "An image ad reached `failed`; `data.object.error` says why. Nothing was charged."
             }
+            "design_template.completed" => {
+                "A design template reached `completed`: its analysis finished, or the preview of an edit was rendered; `data.object` is the template with its tree and `preview_url`."
+            }
             "swipe_file.ready" => {
                 "An uploaded swipe file finished ingest and is `ready` (searchable); `data.object` is the swipe file with its preview, size and classification. Managed data-source designs send no event."
             }
             "swipe_file.failed" => {
                 "An uploaded swipe file's ingest failed (its image could not be embedded); `data.object.error` says why."
+            }
+            "design_template.failed" => {
+                "A design template's analysis failed; `data.object.error` says why (the reference could not be fetched or decoded)."
             }
             _ => "See the event's `data.object`.",
         };

@@ -52,6 +52,7 @@ fn job(i: usize) -> Job {
             details: serde_json::Value::Null,
         },
         variant_image_urls: vec!["https://example.com/variant.png".to_owned()],
+        template: None,
     })
 }
 

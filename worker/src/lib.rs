@@ -43,8 +43,9 @@ pub mod runner;
 
 pub use generate::{GenerateAdHandler, GenerateConfig};
 pub use protocol::{
-    AdCompleted, AdFailed, AdProgress, Event, GenerateAdJob, IngestSwipeFileJob, Job, JobEnvelope,
-    RerenderJob, SwipeFileIngested,
+    AdCompleted, AdFailed, AdProgress, DesignTemplateAnalysed, DesignTemplateJob, Event,
+    GenerateAdJob, IngestSwipeFileJob, Job, JobEnvelope, RerenderJob, SwipeFileIngested,
+    TemplateLayout,
 };
 pub use queue::{
     Claimed, DeliveredEvent, EnqueueOutcome, JobQueue, MemoryQueue, QueueConfig, QueueStats,

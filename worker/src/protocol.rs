@@ -49,6 +49,13 @@ pub enum Job {
     /// [`Job::ad_id`] returns and events carry in `ad_id`) is the swipe file id (`sf_…`),
     /// its version always 1; the result travels in [`AdCompleted::swipe_file`].
     IngestSwipeFile(IngestSwipeFileJob),
+    /// Analyse a design template's reference into a blueprint tree and render its preview
+    /// (version 1). Its subject id is the template id (`dt_…`); the result travels in
+    /// [`AdCompleted::design_template`].
+    AnalyzeDesignTemplate(DesignTemplateJob),
+    /// Render the preview of an edited design template tree (`json_tree` set) as the
+    /// template's version `version`.
+    RenderDesignTemplatePreview(DesignTemplateJob),
 }
 
 impl Job {
@@ -59,6 +66,7 @@ impl Job {
             Job::GenerateImageAd(j) => &j.ad_id,
             Job::RenderImageAdVersion(j) => &j.ad_id,
             Job::IngestSwipeFile(j) => &j.swipe_file_id,
+            Job::AnalyzeDesignTemplate(j) | Job::RenderDesignTemplatePreview(j) => &j.template_id,
         }
     }
 
@@ -68,6 +76,7 @@ impl Job {
             Job::GenerateImageAd(j) => &j.org_id,
             Job::RenderImageAdVersion(j) => &j.org_id,
             Job::IngestSwipeFile(j) => j.org_id.as_deref().unwrap_or(""),
+            Job::AnalyzeDesignTemplate(j) | Job::RenderDesignTemplatePreview(j) => &j.org_id,
         }
     }
 
@@ -77,6 +86,7 @@ impl Job {
             Job::GenerateImageAd(j) => j.version,
             Job::RenderImageAdVersion(j) => j.version,
             Job::IngestSwipeFile(_) => 1,
+            Job::AnalyzeDesignTemplate(j) | Job::RenderDesignTemplatePreview(j) => j.version,
         }
     }
 
@@ -115,6 +125,68 @@ pub struct GenerateAdJob {
     /// images), in display order.
     #[serde(default)]
     pub variant_image_urls: Vec<String>,
+    /// An ad made from a design template: the template's tree to fill instead of analysing
+    /// the reference's layout.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub template: Option<TemplateLayout>,
+}
+
+/// The layout of an ad made from a design template (`POST /v1/design-templates/{id}/image-ads`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TemplateLayout {
+    /// The template (`dt_…`).
+    pub template_id: String,
+    /// Its `json_tree_version` the tree is of.
+    pub json_tree_version: u32,
+    /// The template's tree (slot keys included), filled like a blueprint.
+    pub json_tree: Value,
+    /// The reference's dominant colours, heaviest first: the palette's fallback for a brand
+    /// without colours.
+    #[serde(default)]
+    pub reference_colours: Vec<[u8; 3]>,
+}
+
+/// Inputs of [`Job::AnalyzeDesignTemplate`] and [`Job::RenderDesignTemplatePreview`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DesignTemplateJob {
+    /// The template id (`dt_…`).
+    pub template_id: String,
+    /// The owning organisation.
+    pub org_id: String,
+    /// The `json_tree_version` to produce (1 for the analysis).
+    pub version: u32,
+    /// The reference image, fetched by URL (analysis only).
+    pub reference_image_url: String,
+    /// The edited tree to preview ([`Job::RenderDesignTemplatePreview`]); `None` for the
+    /// analysis.
+    #[serde(default)]
+    pub json_tree: Option<Value>,
+}
+
+/// What a design-template job produced, carried back in [`AdCompleted::design_template`]
+/// (`image_url`, `width` and `height` of the event are the preview PNG's URL and the
+/// tree's design size; the API derives the aspect ratio from the size).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DesignTemplateAnalysed {
+    /// Blob key of the preview PNG.
+    pub preview_key: String,
+    /// The tree (the analysis's, or the edited one previewed).
+    pub json_tree: Value,
+    /// True when the analysis came from the worker's cache (the same reference bytes were
+    /// analysed before); false when it ran now or for a preview of an edit.
+    #[serde(default)]
+    pub cache_hit: bool,
+    /// `reference_blueprint` when the tree follows the reference's own layout,
+    /// `reference_aspect` when the analysis found no usable layout and a plain composition
+    /// at the reference's shape was used.
+    #[serde(default)]
+    pub composition: String,
+    /// Why the reference's own layout was not used, when it was not.
+    #[serde(default)]
+    pub note: Option<String>,
+    /// The reference's dominant colours, heaviest first.
+    #[serde(default)]
+    pub reference_colours: Vec<[u8; 3]>,
 }
 
 /// Inputs of [`Job::RenderImageAdVersion`].
@@ -408,6 +480,9 @@ pub struct AdCompleted {
     /// For [`Job::IngestSwipeFile`]: what was measured (`ad_id` is then the swipe file id).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub swipe_file: Option<Box<SwipeFileIngested>>,
+    /// For the design-template jobs: the tree and preview (`ad_id` is then the template id).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub design_template: Option<Box<DesignTemplateAnalysed>>,
 }
 
 /// Payload of [`Event::Failed`].

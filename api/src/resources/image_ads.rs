@@ -71,6 +71,14 @@ pub struct AdError {
     pub message: String,
 }
 
+/// The design template an ad was made from, and the version of its tree that was used.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct SourceDesignTemplate {
+    /// `dt_…`
+    pub id: String,
+    pub json_tree_version: i64,
+}
+
 /// An image ad.
 #[derive(Debug, Serialize, ToSchema)]
 pub struct ImageAd {
@@ -80,8 +88,12 @@ pub struct ImageAd {
     pub brand_id: String,
     pub product_id: String,
     pub audience_id: String,
-    /// Historical; new ads return null.
+    /// Historical; new ads return null, also those made from a design template (their
+    /// template is in `source_design_template`).
     pub design_template_id: Option<String>,
+    /// The design template whose tree laid this ad out, when it was made with
+    /// POST /v1/design-templates/{id}/image-ads; null otherwise.
+    pub source_design_template: Option<SourceDesignTemplate>,
     pub product_variant_id: Option<String>,
     pub prompt: Option<String>,
     /// Reserved for legacy rows; new ads return null.
@@ -118,6 +130,8 @@ struct AdRow {
     product_id: String,
     audience_id: String,
     design_template_id: Option<String>,
+    source_design_template_id: Option<String>,
+    source_design_template_version: Option<i64>,
     product_variant_id: Option<String>,
     prompt: Option<String>,
     options: Option<String>,
@@ -141,7 +155,7 @@ struct AdRow {
 }
 
 const COLUMNS: &str = "t.id, t.reference_ad_url, t.brand_id, t.product_id, t.audience_id, t.design_template_id, \
-    t.product_variant_id, t.prompt, t.options, t.editable, t.sku_code, t.status, t.progress, t.image_url, t.width, \
+    t.source_design_template_id, t.source_design_template_version, t.product_variant_id, t.prompt, t.options, t.editable, t.sku_code, t.status, t.progress, t.image_url, t.width, \
     t.height, t.current_json_tree, t.current_version, t.figma_render_url, t.initial_figma_render_url, t.error_code, \
     t.error_message, t.duration_ms, t.batch_id, t.created_at, t.completed_at";
 
@@ -170,6 +184,12 @@ impl AdRow {
             product_id: self.product_id,
             audience_id: self.audience_id,
             design_template_id: self.design_template_id,
+            source_design_template: self
+                .source_design_template_id
+                .map(|id| SourceDesignTemplate {
+                    id,
+                    json_tree_version: self.source_design_template_version.unwrap_or(1),
+                }),
             product_variant_id: self.product_variant_id,
             prompt: self.prompt,
             editable: self.editable,
@@ -278,10 +298,30 @@ fn object(v: Option<Map<String, Value>>) -> Value {
 
 /// Resolves and checks every relation of a create, in the spec's order of precedence.
 async fn resolve(state: &AppState, org_id: &str, body: &ImageAdCreate) -> ApiResult<Resolved> {
+    resolve_ids(
+        state,
+        org_id,
+        &body.brand_id,
+        &body.product_id,
+        &body.audience_id,
+        body.product_variant_id.as_deref(),
+    )
+    .await
+}
+
+/// [`resolve`] by ids.
+async fn resolve_ids(
+    state: &AppState,
+    org_id: &str,
+    brand_id: &str,
+    product_id: &str,
+    audience_id: &str,
+    product_variant_id: Option<&str>,
+) -> ApiResult<Resolved> {
     let db = &state.db.read;
-    let brand = super::brands::load(db, org_id, &body.brand_id).await?;
-    let product = super::products::load(db, org_id, &body.product_id).await?;
-    let audience = super::audiences::load(db, org_id, &body.audience_id).await?;
+    let brand = super::brands::load(db, org_id, brand_id).await?;
+    let product = super::products::load(db, org_id, product_id).await?;
+    let audience = super::audiences::load(db, org_id, audience_id).await?;
     if product.brand_id != brand.id {
         return Err(ApiError::new(
             ErrorCode::ProductBrandMismatch,
@@ -300,7 +340,7 @@ async fn resolve(state: &AppState, org_id: &str, body: &ImageAdCreate) -> ApiRes
             ),
         ));
     }
-    let variant = match &body.product_variant_id {
+    let variant = match product_variant_id {
         Some(vid) => {
             let v = super::variants::load(db, org_id, vid).await?;
             if v.product_id != product.id {
@@ -464,6 +504,27 @@ async fn create_ad(
     JsonBody(body): JsonBody<ImageAdCreate>,
 ) -> ApiResult<Response> {
     caller.require(Scope::ImageAdsWrite)?;
+    let ad = create_from(&state, &caller.org_id, &body, None).await?;
+    let body = Envelope {
+        data: ad,
+        meta: Meta::current(),
+    };
+    Ok((StatusCode::ACCEPTED, axum::Json(body)).into_response())
+}
+
+/// Creates an ad (the whole of POST /v1/image-ads after the scope check): validation,
+/// relations, the reference (not checked again for an ad made from a design template,
+/// whose worker does not read it), the hold, the row and its job. `template` lays the ad
+/// out with a design template's tree.
+///
+/// # Errors
+/// Every error POST /v1/image-ads lists.
+pub(crate) async fn create_from(
+    state: &AppState,
+    org_id: &str,
+    body: &ImageAdCreate,
+    template: Option<adforge_worker::TemplateLayout>,
+) -> ApiResult<ImageAd> {
     let mut errors: Vec<FieldError> = Vec::new();
     let prompt = check_text("prompt", body.prompt.clone(), PROMPT_MAX, &mut errors);
     if body.reference_ad_url.len() > 2048 {
@@ -473,8 +534,13 @@ async fn create_ad(
         ));
     }
     super::common::finish(errors)?;
-    let r = resolve(&state, &caller.org_id, &body).await?;
-    check_reference(&state, body.reference_ad_url.clone()).await?;
+    let r = resolve(state, org_id, body).await?;
+    if template.is_none() {
+        check_reference(state, body.reference_ad_url.clone()).await?;
+    }
+    let source = template
+        .as_ref()
+        .map(|t| (t.template_id.clone(), i64::from(t.json_tree_version)));
 
     let (sku, price) = if body.editable {
         ("editable_image_ad", wallet::EDITABLE_IMAGE_AD_CENTS)
@@ -484,7 +550,7 @@ async fn create_ad(
     let id = crate::ids::new_id("ia");
     let job = Job::GenerateImageAd(GenerateAdJob {
         ad_id: id.clone(),
-        org_id: caller.org_id.clone(),
+        org_id: org_id.to_owned(),
         version: 1,
         editable: body.editable,
         reference_ad_url: body.reference_ad_url.clone(),
@@ -493,6 +559,7 @@ async fn create_ad(
         product: r.product,
         audience: r.audience,
         variant_image_urls: r.variant_image_urls,
+        template,
     });
     let queued = Progress {
         step: "queued".into(),
@@ -500,15 +567,16 @@ async fn create_ad(
         percentage: 0,
     };
     let mut tx = state.db.begin_write().await?;
-    wallet::hold(&mut tx, &caller.org_id, price, &id, &state.dashboard_url).await?;
+    wallet::hold(&mut tx, org_id, price, &id, &state.dashboard_url).await?;
     let now = crate::timestamp::now();
     sqlx::query(
         "INSERT INTO image_ads (id, org_id, brand_id, product_id, audience_id, product_variant_id, reference_ad_url, prompt, \
-         editable, sku_code, price_cents, status, progress, current_version, job, search_name, created_at, updated_at) \
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'processing', ?, 1, ?, ?, ?, ?)",
+         editable, sku_code, price_cents, status, progress, current_version, job, search_name, created_at, updated_at, \
+         source_design_template_id, source_design_template_version) \
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'processing', ?, 1, ?, ?, ?, ?, ?, ?)",
     )
     .bind(&id)
-    .bind(&caller.org_id)
+    .bind(org_id)
     .bind(&body.brand_id)
     .bind(&body.product_id)
     .bind(&body.audience_id)
@@ -523,18 +591,16 @@ async fn create_ad(
     .bind(&r.search_name)
     .bind(&now)
     .bind(&now)
+    .bind(source.as_ref().map(|s| s.0.clone()))
+    .bind(source.as_ref().map(|s| s.1))
     .execute(&mut *tx)
     .await?;
     Jobs::stage(&mut tx, &job).await?;
-    let row = load_row(&mut *tx, &caller.org_id, &id).await?;
+    let row = load_row(&mut *tx, org_id, &id).await?;
     let jobs = state.jobs.clone();
     tx.after_commit(move || jobs.kick());
     tx.commit().await?;
-    let body = Envelope {
-        data: row.into_ad(None),
-        meta: Meta::current(),
-    };
-    Ok((StatusCode::ACCEPTED, axum::Json(body)).into_response())
+    Ok(row.into_ad(None))
 }
 
 /// Retrieve an image ad
@@ -680,6 +746,36 @@ pub struct ImageAdUpdate {
     pub current_json_tree: Value,
 }
 
+/// Checks an edited tree as PATCH /v1/image-ads/{id} does (size, the renderer's validation,
+/// image URLs by the fetch rules, own files present) and returns its text. Design templates
+/// check their trees with this too.
+///
+/// # Errors
+/// VALIDATION_ERROR on `current_json_tree` naming the node and field.
+pub(crate) async fn validate_tree(state: &AppState, tree: &Value) -> ApiResult<String> {
+    // Validating a tree of up to 512 KiB is CPU work: keep it off the async runtime.
+    let (tree, allow, blobs) = (tree.clone(), state.allow_private_urls, state.blobs.clone());
+    let (text, own_images) =
+        tokio::task::spawn_blocking(move || check_tree(&tree, allow, blobs.as_ref()))
+            .await
+            .map_err(ApiError::internal)??;
+    // Own files are read from the blob store when rendering: each must be there now.
+    for image in &own_images {
+        if !state
+            .blobs
+            .exists(&image.key)
+            .await
+            .map_err(ApiError::internal)?
+        {
+            return Err(ApiError::field(
+                "current_json_tree",
+                format!("{}: image URL `{}` {NO_SUCH_FILE}", image.place, image.url),
+            ));
+        }
+    }
+    Ok(text)
+}
+
 /// An image of an edited tree that is one of this server's own files.
 struct OwnImage {
     /// Where the tree names it: "node `…`, field `fills[0].imageFillUrl`".
@@ -812,30 +908,7 @@ async fn update_ad(
             ),
         ));
     }
-    // Validating a tree of up to 512 KiB is CPU work: keep it off the async runtime.
-    let (tree, allow, blobs) = (
-        body.current_json_tree.clone(),
-        state.allow_private_urls,
-        state.blobs.clone(),
-    );
-    let (text, own_images) =
-        tokio::task::spawn_blocking(move || check_tree(&tree, allow, blobs.as_ref()))
-            .await
-            .map_err(ApiError::internal)??;
-    // Own files are read from the blob store when rendering: each must be there now.
-    for image in &own_images {
-        if !state
-            .blobs
-            .exists(&image.key)
-            .await
-            .map_err(ApiError::internal)?
-        {
-            return Err(ApiError::field(
-                "current_json_tree",
-                format!("{}: image URL `{}` {NO_SUCH_FILE}", image.place, image.url),
-            ));
-        }
-    }
+    let text = validate_tree(&state, &body.current_json_tree).await?;
     let mut tx = state.db.begin_write().await?;
     let row = load_row(&mut *tx, &caller.org_id, &id).await?;
     if row.status != "completed" {

@@ -5,6 +5,7 @@ pub mod audiences;
 pub mod brands;
 pub mod common;
 pub mod design_packs;
+pub mod design_templates;
 pub mod events;
 pub mod files;
 pub mod image_ads;

@@ -130,8 +130,7 @@ fn check_events(events: Vec<String>, errors: &mut Vec<FieldError>) -> Vec<String
             errors.push(FieldError::new(
                 format!("events[{i}]"),
                 format!(
-                    "`{e}` is not an event type this server emits; allowed: {} (design_template.* events are not \
-                     emitted yet)",
+                    "`{e}` is not an event type this server emits; allowed: {}",
                     EVENT_TYPES.join(", ")
                 ),
             ));

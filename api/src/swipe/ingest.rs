@@ -144,6 +144,7 @@ impl Ingestor {
                 thumb_key,
                 ..result
             })),
+            design_template: None,
         })
     }
 }

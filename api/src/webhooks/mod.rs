@@ -32,14 +32,13 @@ use crate::error::ApiResult;
 /// [`record`] call in the transaction of the state change that causes it; the API's
 /// validation, the OpenAPI enum and the OpenAPI `webhooks` section all follow this list.
 ///
-/// `design_template.*` is not listed while that resource does not exist, so subscribing to
-/// it is refused rather than accepted and never delivered.
-///
 /// `swipe_file.ready` / `swipe_file.failed` report an organisation's own uploads when ingest
 /// finishes; designs of managed data sources belong to no organisation and report nothing.
 pub const EVENT_TYPES: &[&str] = &[
     "image_ad.completed",
     "image_ad.failed",
+    "design_template.completed",
+    "design_template.failed",
     "swipe_file.ready",
     "swipe_file.failed",
 ];
@@ -67,9 +66,7 @@ impl utoipa::PartialSchema for EventType {
     fn schema() -> RefOr<Schema> {
         ObjectBuilder::new()
             .schema_type(SchemaType::Type(Type::String))
-            .description(Some(
-                "An event type. design_template.* events are not emitted yet and are refused.",
-            ))
+            .description(Some("An event type."))
             .enum_values(Some(EVENT_TYPES.iter().copied()))
             .into()
     }
@@ -82,6 +79,7 @@ impl ToSchema for EventType {}
 pub struct EventData {
     /// The resource exactly as its GET returned it when the event happened (for
     /// `image_ad.*`: an image ad as GET /v1/image-ads/{id} returns it; for
+    /// `design_template.*`: a design template as GET /v1/design-templates/{id} returns it; for
     /// `swipe_file.*`: a swipe file as GET /v1/swipe-files/{id} returns it).
     #[schema(schema_with = event_object_schema)]
     pub object: Value,
@@ -91,6 +89,7 @@ pub struct EventData {
 fn event_object_schema() -> RefOr<Schema> {
     utoipa::openapi::schema::AnyOfBuilder::new()
         .item(utoipa::openapi::Ref::from_schema_name("ImageAd"))
+        .item(utoipa::openapi::Ref::from_schema_name("DesignTemplate"))
         .item(utoipa::openapi::Ref::from_schema_name("SwipeFile"))
         .into()
 }

@@ -10,6 +10,7 @@ mod support;
 
 mod auth;
 mod blob_store;
+mod design_templates;
 mod embedded;
 mod envelope;
 mod error_shapes;

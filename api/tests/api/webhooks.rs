@@ -462,7 +462,7 @@ async fn events_arrive_signed_once_with_the_ad_as_get_shows_it() {
         failed.body["data"][0]["data"]["object"]["id"],
         doomed.as_str()
     );
-    s.get(&org, "/v1/events?type=design_template.completed")
+    s.get(&org, "/v1/events?type=video_ad.completed")
         .await
         .expect(400, Some("VALIDATION_ERROR"));
 
@@ -676,7 +676,7 @@ async fn endpoint_urls_types_scopes_and_life_cycle() {
         );
     }
     for (events, field) in [
-        (json!(["design_template.completed"]), "events[0]"),
+        (json!(["video_ad.completed"]), "events[0]"),
         (
             json!(["image_ad.completed", "swipe_file.archived"]),
             "events[1]",

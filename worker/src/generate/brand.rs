@@ -44,10 +44,17 @@ impl Palette {
     /// The brand's palette (`color_palettes`: a palette named `primary` first, then the
     /// others in order), completed from the reference's colours when the brand has none.
     pub fn from_brand(brand: &Brand, analysis: &Analysis) -> Palette {
+        let refs: Vec<Rgb> = analysis.palette.iter().map(|(c, _)| *c).collect();
+        Palette::from_brand_and_colours(brand, &refs)
+    }
+
+    /// [`Palette::from_brand`] with the reference's dominant colours given directly (an ad
+    /// made from a design template carries them instead of the reference).
+    pub fn from_brand_and_colours(brand: &Brand, reference_colours: &[Rgb]) -> Palette {
         let mut colours = brand_colours(&brand.color_palettes);
         if colours.is_empty() {
             // The most colourful of the reference's dominant colours.
-            let mut refs: Vec<Rgb> = analysis.palette.iter().map(|(c, _)| *c).collect();
+            let mut refs: Vec<Rgb> = reference_colours.to_vec();
             refs.sort_by(|a, b| saturation(*b).total_cmp(&saturation(*a)));
             colours.extend(refs.into_iter().take(2));
         }

@@ -49,10 +49,19 @@ impl BlueprintCache {
     /// # Errors
     /// The decoder's message when the bytes are not an image.
     pub fn get_or_analyse(&self, bytes: &[u8]) -> Result<Readings, String> {
+        self.lookup(bytes).map(|(r, _)| r)
+    }
+
+    /// [`BlueprintCache::get_or_analyse`], also saying whether the readings came from the
+    /// cache (`true`) or were made now.
+    ///
+    /// # Errors
+    /// As [`BlueprintCache::get_or_analyse`].
+    pub fn lookup(&self, bytes: &[u8]) -> Result<(Readings, bool), String> {
         let key: [u8; 32] = Sha256::digest(bytes).into();
         if let Some(bp) = self.take(&key) {
             self.hits.fetch_add(1, Ordering::Relaxed);
-            return Ok(bp);
+            return Ok((bp, true));
         }
         self.misses.fetch_add(1, Ordering::Relaxed);
         let img = decode(bytes)?;
@@ -62,7 +71,7 @@ impl BlueprintCache {
             e.push_front((key, bp.clone()));
             e.truncate(self.capacity);
         }
-        Ok(bp)
+        Ok((bp, false))
     }
 
     /// Looks `key` up and moves it to the front.

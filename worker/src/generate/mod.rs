@@ -39,6 +39,7 @@ pub mod analyse;
 pub mod brand;
 pub mod cache;
 pub mod copy;
+pub mod design_template;
 pub mod fetch;
 pub mod fill;
 pub mod layouts;
@@ -195,6 +196,11 @@ impl GenerateAdHandler {
         progress: &ProgressSink,
         fetched: &mut Vec<String>,
     ) -> Result<AdCompleted, JobError> {
+        if let Some(layout) = &job.template {
+            return self
+                .generate_from_template(job, layout, progress, fetched)
+                .await;
+        }
         progress
             .report("fetching_reference", "Fetching the reference ad", 10)
             .await;
@@ -216,24 +222,7 @@ impl GenerateAdHandler {
         progress
             .report("fetching_assets", "Fetching product images and logos", 32)
             .await;
-        let product_image = job.variant_image_urls.first().cloned();
-        if let Some(url) = &product_image {
-            fetched.push(url.clone());
-            let bytes = self.fetch("product image", url).await?;
-            fetch::check_image("product image", url, &bytes)?;
-        }
-        let mut logos = Vec::new();
-        for logo in job.brand.logos.iter().take(4) {
-            fetched.push(logo.url.clone());
-            match self.fetch("logo", &logo.url).await {
-                Ok(bytes) => logos.extend(fetch::measure_logo(logo, &bytes)),
-                // A missing logo is not worth failing an ad for: the brand name is set
-                // as a wordmark instead.
-                Err(e) => {
-                    tracing::warn!(ad_id = %job.ad_id, url = %logo.url, error = ?e, "logo skipped")
-                }
-            }
-        }
+        let (product_image, logos) = self.fetch_assets(job, fetched).await?;
 
         progress
             .report("choosing_layout", "Choosing a layout", 40)
@@ -360,7 +349,36 @@ impl GenerateAdHandler {
             json_tree: job.editable.then(|| tree.as_value().clone()),
             duration_ms: 0,
             swipe_file: None,
+            design_template: None,
         })
+    }
+
+    /// Fetches the product image (checked to be an image) and the brand's logos
+    /// (measured; a logo that cannot be fetched is skipped), noting each URL in `fetched`.
+    async fn fetch_assets(
+        &self,
+        job: &GenerateAdJob,
+        fetched: &mut Vec<String>,
+    ) -> Result<(Option<String>, Vec<fill::LogoChoice>), JobError> {
+        let product_image = job.variant_image_urls.first().cloned();
+        if let Some(url) = &product_image {
+            fetched.push(url.clone());
+            let bytes = self.fetch("product image", url).await?;
+            fetch::check_image("product image", url, &bytes)?;
+        }
+        let mut logos = Vec::new();
+        for logo in job.brand.logos.iter().take(4) {
+            fetched.push(logo.url.clone());
+            match self.fetch("logo", &logo.url).await {
+                Ok(bytes) => logos.extend(fetch::measure_logo(logo, &bytes)),
+                // A missing logo is not worth failing an ad for: the brand name is set
+                // as a wordmark instead.
+                Err(e) => {
+                    tracing::warn!(ad_id = %job.ad_id, url = %logo.url, error = ?e, "logo skipped")
+                }
+            }
+        }
+        Ok((product_image, logos))
     }
 
     async fn rerender(
@@ -428,6 +446,7 @@ impl GenerateAdHandler {
             json_tree: Some(job.json_tree),
             duration_ms: 0,
             swipe_file: None,
+            design_template: None,
         })
     }
 
@@ -454,6 +473,8 @@ impl JobHandler for GenerateAdHandler {
                 Job::IngestSwipeFile(_) => Err(JobError::retry(
                     "this worker has no swipe-file models loaded",
                 )),
+                Job::AnalyzeDesignTemplate(j) => self.analyse_template(j, progress).await,
+                Job::RenderDesignTemplatePreview(j) => self.preview_template(j, progress).await,
             }
         })
     }

@@ -250,5 +250,6 @@ pub fn job(base: &str, ad_id: &str, reference: &str, editable: bool) -> Generate
             details: json!({"pain_points": ["Rushed mornings"], "motivations": ["Calm starts"]}),
         },
         variant_image_urls: vec![format!("{base}/img/coffee.png")],
+        template: None,
     }
 }

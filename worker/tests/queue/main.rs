@@ -135,6 +135,7 @@ pub fn job(ad_id: &str) -> Job {
             details: serde_json::Value::Null,
         },
         variant_image_urls: vec!["https://example.com/v1.png".to_owned()],
+        template: None,
     })
 }
 
@@ -148,6 +149,7 @@ pub fn completed(job: &Job) -> AdCompleted {
         json_tree: None,
         duration_ms: 0,
         swipe_file: None,
+        design_template: None,
     }
 }
 

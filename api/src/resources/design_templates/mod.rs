@@ -1,0 +1,669 @@
+//! `/v1/design-templates`: a reference image (a URL, or a design of the swipe file) analysed
+//! by a worker into an editable blueprint tree (202 `processing` → `completed` or `failed`),
+//! read, listed with filters and facets, edited with PATCH (the previous tree is kept as a
+//! version, the preview is re-rendered), soft-deleted and restored; and image ads laid out
+//! with a template's tree ([`ads`]).
+//!
+//! States: `processing` (the analysis, or the preview of an edit, is running) → `completed`
+//! (tree and preview set) or, for the analysis only, `failed` (`error` says why). An edit
+//! moves a completed template back to `processing` until its preview is rendered, as an
+//! edit of an editable image ad does. Worker results are applied by [`apply`], idempotently
+//! per (template, `json_tree_version`).
+
+pub mod ads;
+pub mod apply;
+pub mod versions;
+
+use adforge_worker::{DesignTemplateJob, Job};
+use axum::extract::State;
+use axum::http::{StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use sqlx::FromRow;
+use utoipa::ToSchema;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+
+use super::common::{IdPath, check_text};
+use crate::app::AppState;
+use crate::auth::{Auth, Scope};
+use crate::blob::OwnFile;
+use crate::error::{ApiError, ApiResult, ErrorCode, FieldError};
+use crate::http::envelope::{self, Deleted, Envelope, ListEnvelope, Meta};
+use crate::http::extract::{JsonBody, QueryParams};
+use crate::jobs::Jobs;
+use crate::store::list::{Bind, Condition, ListParams, ListQuery};
+
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(create_template, list_templates))
+        .routes(routes!(get_template, update_template, delete_template))
+        .routes(routes!(restore_template))
+        .routes(routes!(versions::list_versions))
+        .routes(routes!(versions::get_version))
+        .routes(routes!(ads::create_ad_from_template))
+}
+
+/// Longest `change_summary`.
+pub const CHANGE_SUMMARY_MAX: usize = 500;
+/// Longest `reference_image_url`.
+pub const URL_MAX: usize = 2048;
+/// Statuses of a template.
+pub const STATUSES: [&str; 3] = ["processing", "completed", "failed"];
+/// Facet dimensions of the list.
+pub const FACETS: [&str; 3] = ["industry", "ad_format", "status"];
+
+/// What the worker's analysis reported.
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+pub struct TemplateAnalysis {
+    /// True when the worker reused its cached analysis of the same reference bytes (by
+    /// SHA-256 of the bytes; each worker process keeps 256); false when the analysis ran
+    /// for this template.
+    pub cache_hit: bool,
+    /// `reference_blueprint`: the tree follows the reference's own regions.
+    /// `reference_aspect`: the reference's layout was not usable (no headline or no place
+    /// for a picture was found) and the tree is a plain composition at its aspect ratio.
+    pub composition: String,
+    /// Why the reference's own layout was not used, when it was not.
+    pub note: Option<String>,
+}
+
+/// A design template: a layout blueprint held as a JSON tree.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct DesignTemplate {
+    /// `dt_…`
+    pub id: String,
+    /// The analysed reference: the URL given, or the stored image of `swipe_file_id`.
+    pub reference_image_url: String,
+    /// The swipe file (`sf_…`) the template was made from; null when made from a URL.
+    pub swipe_file_id: Option<String>,
+    /// processing, completed or failed.
+    pub status: String,
+    /// The tree of the current version: the renderer's format (docs/json-tree.md) at the
+    /// reference's aspect ratio with a 3840 px long edge. Node ids are slot names
+    /// (`background` or `photo`, `panel_N`, `product_image`, `headline`, `supporting`,
+    /// `eyebrow`, `cta` with `cta_label`, `badge` with `badge_label`, `logo`) and nodes keep
+    /// the `$` slot keys (`$text`, `$fill`, `$image`, `$on`, …; assets/layouts/README.md)
+    /// that tell an ad made from the template what to put where. Null until the analysis
+    /// completes.
+    #[schema(value_type = Option<Object>)]
+    pub current_json_tree: Option<Value>,
+    /// 1 after the analysis; +1 for every PATCH.
+    pub json_tree_version: i64,
+    /// A PNG of the current tree with neutral sample content, 1080 px on its long edge.
+    /// While an edit's preview renders (status processing) it is still the previous
+    /// version's; null until the first preview exists.
+    pub preview_url: Option<String>,
+    /// Design size of the tree (3840 px long edge).
+    pub width: Option<i64>,
+    pub height: Option<i64>,
+    /// Nearest of 1:1, 4:5, 9:16, 1.91:1, 16:9, 2:3, 3:4.
+    pub aspect_ratio: Option<String>,
+    /// Copied from the swipe file a template was made from; null for templates made from
+    /// a URL (not classified yet).
+    pub industry: Option<String>,
+    /// Copied from the swipe file a template was made from; null for templates made from
+    /// a URL (not classified yet).
+    pub ad_format: Option<String>,
+    /// Worker wall-clock time of the last job (the analysis, or the preview of the last
+    /// edit).
+    pub duration_ms: Option<i64>,
+    /// Why the analysis failed (status failed), or why the preview of an edit could not be
+    /// rendered (status completed, preview_url null).
+    pub error: Option<String>,
+    /// What the analysis found; null until it completes.
+    pub analysis: Option<TemplateAnalysis>,
+    /// True while soft-deleted (DELETE); POST /v1/design-templates/{id}/restore undoes it.
+    pub deleted: bool,
+    pub deleted_at: Option<String>,
+    pub created_at: String,
+    pub updated_at: String,
+}
+
+#[derive(FromRow, Clone)]
+pub(crate) struct TemplateRow {
+    pub id: String,
+    pub reference_image_url: String,
+    pub swipe_file_id: Option<String>,
+    pub status: String,
+    pub current_json_tree: Option<String>,
+    pub json_tree_version: i64,
+    pub change_summary: Option<String>,
+    pub version_created_at: String,
+    pub preview_url: Option<String>,
+    pub width: Option<i64>,
+    pub height: Option<i64>,
+    pub aspect_ratio: Option<String>,
+    pub industry: Option<String>,
+    pub ad_format: Option<String>,
+    pub duration_ms: Option<i64>,
+    pub error: Option<String>,
+    pub analysis: Option<String>,
+    pub reference_colours: Option<String>,
+    pub deleted_at: Option<String>,
+    pub created_at: String,
+    pub updated_at: String,
+}
+
+pub(crate) const COLUMNS: &str = "t.id, t.reference_image_url, t.swipe_file_id, t.status, t.current_json_tree, \
+    t.json_tree_version, t.change_summary, t.version_created_at, t.preview_url, t.width, t.height, t.aspect_ratio, \
+    t.industry, t.ad_format, t.duration_ms, t.error, t.analysis, t.reference_colours, t.deleted_at, t.created_at, \
+    t.updated_at";
+
+impl TemplateRow {
+    pub(crate) fn into_api(self) -> DesignTemplate {
+        DesignTemplate {
+            current_json_tree: self
+                .current_json_tree
+                .and_then(|t| serde_json::from_str(&t).ok()),
+            analysis: self.analysis.and_then(|a| serde_json::from_str(&a).ok()),
+            deleted: self.deleted_at.is_some(),
+            id: self.id,
+            reference_image_url: self.reference_image_url,
+            swipe_file_id: self.swipe_file_id,
+            status: self.status,
+            json_tree_version: self.json_tree_version,
+            preview_url: self.preview_url,
+            width: self.width,
+            height: self.height,
+            aspect_ratio: self.aspect_ratio,
+            industry: self.industry,
+            ad_format: self.ad_format,
+            duration_ms: self.duration_ms,
+            error: self.error,
+            deleted_at: self.deleted_at,
+            created_at: self.created_at,
+            updated_at: self.updated_at,
+        }
+    }
+}
+
+/// Which rows [`load_row`] finds.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Deletion {
+    /// Live templates only (edits and ads: restore a deleted template first).
+    LiveOnly,
+    /// Soft-deleted ones too (GET, DELETE, restore).
+    Any,
+}
+
+/// The template `id` of `org_id`, or 404 DESIGN_TEMPLATE_NOT_FOUND.
+pub(crate) async fn load_row<'e, E: sqlx::SqliteExecutor<'e>>(
+    ex: E,
+    org_id: &str,
+    id: &str,
+    deletion: Deletion,
+) -> ApiResult<TemplateRow> {
+    let live = match deletion {
+        Deletion::LiveOnly => " AND t.deleted_at IS NULL",
+        Deletion::Any => "",
+    };
+    sqlx::query_as::<_, TemplateRow>(&format!(
+        "SELECT {COLUMNS} FROM design_templates AS t WHERE t.id = ? AND t.org_id = ?{live}"
+    ))
+    .bind(id)
+    .bind(org_id)
+    .fetch_optional(ex)
+    .await?
+    .ok_or_else(|| ApiError::not_found(ErrorCode::DesignTemplateNotFound, "design template", id))
+}
+
+/// 422 DESIGN_TEMPLATE_NOT_READY unless the template is completed.
+pub(crate) fn require_ready(row: &TemplateRow, action: &str) -> ApiResult<()> {
+    match row.status.as_str() {
+        "completed" => Ok(()),
+        "processing" => Err(ApiError::new(
+            ErrorCode::DesignTemplateNotReady,
+            format!(
+                "Design template `{}` is processing (its analysis or the preview of its last edit is running); poll GET /v1/design-templates/{} until it is completed, then {action}",
+                row.id, row.id
+            ),
+        )),
+        _ => Err(ApiError::new(
+            ErrorCode::DesignTemplateNotReady,
+            format!(
+                "Design template `{}` failed ({}); it has no tree to {action} with. Create a new template from another reference",
+                row.id,
+                row.error.as_deref().unwrap_or("no reason recorded")
+            ),
+        )),
+    }
+}
+
+/// The template as GET shows it, as JSON (for webhook events, inside the transaction of
+/// the change); `None` when it does not exist.
+///
+/// # Errors
+/// Database failures.
+pub async fn snapshot(
+    conn: &mut sqlx::SqliteConnection,
+    org_id: &str,
+    id: &str,
+) -> ApiResult<Option<Value>> {
+    match load_row(conn, org_id, id, Deletion::Any).await {
+        Ok(row) => Ok(Some(
+            serde_json::to_value(row.into_api()).map_err(ApiError::internal)?,
+        )),
+        Err(e) if e.code == ErrorCode::DesignTemplateNotFound => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
+/// Body of POST /v1/design-templates: exactly one of the two fields.
+#[derive(Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DesignTemplateCreate {
+    /// A PNG, JPEG or WebP to analyse, http(s), at most 2,048 characters. The address must
+    /// be one a worker may fetch: a public host (no `localhost` or private, loopback or
+    /// link-local address, unless the server allows private URLs), or a file of this server
+    /// given exactly as returned (it must exist). Whether it answers with an image is found
+    /// out by the analysis: a reference that cannot be fetched or decoded ends the template
+    /// `failed` with the reason in `error`.
+    #[schema(max_length = 2048)]
+    pub reference_image_url: Option<String>,
+    /// A ready design of the swipe file (own upload or a subscribed data source's; needs
+    /// `swipe_files:read` too): its stored image is analysed and its `industry` and
+    /// `ad_format` are copied.
+    pub swipe_file_id: Option<String>,
+}
+
+/// Checks a reference URL as the worker's fetch will treat it: http(s), this server's own
+/// files by the one own-URL mapping (and present), other hosts through the public-address
+/// guard. Reachability and decoding are the analysis's to find out.
+async fn check_reference_url(state: &AppState, url: &str) -> ApiResult<()> {
+    let refuse = |why: String| ApiError::field("reference_image_url", why);
+    if url.chars().count() > URL_MAX {
+        return Err(refuse(format!("must be at most {URL_MAX} characters")));
+    }
+    let lower = url.to_ascii_lowercase();
+    if !(lower.starts_with("http://") || lower.starts_with("https://")) {
+        return Err(refuse(
+            "must be an http(s) URL of a PNG, JPEG or WebP image".into(),
+        ));
+    }
+    match state.blobs.own_file(url) {
+        OwnFile::Invalid(why) => Err(refuse(why)),
+        OwnFile::Key(key) => {
+            if state.blobs.exists(&key).await.map_err(ApiError::internal)? {
+                Ok(())
+            } else {
+                Err(refuse(crate::blob::NO_SUCH_FILE.to_string()))
+            }
+        }
+        OwnFile::Foreign => {
+            adforge_renderer::image::fetch::check_url(url, state.allow_private_urls)
+                .map_err(|e| refuse(format!("cannot be fetched: {e}")))
+        }
+    }
+}
+
+/// Create a design template
+///
+/// Give exactly one of `reference_image_url` and `swipe_file_id`. Answers 202 with
+/// `Location` and the template `processing`; a worker reads the reference's regions into a
+/// blueprint tree, renders a preview with neutral sample content, and the template becomes
+/// `completed` (or `failed` with `error` when the reference cannot be fetched or decoded).
+/// Poll GET /v1/design-templates/{id}, or subscribe to `design_template.completed` and
+/// `design_template.failed`. Templates are free: nothing is charged or held.
+#[utoipa::path(post, path = "/v1/design-templates", tag = "design templates", request_body = DesignTemplateCreate,
+    responses(
+        (status = 202, description = "Accepted; the template is processing", body = Envelope<DesignTemplate>,
+            headers(("Location" = String, description = "/v1/design-templates/{id} of the new template"))),
+        (status = 400, description = "VALIDATION_ERROR: neither or both fields, or a reference URL no worker may fetch", body = crate::error::ErrorBody),
+        (status = 404, description = "SWIPE_FILE_NOT_FOUND", body = crate::error::ErrorBody),
+    ),
+    security(("api_key" = ["design_templates:write"])))]
+async fn create_template(
+    State(state): State<AppState>,
+    Auth(caller): Auth,
+    JsonBody(body): JsonBody<DesignTemplateCreate>,
+) -> ApiResult<Response> {
+    caller.require(Scope::DesignTemplatesWrite)?;
+    let (url, swipe_file_id, industry, ad_format) =
+        match (body.reference_image_url, body.swipe_file_id) {
+            (Some(url), None) => {
+                check_reference_url(&state, &url).await?;
+                (url, None, None, None)
+            }
+            (None, Some(sf)) => {
+                caller.require(Scope::SwipeFilesRead)?;
+                let row = super::swipe_files::load(&state.db, &caller.org_id, &sf).await?;
+                if row.status != "ready" {
+                    return Err(ApiError::field(
+                        "swipe_file_id",
+                        format!(
+                            "`{sf}` is {}; only a ready design can become a template",
+                            row.status
+                        ),
+                    ));
+                }
+                (
+                    state.blobs.url(&row.blob_key),
+                    Some(row.id),
+                    row.industry,
+                    row.ad_format,
+                )
+            }
+            (Some(_), Some(_)) => {
+                return Err(ApiError::validation(vec![FieldError::new(
+                    "reference_image_url",
+                    "give either reference_image_url or swipe_file_id, not both",
+                )]));
+            }
+            (None, None) => {
+                return Err(ApiError::validation(vec![FieldError::new(
+                    "reference_image_url",
+                    "give reference_image_url or swipe_file_id",
+                )]));
+            }
+        };
+    let id = crate::ids::new_id("dt");
+    let job = Job::AnalyzeDesignTemplate(DesignTemplateJob {
+        template_id: id.clone(),
+        org_id: caller.org_id.clone(),
+        version: 1,
+        reference_image_url: url.clone(),
+        json_tree: None,
+    });
+    let now = crate::timestamp::now();
+    let mut tx = state.db.begin_write().await?;
+    sqlx::query(
+        "INSERT INTO design_templates (id, org_id, reference_image_url, swipe_file_id, status, json_tree_version, \
+         version_created_at, industry, ad_format, job, created_at, updated_at) \
+         VALUES (?, ?, ?, ?, 'processing', 1, ?, ?, ?, ?, ?, ?)",
+    )
+    .bind(&id)
+    .bind(&caller.org_id)
+    .bind(&url)
+    .bind(&swipe_file_id)
+    .bind(&now)
+    .bind(&industry)
+    .bind(&ad_format)
+    .bind(crate::store::to_json_text(&job))
+    .bind(&now)
+    .bind(&now)
+    .execute(&mut *tx)
+    .await?;
+    Jobs::stage(&mut tx, &job).await?;
+    let row = load_row(&mut *tx, &caller.org_id, &id, Deletion::Any).await?;
+    let jobs = state.jobs.clone();
+    tx.after_commit(move || jobs.kick());
+    tx.commit().await?;
+    let body = Envelope {
+        data: row.into_api(),
+        meta: Meta::current(),
+    };
+    Ok((
+        StatusCode::ACCEPTED,
+        [(header::LOCATION, format!("/v1/design-templates/{id}"))],
+        axum::Json(body),
+    )
+        .into_response())
+}
+
+/// Retrieve a design template
+///
+/// A soft-deleted template is still returned (with `deleted: true`), so it can be looked
+/// at before it is restored; it cannot be edited or used for ads until then.
+#[utoipa::path(get, path = "/v1/design-templates/{id}", tag = "design templates",
+    params(("id" = String, Path, description = "dt_…")),
+    responses(
+        (status = 200, description = "The template", body = Envelope<DesignTemplate>),
+        (status = 404, description = "DESIGN_TEMPLATE_NOT_FOUND", body = crate::error::ErrorBody),
+    ),
+    security(("api_key" = ["design_templates:read"])))]
+async fn get_template(
+    State(state): State<AppState>,
+    Auth(caller): Auth,
+    IdPath(id): IdPath,
+) -> ApiResult<Response> {
+    caller.require(Scope::DesignTemplatesRead)?;
+    let row = load_row(&state.db.read, &caller.org_id, &id, Deletion::Any).await?;
+    Ok(envelope::ok(row.into_api()))
+}
+
+/// List design templates
+///
+/// Newest first. `status`, `industry` and `ad_format` take comma-separated values (any of
+/// them matches); filters combine with AND. `deleted=true` lists only soft-deleted
+/// templates, the default `false` only live ones. `facets` (comma-separated among
+/// industry, ad_format, status) counts the matching templates per value, each dimension
+/// ignoring its own filter.
+#[utoipa::path(get, path = "/v1/design-templates", tag = "design templates",
+    params(
+        ("limit" = Option<i64>, Query, minimum = 1, maximum = 100, description = "Page size, default 20"),
+        ("starting_after" = Option<String>, Query, description = "Id of the last template already received"),
+        ("ids" = Option<String>, Query, pattern = r"[^,\s]", description = "Comma-separated dt_ ids (1 to 100); ignores cursor pagination"),
+        ("status" = Option<String>, Query, pattern = r"^\s*(processing|completed|failed)?\s*(,\s*(processing|completed|failed)?\s*)*$", description = "Comma-separated among processing, completed, failed"),
+        ("industry" = Option<String>, Query, description = "Comma-separated"),
+        ("ad_format" = Option<String>, Query, description = "Comma-separated"),
+        ("deleted" = Option<bool>, Query, description = "`true`: only soft-deleted templates; default `false`: only live ones"),
+        ("facets" = Option<String>, Query, pattern = r"^\s*(industry|ad_format|status)?\s*(,\s*(industry|ad_format|status)?\s*)*$", description = "Comma-separated among industry, ad_format, status"),
+    ),
+    responses(
+        (status = 200, description = "A page of templates", body = ListEnvelope<DesignTemplate>),
+        (status = 400, description = "VALIDATION_ERROR", body = crate::error::ErrorBody),
+    ),
+    security(("api_key" = ["design_templates:read"])))]
+async fn list_templates(
+    State(state): State<AppState>,
+    Auth(caller): Auth,
+    mut q: QueryParams,
+) -> ApiResult<Response> {
+    caller.require(Scope::DesignTemplatesRead)?;
+    let p = ListParams::parse(&mut q, true, &FACETS);
+    let mut conditions = Vec::new();
+    for (param, column, allowed, dim) in [
+        ("status", "t.status", Some(&STATUSES[..]), "status"),
+        ("industry", "t.industry", None, "industry"),
+        ("ad_format", "t.ad_format", None, "ad_format"),
+    ] {
+        if let Some(values) = q.csv(param) {
+            if let Some(allowed) = allowed {
+                for v in &values {
+                    if !allowed.contains(&v.as_str()) {
+                        q.error(param, format!("`{v}` is not one of {}", allowed.join(", ")));
+                    }
+                }
+            }
+            conditions.push(Condition::any_of(Some(dim), column, &values));
+        }
+    }
+    let deleted = q.bool("deleted", false);
+    q.finish()?;
+    let base = Condition::new(
+        if deleted {
+            "t.org_id = ? AND t.deleted_at IS NOT NULL"
+        } else {
+            "t.org_id = ? AND t.deleted_at IS NULL"
+        },
+        vec![Bind::Text(caller.org_id.clone())],
+    );
+    let page = ListQuery {
+        table: "design_templates",
+        columns: COLUMNS,
+        joins: "",
+        org_id: &caller.org_id,
+        conditions,
+        facet_columns: &[
+            ("industry", "t.industry"),
+            ("ad_format", "t.ad_format"),
+            ("status", "t.status"),
+        ],
+    }
+    .fetch_visible::<TemplateRow>(&state.db, &p, base)
+    .await?;
+    Ok(page.map(TemplateRow::into_api).into_response())
+}
+
+/// Body of PATCH /v1/design-templates/{id}.
+#[derive(Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DesignTemplateUpdate {
+    /// The entire new tree (not a diff), checked exactly as an editable image ad's tree:
+    /// at most 512 KiB, valid for the renderer, image fills with http(s) URLs only (no
+    /// base64 data), each URL one a worker may fetch (a public host, or an existing file of
+    /// this server given exactly as returned). Unknown fields, `$` slot keys included, are
+    /// kept as sent. Else 400 VALIDATION_ERROR naming the node and field.
+    #[schema(value_type = Object)]
+    pub current_json_tree: Value,
+    /// What changed, at most 500 characters; kept with the version this PATCH makes.
+    #[schema(schema_with = change_summary_schema)]
+    pub change_summary: Option<String>,
+}
+
+fn change_summary_schema() -> utoipa::openapi::RefOr<utoipa::openapi::Schema> {
+    super::common::text_schema::text(
+        CHANGE_SUMMARY_MAX,
+        "What changed, at most 500 characters; tab and line breaks allowed, other control characters and bidirectional overrides not",
+    )
+}
+
+/// Edit a design template
+///
+/// Send the entire tree. The current version (tree, preview, summary) is kept as a
+/// version first (GET /v1/design-templates/{id}/versions), then the new tree becomes
+/// `json_tree_version` + 1 and the template is `processing` until its preview is
+/// re-rendered (poll until `completed`, as after an edit of an editable ad). A template
+/// that is processing or failed cannot be edited (422 DESIGN_TEMPLATE_NOT_READY); a
+/// soft-deleted one answers 404 until restored. Edits are free.
+#[utoipa::path(patch, path = "/v1/design-templates/{id}", tag = "design templates", request_body = DesignTemplateUpdate,
+    params(("id" = String, Path, description = "dt_…")),
+    responses(
+        (status = 200, description = "The template, processing the new version's preview", body = Envelope<DesignTemplate>),
+        (status = 400, description = "VALIDATION_ERROR (naming the node and field of an invalid tree)", body = crate::error::ErrorBody),
+        (status = 404, description = "DESIGN_TEMPLATE_NOT_FOUND", body = crate::error::ErrorBody),
+        (status = 422, description = "DESIGN_TEMPLATE_NOT_READY: the template is processing or failed", body = crate::error::ErrorBody),
+    ),
+    security(("api_key" = ["design_templates:write"])))]
+async fn update_template(
+    State(state): State<AppState>,
+    Auth(caller): Auth,
+    IdPath(id): IdPath,
+    JsonBody(body): JsonBody<DesignTemplateUpdate>,
+) -> ApiResult<Response> {
+    caller.require(Scope::DesignTemplatesWrite)?;
+    let mut errors = Vec::new();
+    let summary = check_text(
+        "change_summary",
+        body.change_summary.clone(),
+        CHANGE_SUMMARY_MAX,
+        &mut errors,
+    );
+    super::common::finish(errors)?;
+    let row = load_row(&state.db.read, &caller.org_id, &id, Deletion::LiveOnly).await?;
+    require_ready(&row, "edit it")?;
+    let text = super::image_ads::validate_tree(&state, &body.current_json_tree).await?;
+
+    let mut tx = state.db.begin_write().await?;
+    let row = load_row(&mut *tx, &caller.org_id, &id, Deletion::LiveOnly).await?;
+    require_ready(&row, "edit it")?;
+    let now = crate::timestamp::now();
+    sqlx::query(
+        "INSERT INTO design_template_versions (template_id, org_id, json_tree_version, json_tree, preview_url, \
+         change_summary, created_at, replaced_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+    )
+    .bind(&id)
+    .bind(&caller.org_id)
+    .bind(row.json_tree_version)
+    .bind(row.current_json_tree.as_deref().unwrap_or("{}"))
+    .bind(&row.preview_url)
+    .bind(&row.change_summary)
+    .bind(&row.version_created_at)
+    .bind(&now)
+    .execute(&mut *tx)
+    .await?;
+    let version = row.json_tree_version + 1;
+    let job = Job::RenderDesignTemplatePreview(DesignTemplateJob {
+        template_id: id.clone(),
+        org_id: caller.org_id.clone(),
+        version: u32::try_from(version).unwrap_or(u32::MAX),
+        reference_image_url: row.reference_image_url.clone(),
+        json_tree: Some(body.current_json_tree.clone()),
+    });
+    sqlx::query(
+        "UPDATE design_templates SET status = 'processing', current_json_tree = ?, json_tree_version = ?, \
+         change_summary = ?, version_created_at = ?, error = NULL, job = ?, updated_at = ? WHERE id = ?",
+    )
+    .bind(&text)
+    .bind(version)
+    .bind(&summary)
+    .bind(&now)
+    .bind(crate::store::to_json_text(&job))
+    .bind(&now)
+    .bind(&id)
+    .execute(&mut *tx)
+    .await?;
+    Jobs::stage(&mut tx, &job).await?;
+    let row = load_row(&mut *tx, &caller.org_id, &id, Deletion::Any).await?;
+    let jobs = state.jobs.clone();
+    tx.after_commit(move || jobs.kick());
+    tx.commit().await?;
+    Ok(envelope::ok(row.into_api()))
+}
+
+/// Delete a design template
+///
+/// A soft delete: the template leaves the default list (it is listed with
+/// `deleted=true`), GET still returns it with `deleted: true`, edits and ads answer 404,
+/// and POST /v1/design-templates/{id}/restore brings it back. Deleting a deleted template
+/// answers the same again. Ads already made from it are not affected.
+#[utoipa::path(delete, path = "/v1/design-templates/{id}", tag = "design templates",
+    params(("id" = String, Path, description = "dt_…")),
+    responses(
+        (status = 200, description = "Deleted", body = Deleted),
+        (status = 404, description = "DESIGN_TEMPLATE_NOT_FOUND", body = crate::error::ErrorBody),
+    ),
+    security(("api_key" = ["design_templates:write"])))]
+async fn delete_template(
+    State(state): State<AppState>,
+    Auth(caller): Auth,
+    IdPath(id): IdPath,
+) -> ApiResult<Response> {
+    caller.require(Scope::DesignTemplatesWrite)?;
+    set_deleted(&state, &caller.org_id, &id, true).await?;
+    Ok(Deleted::response(id))
+}
+
+/// Restore a design template
+///
+/// Undoes a soft delete; restoring a live template changes nothing. Answers the template.
+#[utoipa::path(post, path = "/v1/design-templates/{id}/restore", tag = "design templates",
+    params(("id" = String, Path, description = "dt_…")),
+    responses(
+        (status = 200, description = "The restored template", body = Envelope<DesignTemplate>),
+        (status = 404, description = "DESIGN_TEMPLATE_NOT_FOUND", body = crate::error::ErrorBody),
+    ),
+    security(("api_key" = ["design_templates:write"])))]
+async fn restore_template(
+    State(state): State<AppState>,
+    Auth(caller): Auth,
+    IdPath(id): IdPath,
+) -> ApiResult<Response> {
+    caller.require(Scope::DesignTemplatesWrite)?;
+    let row = set_deleted(&state, &caller.org_id, &id, false).await?;
+    Ok(envelope::ok(row.into_api()))
+}
+
+async fn set_deleted(
+    state: &AppState,
+    org_id: &str,
+    id: &str,
+    delete: bool,
+) -> ApiResult<TemplateRow> {
+    let mut tx = state.db.begin_write().await?;
+    let row = load_row(&mut *tx, org_id, id, Deletion::Any).await?;
+    if row.deleted_at.is_some() != delete {
+        let now = crate::timestamp::now();
+        sqlx::query("UPDATE design_templates SET deleted_at = ?, updated_at = ? WHERE id = ?")
+            .bind(delete.then(|| now.clone()))
+            .bind(&now)
+            .bind(id)
+            .execute(&mut *tx)
+            .await?;
+    }
+    let row = load_row(&mut *tx, org_id, id, Deletion::Any).await?;
+    tx.commit().await?;
+    Ok(row)
+}

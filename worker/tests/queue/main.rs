@@ -12,6 +12,7 @@ mod priority;
 mod redis_restart;
 mod redis_server;
 mod runner;
+mod stats;
 
 use std::sync::Arc;
 use std::time::Duration;

@@ -20,6 +20,10 @@ mod support;
 #[allow(dead_code)]
 mod flows;
 
+#[path = "../../api/tests/api/webhook_receiver.rs"]
+#[allow(dead_code)]
+mod webhook_receiver;
+
 #[path = "../../worker/tests/queue/redis_server.rs"]
 #[allow(dead_code)]
 mod redis_server;
@@ -30,6 +34,7 @@ mod gpu_worker;
 mod memory;
 mod restart;
 mod shared_limits;
+mod webhooks;
 
 /// A command for the `adforge` binary (this package's build of its `main`, see
 /// `bin/adforge.rs`).

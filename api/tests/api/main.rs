@@ -29,4 +29,7 @@ mod resources;
 mod search;
 mod swipe;
 mod text;
+// Shared with the process-level tests of `tests/` (which answer `Hang`).
+#[allow(dead_code)]
+mod webhook_receiver;
 mod webhooks;

@@ -393,8 +393,9 @@ fn add_links(doc: &mut serde_json::Value) {
         });
         for (source, method, status, pointer) in &sources {
             for (target_path, _, target_id) in &targets {
-                // Only `{id}` can be filled: a version id is not in these responses.
-                if target_path.contains("{version_id}") {
+                // Only `{id}` can be filled: a version id (or number) is not in these
+                // responses.
+                if target_path.matches('{').count() > 1 {
                     continue;
                 }
                 let mut parameters = serde_json::Map::new();

@@ -26,6 +26,17 @@ async fn every_operation_declares_its_errors_and_headers() {
         .await
         .expect(200, None)
         .body;
+    // Operation ids name one operation each (links and generated clients rely on it).
+    let mut ids = std::collections::BTreeMap::new();
+    for (method, path, op) in operations(&doc) {
+        if let Some(id) = op["operationId"].as_str() {
+            let earlier = ids.insert(id.to_string(), format!("{method} {path}"));
+            assert!(
+                earlier.is_none(),
+                "operationId {id} is used twice: {earlier:?}, {method} {path}"
+            );
+        }
+    }
     for (method, path, op) in operations(&doc) {
         let responses = op["responses"].as_object().unwrap();
         for status in ["400", "401", "403", "429", "500", "503"] {

@@ -40,8 +40,8 @@ pub fn router() -> OpenApiRouter<AppState> {
         .routes(routes!(create_template, list_templates))
         .routes(routes!(get_template, update_template, delete_template))
         .routes(routes!(restore_template))
-        .routes(routes!(versions::list_versions))
-        .routes(routes!(versions::get_version))
+        .routes(routes!(versions::list_template_versions))
+        .routes(routes!(versions::get_template_version))
         .routes(routes!(ads::create_ad_from_template))
 }
 

@@ -88,7 +88,7 @@ const COLUMNS: &str = "json_tree_version, json_tree, change_summary, preview_url
         (status = 404, description = "DESIGN_TEMPLATE_NOT_FOUND", body = crate::error::ErrorBody),
     ),
     security(("api_key" = ["design_templates:read"])))]
-pub async fn list_versions(
+pub async fn list_template_versions(
     State(state): State<AppState>,
     Auth(caller): Auth,
     IdPath(id): IdPath,
@@ -121,7 +121,7 @@ pub async fn list_versions(
         (status = 404, description = "DESIGN_TEMPLATE_NOT_FOUND, DESIGN_TEMPLATE_VERSION_NOT_FOUND", body = crate::error::ErrorBody),
     ),
     security(("api_key" = ["design_templates:read"])))]
-pub async fn get_version(
+pub async fn get_template_version(
     State(state): State<AppState>,
     Auth(caller): Auth,
     PathParams((id, version)): PathParams<(String, String)>,

@@ -13,6 +13,7 @@
 use std::collections::HashMap;
 use std::path::Path;
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use adforge_models::Models;
 use adforge_worker::{
@@ -99,6 +100,36 @@ impl Ingestor {
         }
     }
 
+    /// The same ingestor with OCR through `tesseract` (a path), or without OCR (`None`):
+    /// for tests and the benchmark, which compare both paths.
+    pub fn with_tesseract(mut self, tesseract: Option<std::path::PathBuf>) -> Self {
+        self.tesseract = tesseract;
+        self
+    }
+
+    /// `tesseract` on PATH, if any (what [`Ingestor::new`] uses).
+    pub fn tesseract_on_path() -> Option<std::path::PathBuf> {
+        find_on_path("tesseract")
+    }
+
+    /// Measures one design from its bytes as an ingest does, without storing anything:
+    /// the result (thumb key empty) and the time each stage took.
+    ///
+    /// # Errors
+    /// What would fail the ingest, as text.
+    pub fn measure(&self, bytes: &[u8]) -> Result<(SwipeFileIngested, StageTimes), String> {
+        analyse(
+            &self.models,
+            &self.label_index,
+            self.tesseract.as_deref(),
+            bytes,
+        )
+        .map(|(_, result, _, _, times)| (result, times))
+        .map_err(|e| match e {
+            JobError::Retry { message } | JobError::Abort { message, .. } => message,
+        })
+    }
+
     async fn run(
         &self,
         job: IngestSwipeFileJob,
@@ -122,11 +153,18 @@ impl Ingestor {
         progress
             .report("embed", "Embedding and classifying the design", 40)
             .await;
-        let (thumb, result, width, height) = tokio::task::spawn_blocking(move || {
+        let (thumb, result, width, height, times) = tokio::task::spawn_blocking(move || {
             analyse(&models, &index, tesseract.as_deref(), &bytes)
         })
         .await
         .map_err(|e| JobError::retry(format!("the ingest task ended abnormally: {e}")))??;
+        tracing::debug!(
+            swipe_file_id = %job.swipe_file_id,
+            decode_ms = times.decode.as_millis() as u64,
+            model_ms = times.model.as_millis() as u64,
+            ocr_ms = times.ocr.as_millis() as u64,
+            "swipe file measured"
+        );
         let thumb_key = format!("swipe-files/{}/preview.webp", job.swipe_file_id);
         self.blobs
             .put(&thumb_key, Bytes::from(thumb))
@@ -145,6 +183,7 @@ impl Ingestor {
                 ..result
             })),
             design_template: None,
+            render: None,
         })
     }
 }
@@ -156,14 +195,27 @@ fn embedding_failed(what: &str, e: impl std::fmt::Display) -> JobError {
     }
 }
 
+/// Wall-clock time of each stage of one ingest.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct StageTimes {
+    /// Decoding, the preview, colour and background measurements.
+    pub decode: Duration,
+    /// EfficientNet-Lite0 (vector and labels) and MiniLM (caption vector).
+    pub model: Duration,
+    /// Tesseract (zero without it).
+    pub ocr: Duration,
+}
+
 /// Everything measured from the bytes: (200 px WebP preview, result without thumb key,
-/// width, height).
+/// width, height, stage times).
 fn analyse(
     models: &Models,
     label_index: &HashMap<String, usize>,
     tesseract: Option<&Path>,
     bytes: &[u8],
-) -> Result<(Vec<u8>, SwipeFileIngested, u32, u32), JobError> {
+) -> Result<(Vec<u8>, SwipeFileIngested, u32, u32, StageTimes), JobError> {
+    let mut times = StageTimes::default();
+    let t = Instant::now();
     let (probed, image) = imaging::decode_full(bytes)
         .map_err(|e| embedding_failed("the stored image cannot be decoded", e.message))?;
     let (width, height) = (probed.width, probed.height);
@@ -171,6 +223,10 @@ fn analyse(
     let preview = imaging::encode_webp(&imaging::fit_within(&rgba, 200))
         .map_err(|e| JobError::retry(format!("encoding the preview: {e}")))?;
     let rgb = image.to_rgb8();
+    let description = imaging::describe(&rgba);
+    let plain = plain_background(&image);
+    times.decode = t.elapsed();
+    let t = Instant::now();
     let image_vector = models
         .image
         .embed_images(std::slice::from_ref(&rgb))
@@ -186,19 +242,26 @@ fn analyse(
         .iter()
         .map(|(n, p)| (n.clone(), *p, label_index.get(n).copied()))
         .collect();
-    let ocr_text = tesseract.and_then(|t| read_words(t, &image));
+    times.model = t.elapsed();
+    let ocr_text = tesseract.and_then(|path| {
+        let t = Instant::now();
+        let words = read_words(path, &image);
+        times.ocr = t.elapsed();
+        words
+    });
     let words = ocr_text.as_deref().map(taxonomy::words).unwrap_or_default();
     let aspect_ratio = taxonomy::aspect_ratio(width, height);
     let industry = taxonomy::industry(&indexed, &words);
-    let ad_format = taxonomy::ad_format(ocr_text.as_deref(), &indexed, plain_background(&image));
+    let ad_format = taxonomy::ad_format(ocr_text.as_deref(), &indexed, plain);
     let caption = caption(
         &indexed,
         ocr_text.as_deref(),
-        &imaging::describe(&rgba),
+        &description,
         aspect_ratio,
         industry,
         ad_format,
     );
+    let t = Instant::now();
     let text_vector = models
         .text
         .embed_texts(&[caption.as_str()])
@@ -206,6 +269,7 @@ fn analyse(
         .into_iter()
         .next()
         .ok_or_else(|| embedding_failed("embedding the caption failed", "no vector"))?;
+    times.model += t.elapsed();
     Ok((
         preview,
         SwipeFileIngested {
@@ -223,6 +287,7 @@ fn analyse(
         },
         width,
         height,
+        times,
     ))
 }
 
@@ -312,4 +377,81 @@ fn read_words(tesseract: &Path, image: &DynamicImage) -> Option<String> {
         .collect::<Vec<_>>()
         .join("\n");
     (!text.is_empty()).then_some(text)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A 1080 px square design with big words on it, drawn by our renderer.
+    fn words_design() -> Vec<u8> {
+        let tree = adforge_renderer::Tree::from_value(serde_json::json!({
+            "root": "root",
+            "nodes": {
+                "root": {"id": "root", "type": "FRAME", "width": 1080, "height": 1080,
+                    "fills": [{"type": "SOLID", "color": {"r": 1, "g": 1, "b": 1, "a": 1}}],
+                    "children": ["t"]},
+                "t": {"id": "t", "type": "TEXT", "x": 80, "y": 300, "width": 920, "height": 500,
+                    "characters": "WINTER BOOTS\n30% OFF", "fontSize": 130, "fontWeight": 700,
+                    "fontFamily": "Inter", "textAlignHorizontal": "CENTER",
+                    "fills": [{"type": "SOLID", "color": {"r": 0.05, "g": 0.05, "b": 0.1, "a": 1}}]}
+            }
+        }))
+        .unwrap();
+        let renderer = adforge_renderer::Renderer::new(
+            adforge_renderer::FontLibrary::bundled(),
+            Arc::new(adforge_renderer::HttpFetcher::new(
+                adforge_renderer::FetchLimits::default(),
+            )),
+        );
+        let options = adforge_renderer::RenderOptions {
+            width: Some(1080),
+            encode_png: true,
+        };
+        renderer.render(&tree, &options).unwrap().png.unwrap()
+    }
+
+    fn ingestor() -> Ingestor {
+        let dir = adforge_models::default_models_dir();
+        let models = Models::load(&dir)
+            .unwrap_or_else(|e| panic!("the models are needed: run scripts/fetch-models ({e})"));
+        let blobs: Arc<dyn BlobStore> = Arc::new(crate::blob::LocalBlobStore::new(
+            std::env::temp_dir().join("adforge-ingest-test-unused"),
+            "http://unused",
+        ));
+        Ingestor::new(Arc::new(models), blobs, &dir)
+    }
+
+    /// With Tesseract the printed words reach the caption and decide the format; without it
+    /// ingest still succeeds, and the caption and format say nothing of the words.
+    #[test]
+    fn ocr_reads_the_printed_words_and_ingest_works_without_it() {
+        let tesseract = Ingestor::tesseract_on_path().expect(
+            "tesseract is not on PATH: install Debian's tesseract-ocr and tesseract-ocr-eng (scripts/test does)",
+        );
+        let bytes = words_design();
+        let with = ingestor().with_tesseract(Some(tesseract));
+        let (r, _) = with.measure(&bytes).unwrap();
+        let words = r.ocr_text.clone().unwrap_or_default().to_uppercase();
+        for w in ["WINTER", "BOOTS", "30%", "OFF"] {
+            assert!(words.contains(w), "OCR read {words:?}");
+        }
+        assert!(
+            r.caption.to_uppercase().contains("WINTER BOOTS"),
+            "{}",
+            r.caption
+        );
+        assert_eq!(r.ad_format.as_deref(), Some("offer_sale"), "{}", r.caption);
+
+        let without = ingestor().with_tesseract(None);
+        let (r, _) = without.measure(&bytes).unwrap();
+        assert_eq!(r.ocr_text, None);
+        assert!(
+            !r.caption.to_uppercase().contains("WINTER"),
+            "{}",
+            r.caption
+        );
+        assert_ne!(r.ad_format.as_deref(), Some("offer_sale"));
+        assert_eq!(r.text_vector.len(), 384);
+    }
 }

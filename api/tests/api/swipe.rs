@@ -992,6 +992,58 @@ async fn without_models_uploads_answer_503_and_the_rest_works() {
         .expect(201, None);
 }
 
+/// A 1080 px square design with big words on it, drawn by our renderer (not part of the
+/// default collection).
+fn words_design(words: &str) -> Vec<u8> {
+    let tree = adforge_renderer::Tree::from_value(json!({
+        "root": "root",
+        "nodes": {
+            "root": {"id": "root", "type": "FRAME", "width": 1080, "height": 1080,
+                "fills": [{"type": "SOLID", "color": {"r": 0.98, "g": 0.96, "b": 0.9, "a": 1}}],
+                "children": ["t"]},
+            "t": {"id": "t", "type": "TEXT", "x": 80, "y": 300, "width": 920, "height": 500,
+                "characters": words, "fontSize": 130, "fontWeight": 700,
+                "fontFamily": "Inter", "textAlignHorizontal": "CENTER",
+                "fills": [{"type": "SOLID", "color": {"r": 0.1, "g": 0.1, "b": 0.2, "a": 1}}]}
+        }
+    }))
+    .unwrap();
+    let renderer = adforge_renderer::Renderer::new(
+        adforge_renderer::FontLibrary::bundled(),
+        Arc::new(adforge_renderer::HttpFetcher::new(
+            adforge_renderer::FetchLimits::default(),
+        )),
+    );
+    let options = adforge_renderer::RenderOptions {
+        width: Some(1080),
+        encode_png: true,
+    };
+    renderer.render(&tree, &options).unwrap().png.unwrap()
+}
+
+/// With Tesseract installed (scripts/test installs it), the words printed on a design reach
+/// its caption: a text query for them finds it first, and "% off" makes it an offer.
+#[tokio::test]
+async fn words_printed_on_a_design_are_read_and_found_by_text() {
+    assert!(
+        std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())
+            .any(|d| d.join("tesseract").is_file()),
+        "tesseract is not on PATH: install Debian's tesseract-ocr and tesseract-ocr-eng (scripts/test does)"
+    );
+    let s = TestServer::start().await;
+    let a = s.org_unlimited("A").await;
+    let boots = upload_ready(&s, &a, words_design("WINTER BOOTS\n30% OFF")).await;
+    let webinar = upload_ready(&s, &a, words_design("FREE WEBINAR\nTHURSDAY")).await;
+    upload_ready(&s, &a, sample("coffee.png")).await;
+    upload_ready(&s, &a, sample("rocket.jpg")).await;
+
+    let hits = search(&s, &a, json!({"query": "winter boots"})).await;
+    assert_eq!(hits[0]["id"], boots["id"], "{hits:#?}");
+    let hits = search(&s, &a, json!({"query": "webinar"})).await;
+    assert_eq!(hits[0]["id"], webinar["id"], "{hits:#?}");
+    assert_eq!(boots["ad_format"], "offer_sale", "{boots}");
+}
+
 #[tokio::test]
 async fn the_default_collection_is_imported_at_the_first_start_and_subscribed() {
     // No workers: this checks the import and the subscription, not 45 ingests.

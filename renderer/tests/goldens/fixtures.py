@@ -146,6 +146,17 @@ F["effects", "background_blur"] = tree({
 F["effects", "effect_node"] = tree({"card": {"type": "FRAME", "x": 20, "y": 20, "width": 60, "height": 60, "cornerRadius": 8,
     "fills": [BG], "children": ["fx"]}}, fills=[solid(0.93, 0.93, 0.95)])
 F["effects", "effect_node"]["nodes"].update(nested({"fx": {"type": "EFFECT", "effects": [shadow(color=c(0.8, 0, 0.3, 0.6))]}}))
+# Every effect path at once (GPU parity): two drop shadows (one shrunk by a negative spread,
+# a large blur that is downsampled), an inner shadow grown by its spread, opacity and a
+# multiply blend on a gradient; a blurred layer; frosted glass with a large background blur.
+F["effects", "stacked"] = tree({
+    "card": rect(14, 12, 46, 40, [solid(0.98, 0.96, 0.9)], cornerRadius=12, opacity=0.85, blendMode="MULTIPLY",
+        effects=[shadow(radius=24, spread=-4, offset={"x": 6, "y": 8}, color=c(0.2, 0.1, 0.5, 0.6)),
+                 shadow(radius=4, offset={"x": -3, "y": -2}),
+                 dict(shadow(radius=12, spread=3, offset={"x": -3, "y": 5}, color=c(0.6, 0, 0.2, 0.7)), type="INNER_SHADOW")]),
+    "soft": rect(66, 14, 24, 24, [GREEN], cornerRadius=4, effects=[{"type": "LAYER_BLUR", "radius": 6}]),
+    "glass": rect(8, 58, 84, 34, [solid(1, 1, 1, 0.25)], cornerRadius=8, effects=[{"type": "BACKGROUND_BLUR", "radius": 30}])},
+    fills=[{"type": "GRADIENT_LINEAR", "gradientHandlePositions": [{"x": 0, "y": 0}, {"x": 1, "y": 1}], "gradientStops": stops}])
 F["effects", "text_shadow"] = tree({"t": text(10, 30, None, None, "Shadow", 22, fontWeight=700, effects=[shadow(radius=4, offset={"x": 2, "y": 2})])})
 
 # ---------- auto-layout

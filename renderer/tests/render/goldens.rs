@@ -21,7 +21,7 @@ goldens!(shapes: rectangle, corner_radius, rectangle_corner_radii, ellipse, vect
     opacity, invisible, group, frame_clip, frame_no_clip, stroke_inside, stroke_center, stroke_outside, blend_multiply);
 goldens!(paints: solid_alpha, linear_gradient, linear_gradient_diagonal, radial_gradient, paint_opacity, multiple_fills, paint_blend_multiply);
 goldens!(images: fill, fit, stretch, crop, tile, jpeg, webp, svg, image_opacity, rotated);
-goldens!(effects: drop_shadow, drop_shadow_spread, inner_shadow, layer_blur, background_blur, effect_node, text_shadow);
+goldens!(effects: drop_shadow, drop_shadow_spread, inner_shadow, layer_blur, background_blur, effect_node, text_shadow, stacked);
 goldens!(layout: horizontal_hug, vertical_hug, fixed_center, fixed_max, space_between, fill_children, layout_grow_legacy,
     wrap, absolute_child, hug_text_button, text_fill_width, baseline);
 goldens!(text: basic, bold_italic, family_serif, family_bebas, align_center, align_right, justified, vertical_center,

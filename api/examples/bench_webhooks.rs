@@ -230,6 +230,7 @@ async fn main() {
             duration_ms: 1,
             swipe_file: None,
             design_template: None,
+            render: None,
         })
     };
     let wait_all = |ids: Vec<String>| {

@@ -191,6 +191,11 @@ impl Jobs {
                         Ok(applied) => {
                             if let Some(applied) = &applied {
                                 this.metrics.observe_applied(applied);
+                                if let Event::Completed(c) = &delivered.event
+                                    && let Some(render) = &c.render
+                                {
+                                    this.metrics.observe_render(render);
+                                }
                             }
                             if !matches!(delivered.event, Event::Progress(_)) {
                                 this.applied.notify_one();

@@ -24,6 +24,7 @@ pub struct Metrics {
     http_duration: HistogramVec,
     jobs: IntCounterVec,
     job_duration: HistogramVec,
+    render_stage: HistogramVec,
     wallet: IntCounterVec,
     wallet_cents: IntCounterVec,
     queue_jobs: IntGauge,
@@ -86,6 +87,16 @@ impl Metrics {
             ]),
             &["kind"],
         )?;
+        let render_stage = HistogramVec::new(
+            HistogramOpts::new(
+                "adforge_render_stage_seconds",
+                "Time of each stage of a completed ad's 4K render (images, layout, scene, raster, encode; gpu_upload, gpu_draw, gpu_readback on the GPU), by the backend that drew it, as the worker reported",
+            )
+            .buckets(vec![
+                0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0,
+            ]),
+            &["stage", "backend"],
+        )?;
         let wallet = IntCounterVec::new(
             Opts::new(
                 "adforge_wallet_operations_total",
@@ -120,6 +131,7 @@ impl Metrics {
         registry.register(Box::new(http_duration.clone()))?;
         registry.register(Box::new(jobs.clone()))?;
         registry.register(Box::new(job_duration.clone()))?;
+        registry.register(Box::new(render_stage.clone()))?;
         registry.register(Box::new(wallet.clone()))?;
         registry.register(Box::new(wallet_cents.clone()))?;
         registry.register(Box::new(queue_jobs.clone()))?;
@@ -132,6 +144,7 @@ impl Metrics {
             http_duration,
             jobs,
             job_duration,
+            render_stage,
             wallet,
             wallet_cents,
             queue_jobs,
@@ -166,6 +179,25 @@ impl Metrics {
             self.wallet_cents
                 .with_label_values(&[operation])
                 .inc_by(u64::try_from(cents).unwrap_or(0));
+        }
+    }
+
+    /// Records the stage times a worker reported for an applied ad render.
+    pub fn observe_render(&self, render: &adforge_worker::RenderTimings) {
+        // Known names only, so a worker cannot make series at will.
+        let backend = match render.backend.as_str() {
+            "gpu" => "gpu",
+            _ => "cpu",
+        };
+        for (stage, ms) in &render.stages_ms {
+            let stage = match stage.as_str() {
+                s @ ("images" | "layout" | "scene" | "raster" | "encode" | "gpu_upload"
+                | "gpu_draw" | "gpu_readback") => s,
+                _ => continue,
+            };
+            self.render_stage
+                .with_label_values(&[stage, backend])
+                .observe(ms / 1000.0);
         }
     }
 
@@ -244,5 +276,19 @@ mod tests {
         assert!(text.contains("adforge_jobs_total{kind=\"image_ad\",outcome=\"completed\"} 1"));
         assert!(text.contains("adforge_wallet_cents_total{operation=\"capture\"} 150"));
         assert!(text.contains("# TYPE adforge_http_request_duration_seconds histogram"));
+
+        // Render stages by backend; unknown stage names make no series.
+        m.observe_render(&adforge_worker::RenderTimings {
+            backend: "gpu".into(),
+            stages_ms: [("raster".to_owned(), 12.0), ("made-up".to_owned(), 1.0)]
+                .into_iter()
+                .collect(),
+        });
+        let text = m.render();
+        assert!(
+            text.contains("adforge_render_stage_seconds_count{backend=\"gpu\",stage=\"raster\"} 1"),
+            "{text}"
+        );
+        assert!(!text.contains("made-up"));
     }
 }

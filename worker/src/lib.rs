@@ -44,8 +44,8 @@ pub mod runner;
 pub use generate::{GenerateAdHandler, GenerateConfig};
 pub use protocol::{
     AdCompleted, AdFailed, AdProgress, DesignTemplateAnalysed, DesignTemplateJob, Event,
-    GenerateAdJob, IngestSwipeFileJob, Job, JobEnvelope, RerenderJob, SwipeFileIngested,
-    TemplateLayout,
+    GenerateAdJob, IngestSwipeFileJob, Job, JobEnvelope, RenderTimings, RerenderJob,
+    SwipeFileIngested, TemplateLayout,
 };
 pub use queue::{
     Claimed, DeliveredEvent, EnqueueOutcome, JobQueue, MemoryQueue, QueueConfig, QueueStats,

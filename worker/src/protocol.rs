@@ -483,6 +483,20 @@ pub struct AdCompleted {
     /// For the design-template jobs: the tree and preview (`ad_id` is then the template id).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub design_template: Option<Box<DesignTemplateAnalysed>>,
+    /// How the 4K render of an ad went (the API's render metrics); absent from older
+    /// workers and from jobs that render no ad.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub render: Option<RenderTimings>,
+}
+
+/// The backend and stage times of one render, as the worker measured them.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RenderTimings {
+    /// `cpu` or `gpu`: what drew the pixels (a GPU render redone on the CPU says `cpu`).
+    pub backend: String,
+    /// Milliseconds per stage: `images`, `layout`, `scene`, `raster`, `encode`, and on the
+    /// GPU `gpu_upload`, `gpu_draw`, `gpu_readback`.
+    pub stages_ms: std::collections::BTreeMap<String, f64>,
 }
 
 /// Payload of [`Event::Failed`].

@@ -94,6 +94,83 @@ async fn health_readiness_and_metrics_outside_v1() {
     }
 }
 
+/// A completed ad moves the job, wallet and render series, each once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn metrics_count_a_completed_ad_its_charge_and_its_render_stages() {
+    let s = TestServer::start_with(|a| a.ops.metrics_token = Some("t".into())).await;
+    let org = s.org("Counted").await;
+    let c = s.catalog(&org).await;
+    let shot = s
+        .upload(
+            &org,
+            png(64, 64, [200, 40, 40, 255]),
+            &[("image_type", "product")],
+        )
+        .await
+        .expect(201, None);
+    s.patch(
+        &org,
+        &format!("/v1/product-variants/{}", c.variant),
+        serde_json::json!({"image_ids": [shot.id()]}),
+    )
+    .await
+    .expect(200, None);
+    let reference = s
+        .upload(&org, crate::support::jpeg(120, 150, [30, 60, 90]), &[])
+        .await
+        .expect(201, None);
+    sqlx::query("UPDATE wallets SET balance_cents = balance_cents + 1000 WHERE org_id = ?")
+        .bind(&org.id)
+        .execute(&s.db.write)
+        .await
+        .unwrap();
+    let ad = s
+        .post(
+            &org,
+            "/v1/image-ads",
+            serde_json::json!({"reference_ad_url": reference.body["data"]["src"], "brand_id": c.brand,
+                "product_id": c.product, "audience_id": c.audience}),
+        )
+        .await
+        .expect(202, None)
+        .id();
+    let path = format!("/v1/image-ads/{ad}");
+    // A deadline only a hang reaches; not a timing assertion.
+    let deadline = std::time::Instant::now() + Duration::from_secs(120);
+    while s.get(&org, &path).await.body["data"]["status"] == "processing" {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the ad did not settle"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let done = s.get(&org, &path).await.body["data"].clone();
+    assert_eq!(done["status"], "completed", "{done}");
+
+    let text = metrics_text(&s, "t").await;
+    let one = |series: &str| assert_eq!(sample(&text, series), 1.0, "{series}\n{text}");
+    one("adforge_jobs_total{kind=\"image_ad\",outcome=\"completed\"}");
+    one("adforge_job_duration_seconds_count{kind=\"image_ad\"}");
+    one("adforge_wallet_operations_total{operation=\"capture\"}");
+    assert_eq!(
+        sample(&text, "adforge_wallet_cents_total{operation=\"capture\"}"),
+        100.0,
+        "a flat ad costs $1: {text}"
+    );
+    for stage in ["images", "layout", "scene", "raster", "encode"] {
+        one(&format!(
+            "adforge_render_stage_seconds_count{{backend=\"cpu\",stage=\"{stage}\"}}"
+        ));
+    }
+    assert_eq!(
+        sample(
+            &text,
+            "adforge_wallet_operations_total{operation=\"release\"}"
+        ),
+        0.0
+    );
+}
+
 #[tokio::test]
 async fn metrics_listen_serves_metrics_without_a_token() {
     let port = free_port();

@@ -147,6 +147,7 @@ impl GenerateAdHandler {
                 note,
                 reference_colours: analysis.palette.iter().map(|(c, _)| *c).collect(),
             })),
+            render: None,
         })
     }
 
@@ -197,6 +198,7 @@ impl GenerateAdHandler {
                 note: None,
                 reference_colours: Vec::new(),
             })),
+            render: None,
         })
     }
 
@@ -294,6 +296,7 @@ impl GenerateAdHandler {
             duration_ms: 0,
             swipe_file: None,
             design_template: None,
+            render: None,
         })
     }
 }

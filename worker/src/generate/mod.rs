@@ -334,8 +334,8 @@ impl GenerateAdHandler {
         let renderer = self.renderer.clone();
         let fetcher = self.fetcher.clone();
         let to_render = tree.clone();
-        let (png, width, height) =
-            blocking(move || render_png(&renderer, &fetcher, &to_render)).await??;
+        let (png, width, height, timings) =
+            blocking(move || render_png_timed(&renderer, &fetcher, &to_render)).await??;
 
         progress.report("storing", "Storing the image", 90).await;
         let key = blob_key(&job.ad_id, job.version);
@@ -350,6 +350,7 @@ impl GenerateAdHandler {
             duration_ms: 0,
             swipe_file: None,
             design_template: None,
+            render: Some(timings),
         })
     }
 
@@ -432,8 +433,8 @@ impl GenerateAdHandler {
             .await;
         let renderer = self.renderer.clone();
         let fetcher = self.fetcher.clone();
-        let (png, width, height) =
-            blocking(move || render_png(&renderer, &fetcher, &tree)).await??;
+        let (png, width, height, timings) =
+            blocking(move || render_png_timed(&renderer, &fetcher, &tree)).await??;
         progress.report("storing", "Storing the image", 90).await;
         let key = blob_key(&job.ad_id, job.version);
         self.store(&key, png).await?;
@@ -447,6 +448,7 @@ impl GenerateAdHandler {
             duration_ms: 0,
             swipe_file: None,
             design_template: None,
+            render: Some(timings),
         })
     }
 
@@ -577,6 +579,15 @@ fn render_png(
     fetcher: &ShelfFetcher,
     tree: &Tree,
 ) -> Result<(Vec<u8>, u32, u32), JobError> {
+    render_png_timed(renderer, fetcher, tree).map(|(png, w, h, _)| (png, w, h))
+}
+
+/// [`render_png`], with the backend and stage times for the API's metrics.
+fn render_png_timed(
+    renderer: &Renderer,
+    fetcher: &ShelfFetcher,
+    tree: &Tree,
+) -> Result<(Vec<u8>, u32, u32, crate::protocol::RenderTimings), JobError> {
     let mut out = render(renderer, tree, None, true)?;
     image_failures(fetcher, &out.report.warnings)?;
     let (w, h) = (out.report.width, out.report.height);
@@ -599,8 +610,32 @@ fn render_png(
         gpu_fallback = gpu.and_then(|g| g.fallback.as_deref()),
         "rendered"
     );
+    let t = &out.report.timings;
+    let mut stages: std::collections::BTreeMap<String, f64> = [
+        ("images", t.images_ms),
+        ("layout", t.layout_ms),
+        ("scene", t.scene_ms),
+        ("raster", t.raster_ms),
+        ("encode", t.encode_ms),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_owned(), v))
+    .collect();
+    if let Some(g) = gpu {
+        stages.insert("gpu_upload".to_owned(), g.upload_ms);
+        stages.insert("gpu_draw".to_owned(), g.draw_ms);
+        stages.insert("gpu_readback".to_owned(), g.readback_ms);
+    }
+    let backend = match out.report.backend {
+        adforge_renderer::report::BackendUsed::Gpu => "gpu",
+        adforge_renderer::report::BackendUsed::Cpu => "cpu",
+    };
+    let timings = crate::protocol::RenderTimings {
+        backend: backend.to_owned(),
+        stages_ms: stages,
+    };
     renderer.recycle(out.pixmap);
-    Ok((png, w, h))
+    Ok((png, w, h, timings))
 }
 
 /// Runs CPU-bound work off the async threads; a panic becomes a retryable failure.

@@ -151,6 +151,7 @@ pub fn completed(job: &Job) -> AdCompleted {
         duration_ms: 0,
         swipe_file: None,
         design_template: None,
+        render: None,
     }
 }
 

@@ -235,10 +235,9 @@ async fn analyse_edit_version_and_make_an_ad() {
     assert!(t["industry"].is_null() && t["ad_format"].is_null());
     assert_eq!(t["analysis"]["cache_hit"], false, "{t}");
     let composition = t["analysis"]["composition"].as_str().unwrap().to_string();
-    assert!(
-        ["reference_blueprint", "reference_aspect"].contains(&composition.as_str()),
-        "{t}"
-    );
+    // The reference's own layout was read: the photo on the left, the headline and the
+    // button on the right, the button below the headline.
+    assert_eq!(composition, "reference_blueprint", "{t}");
     let tree = t["current_json_tree"].clone();
     assert_eq!(tree["nodes"]["root"]["name"], composition.as_str());
     assert_eq!(tree["nodes"]["root"]["width"], 3840);
@@ -246,6 +245,18 @@ async fn analyse_edit_version_and_make_an_ad() {
         assert!(tree["nodes"][slot].is_object(), "no {slot} slot in {tree}");
     }
     assert_eq!(tree["nodes"]["headline"]["$text"], "headline");
+    let centre = |slot: &str| {
+        let n = &tree["nodes"][slot];
+        let f = |k: &str| n[k].as_f64().unwrap_or_else(|| panic!("{slot}.{k} in {n}"));
+        (
+            (f("x") + f("width") / 2.0) / 3840.0,
+            (f("y") + f("height") / 2.0) / 2010.0,
+        )
+    };
+    let (product, headline, cta) = (centre("product_image"), centre("headline"), centre("cta"));
+    assert!(product.0 < 0.5, "product at {product:?}");
+    assert!(headline.0 > 0.5 && cta.0 > 0.5, "{headline:?} {cta:?}");
+    assert!(cta.1 > headline.1 + 0.2, "{headline:?} {cta:?}");
     let preview_v1 = t["preview_url"].as_str().unwrap().to_string();
     let (status, _, preview) = s.fetch(&preview_v1).await;
     assert_eq!(status.as_u16(), 200);
@@ -413,7 +424,7 @@ async fn analyse_edit_version_and_make_an_ad() {
     )
     .await
     .expect(200, None);
-    let body = json!({"brand_id": c.brand, "product_id": c.product, "audience_id": c.audience});
+    let body = json!({"brand_id": c.brand, "product_id": c.product, "audience_id": c.audience, "editable": true});
     s.post(&org, &format!("{path}/image-ads"), body.clone())
         .await
         .expect(402, Some("INSUFFICIENT_BALANCE"));
@@ -461,7 +472,23 @@ async fn analyse_edit_version_and_make_an_ad() {
             .fetch_one(&s.db.read)
             .await
             .unwrap();
-    assert_eq!((balance, held), (900, 0));
+    assert_eq!((balance, held), (600, 0));
+    // The ad's tree is the edited template's, filled: its nodes keep the template's boxes.
+    let nodes = ad["current_json_tree"]["nodes"].as_object().unwrap();
+    let named = |name: &str| {
+        nodes
+            .values()
+            .find(|n| n["name"] == name)
+            .unwrap_or_else(|| panic!("no node {name}"))
+    };
+    let root = ad["current_json_tree"]["root"].as_str().unwrap();
+    assert_eq!(nodes[root]["name"], "design_template");
+    assert_eq!(named("Headline")["y"], 100);
+    assert_eq!(named("Headline")["x"], edited["nodes"]["headline"]["x"]);
+    assert_eq!(named("Cta")["x"], edited["nodes"]["cta"]["x"]);
+    let fill = &named("Product Image")["fills"][0];
+    assert_eq!(fill["type"], "IMAGE");
+    assert_eq!(fill["imageFillUrl"], shot.body["data"]["src"]);
     // Ordinary ads name no template.
     let listed = s
         .get(&org, &format!("/v1/image-ads?ids={ad_id}"))

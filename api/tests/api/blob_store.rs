@@ -1,7 +1,8 @@
 //! The blob store behind `BlobStore`, against the local folder and against a real
 //! S3-compatible server: moto's server (`moto_server` from PyPI, installed into `.venv` by
 //! scripts/test) started on a free loopback port per test. End to end, a real `adforge
-//! serve --blob-url s3://…` completes a flat ad whose image is served back from the bucket.
+//! serve --blob-url s3://…` and a real `adforge worker` with its own data dir complete a flat
+//! ad whose image is served back from the bucket.
 
 use std::io::{BufRead, BufReader};
 use std::net::TcpStream;
@@ -16,6 +17,10 @@ use futures_util::StreamExt;
 use serde_json::{Value, json};
 
 use crate::support::{Process, free_port, jpeg, png};
+
+#[path = "../../../worker/tests/queue/redis_server.rs"]
+#[allow(dead_code, clippy::duplicate_mod)]
+mod redis_server;
 
 /// A `moto_server` child process on a free loopback port; killed on drop.
 pub struct Moto {
@@ -300,14 +305,17 @@ async fn upload(http: &reqwest::Client, base: &str, key: &str, bytes: Vec<u8>) -
     res.json::<Value>().await.unwrap()["data"].clone()
 }
 
-/// `adforge serve --blob-url s3://…`: uploads and the rendered ad live in the bucket, the
-/// data dir holds no blob, `/files/` serves them back, and `/readyz` names the bucket when
-/// it goes away.
+/// `adforge serve --blob-url s3://…` as an API node and `adforge worker --blob-url s3://…`
+/// as a render node with a data dir of its own, sharing only Redis and the bucket: uploads
+/// and the rendered ad live in the bucket, neither data dir holds a blob, `/files/` serves
+/// them back, and `/readyz` names the bucket when it goes away.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn serve_with_s3_completes_a_flat_ad_and_serves_it() {
+async fn serve_and_worker_with_s3_complete_a_flat_ad_and_serve_it() {
     let moto = Moto::start();
     moto.bucket("adforge-e2e").await;
+    let redis = redis_server::RedisServer::start();
     let dir = tempfile::tempdir().unwrap();
+    let worker_dir = tempfile::tempdir().unwrap();
     let port = free_port();
     let base = format!("http://127.0.0.1:{port}");
     let log = std::fs::File::create(dir.path().join("serve.log")).unwrap();
@@ -319,6 +327,7 @@ async fn serve_with_s3_completes_a_flat_ad_and_serves_it() {
             .args(["--listen", &format!("127.0.0.1:{port}"), "--log", "warn"])
             .args(["--blob-url", "s3://adforge-e2e/run"])
             .args(["--s3-endpoint", &moto.endpoint(), "--s3-allow-http"])
+            .args(["--redis-url", &redis.url(), "--workers", "0"])
             .args(["--allow-private-urls", "--backend", "cpu"])
             .args(["--default-collection", "/nonexistent-default-collection"])
             .env("AWS_ACCESS_KEY_ID", "testing")
@@ -342,6 +351,30 @@ async fn serve_with_s3_completes_a_flat_ad_and_serves_it() {
     });
     let key = boot["api_key"]["key"].as_str().unwrap().to_string();
     let org = boot["organization"]["id"].as_str().unwrap().to_string();
+    let worker_log = std::fs::File::create(worker_dir.path().join("worker.log")).unwrap();
+    let _worker = Process(
+        Command::new(env!("CARGO_BIN_EXE_adforge"))
+            .args(["worker", "--redis-url", &redis.url()])
+            .arg("--data-dir")
+            .arg(worker_dir.path())
+            .args([
+                "--public-url",
+                &base,
+                "--allow-private-urls",
+                "--backend",
+                "cpu",
+            ])
+            .args(["--blob-url", "s3://adforge-e2e/run"])
+            .args(["--s3-endpoint", &moto.endpoint(), "--s3-allow-http"])
+            .env("AWS_ACCESS_KEY_ID", "testing")
+            .env("AWS_SECRET_ACCESS_KEY", "testing")
+            .env("AWS_DEFAULT_REGION", "us-east-1")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::from(worker_log))
+            .spawn()
+            .expect("adforge worker starts"),
+    );
     let topped = Command::new(env!("CARGO_BIN_EXE_adforge"))
         .arg("admin")
         .arg("--data-dir")
@@ -444,8 +477,9 @@ async fn serve_with_s3_completes_a_flat_ad_and_serves_it() {
     assert_eq!(
         done["status"],
         "completed",
-        "{done}\n{}",
-        std::fs::read_to_string(dir.path().join("serve.log")).unwrap_or_default()
+        "{done}\n{}\n{}",
+        std::fs::read_to_string(dir.path().join("serve.log")).unwrap_or_default(),
+        std::fs::read_to_string(worker_dir.path().join("worker.log")).unwrap_or_default()
     );
     let image_url = done["image_url"].as_str().unwrap();
     assert!(
@@ -487,9 +521,10 @@ async fn serve_with_s3_completes_a_flat_ad_and_serves_it() {
             .any(|k| k.starts_with(&format!("images/{}/", shot["id"].as_str().unwrap()))),
         "{uploads:?}"
     );
-    let local = dir.path().join("blobs");
-    let local_files = std::fs::read_dir(&local).map(|d| d.count()).unwrap_or(0);
-    assert_eq!(local_files, 0, "blobs were written to {}", local.display());
+    for local in [dir.path().join("blobs"), worker_dir.path().join("blobs")] {
+        let local_files = std::fs::read_dir(&local).map(|d| d.count()).unwrap_or(0);
+        assert_eq!(local_files, 0, "blobs were written to {}", local.display());
+    }
 
     // The bucket going away makes the node unready, naming it.
     drop(moto);

@@ -5,6 +5,7 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use adforge_worker::generate::design_template::Classifier;
 use adforge_worker::{
     GenerateAdHandler, GenerateConfig, JobHandler, JobQueue, QueueConfig, RedisQueue, WorkerOptions,
 };
@@ -135,10 +136,33 @@ pub fn handler_with_models(
             models_dir,
         ))
     });
-    Arc::new(crate::swipe::ingest::SwipeAwareHandler::new(
-        handler(blobs, allow_private_urls, gpu),
-        ingest,
-    ))
+    let classifier = ingest
+        .clone()
+        .map(|i| Arc::new(TemplateClassifier(i)) as Arc<dyn Classifier>);
+    let generate = Arc::new(GenerateAdHandler::new(
+        GenerateConfig::new(blobs)
+            .allow_private_urls(allow_private_urls)
+            .with_gpu(gpu)
+            .with_classifier(classifier),
+    ));
+    Arc::new(crate::swipe::ingest::SwipeAwareHandler::new(generate, ingest))
+}
+
+/// Design-template references classified as swipe files are: the same models, OCR and
+/// taxonomy ([`crate::swipe::ingest::Ingestor::measure`]), so a template's `industry` and
+/// `ad_format` take the swipe file's values.
+struct TemplateClassifier(Arc<crate::swipe::ingest::Ingestor>);
+
+impl Classifier for TemplateClassifier {
+    fn classify(&self, bytes: &[u8]) -> (Option<String>, Option<String>) {
+        match self.0.measure(bytes) {
+            Ok((m, _)) => (m.industry, m.ad_format),
+            Err(e) => {
+                tracing::warn!(error = %e, "a design template's reference could not be classified");
+                (None, None)
+            }
+        }
+    }
 }
 
 /// Starts `n` in-process workers sharing one handler; they stop with the process.

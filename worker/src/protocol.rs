@@ -161,6 +161,10 @@ pub struct DesignTemplateJob {
     /// analysis.
     #[serde(default)]
     pub json_tree: Option<Value>,
+    /// Classify the reference (industry, ad format) when the worker can (analysis of a
+    /// reference URL; a swipe file's template copies the design's classification).
+    #[serde(default)]
+    pub classify: bool,
 }
 
 /// What a design-template job produced, carried back in [`AdCompleted::design_template`]
@@ -187,6 +191,12 @@ pub struct DesignTemplateAnalysed {
     /// The reference's dominant colours, heaviest first.
     #[serde(default)]
     pub reference_colours: Vec<[u8; 3]>,
+    /// The reference's industry, when the job asked and the worker could classify it.
+    #[serde(default)]
+    pub industry: Option<String>,
+    /// The reference's ad format, when the job asked and the worker could classify it.
+    #[serde(default)]
+    pub ad_format: Option<String>,
 }
 
 /// Inputs of [`Job::RenderImageAdVersion`].

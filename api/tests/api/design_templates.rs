@@ -232,7 +232,16 @@ async fn analyse_edit_version_and_make_an_ad() {
     assert_eq!(t["json_tree_version"], 1);
     assert!(t["duration_ms"].as_i64().is_some(), "{t}");
     assert!(t["error"].is_null());
-    assert!(t["industry"].is_null() && t["ad_format"].is_null());
+    // Classified by the worker's swipe-file models, exactly as the same bytes are as a
+    // swipe file.
+    let twin = crate::swipe::upload_swipe(&s, &org, bytes.clone())
+        .await
+        .expect(202, None)
+        .id();
+    let twin = crate::swipe::wait_ready(&s, &org, &twin).await;
+    assert_eq!(t["industry"], twin["industry"], "{t}");
+    assert_eq!(t["ad_format"], twin["ad_format"], "{t}");
+    assert!(t["ad_format"].is_string(), "{t}");
     assert_eq!(t["analysis"]["cache_hit"], false, "{t}");
     let composition = t["analysis"]["composition"].as_str().unwrap().to_string();
     // The reference's own layout was read: the photo on the left, the headline and the

@@ -31,6 +31,14 @@ use crate::protocol::{
 };
 use crate::runner::{JobError, ProgressSink};
 
+/// Classifies a reference for a design template: `(industry, ad_format)`, each `None` when
+/// undecided. Implemented where the models are loaded (the API crate's swipe-file
+/// classification); a worker without one leaves templates unclassified.
+pub trait Classifier: Send + Sync {
+    /// The reference's industry and ad format, from its bytes.
+    fn classify(&self, bytes: &[u8]) -> (Option<String>, Option<String>);
+}
+
 /// Long edge of a template preview, in pixels.
 pub const PREVIEW_EDGE: u32 = 1080;
 
@@ -93,6 +101,7 @@ impl GenerateAdHandler {
         progress
             .report("analysing", "Analysing the reference's composition", 30)
             .await;
+        let bytes = reference.clone();
         let (readings, cache_hit) = {
             let cache = self.blueprints.clone();
             blocking(move || cache.lookup(&reference))
@@ -123,7 +132,17 @@ impl GenerateAdHandler {
         {
             root.insert("name".into(), Value::from(composition));
         }
-        tracing::info!(template_id = %job.template_id, cache_hit, composition, "design template analysed");
+        let (industry, ad_format) = match (&self.classifier, job.classify) {
+            (Some(classifier), true) => {
+                progress
+                    .report("classifying", "Classifying the reference", 50)
+                    .await;
+                let classifier = classifier.clone();
+                blocking(move || classifier.classify(&bytes)).await?
+            }
+            _ => (None, None),
+        };
+        tracing::info!(template_id = %job.template_id, cache_hit, composition, ?industry, ?ad_format, "design template analysed");
         let (width, height) = (bp.width, bp.height);
         progress
             .report("rendering", "Rendering the preview", 70)
@@ -146,6 +165,8 @@ impl GenerateAdHandler {
                 composition: composition.to_owned(),
                 note,
                 reference_colours: analysis.palette.iter().map(|(c, _)| *c).collect(),
+                industry,
+                ad_format,
             })),
             render: None,
         })
@@ -197,6 +218,8 @@ impl GenerateAdHandler {
                 composition: String::new(),
                 note: None,
                 reference_colours: Vec::new(),
+                industry: None,
+                ad_format: None,
             })),
             render: None,
         })

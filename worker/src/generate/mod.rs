@@ -88,6 +88,9 @@ pub struct GenerateConfig {
     pub fetch_limits: FetchLimits,
     /// The GPU that draws the display list (`--backend`); `None` draws on the CPU.
     pub gpu: Option<Arc<adforge_renderer::backend::gpu::GpuContext>>,
+    /// Classifies design-template references (industry, ad format) where models are
+    /// loaded; `None` leaves them unclassified.
+    pub classifier: Option<Arc<dyn design_template::Classifier>>,
 }
 
 impl GenerateConfig {
@@ -98,7 +101,17 @@ impl GenerateConfig {
             fonts: FontLibrary::bundled(),
             fetch_limits: FetchLimits::default(),
             gpu: None,
+            classifier: None,
         }
+    }
+
+    /// Classifies design-template references with `classifier`.
+    pub fn with_classifier(
+        mut self,
+        classifier: Option<Arc<dyn design_template::Classifier>>,
+    ) -> Self {
+        self.classifier = classifier;
+        self
     }
 
     /// Draws with `gpu` (from [`adforge_renderer::open_gpu`]); `None` keeps the CPU.
@@ -124,6 +137,7 @@ pub struct GenerateAdHandler {
     fetcher: Arc<ShelfFetcher>,
     blobs: Arc<dyn BlobStore>,
     layouts: Vec<layouts::Layout>,
+    classifier: Option<Arc<dyn design_template::Classifier>>,
 }
 
 /// The deterministic blob key of an ad version; a redo overwrites it.
@@ -147,6 +161,7 @@ impl GenerateAdHandler {
             fetcher,
             blobs: config.blobs,
             layouts,
+            classifier: config.classifier,
         }
     }
 

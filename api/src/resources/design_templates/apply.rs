@@ -58,7 +58,8 @@ pub async fn completed(db: &Db, c: &AdCompleted) -> ApiResult<bool> {
         sqlx::query(
             "UPDATE design_templates SET status = 'completed', current_json_tree = ?, preview_url = ?, width = ?, \
              height = ?, aspect_ratio = ?, duration_ms = ?, analysis = ?, reference_colours = ?, error = NULL, \
-             version_created_at = ?, updated_at = ? WHERE id = ?",
+             industry = coalesce(industry, ?), ad_format = coalesce(ad_format, ?), version_created_at = ?, \
+             updated_at = ? WHERE id = ?",
         )
         .bind(crate::store::to_json_text(&result.json_tree))
         .bind(&c.image_url)
@@ -68,6 +69,8 @@ pub async fn completed(db: &Db, c: &AdCompleted) -> ApiResult<bool> {
         .bind(duration)
         .bind(crate::store::to_json_text(&analysis))
         .bind(crate::store::to_json_text(&result.reference_colours))
+        .bind(&result.industry)
+        .bind(&result.ad_format)
         .bind(&now)
         .bind(&now)
         .bind(&c.ad_id)

@@ -100,11 +100,13 @@ pub struct DesignTemplate {
     pub height: Option<i64>,
     /// Nearest of 1:1, 4:5, 9:16, 1.91:1, 16:9, 2:3, 3:4.
     pub aspect_ratio: Option<String>,
-    /// Copied from the swipe file a template was made from; null for templates made from
-    /// a URL (not classified yet).
+    /// Top level of the Google product taxonomy (the swipe file's values, e.g.
+    /// `food_beverages_tobacco`): copied from the swipe file a template was made from, or
+    /// classified from the reference by a worker with the swipe-file models; null when
+    /// undecided or when no worker with models analysed it.
     pub industry: Option<String>,
-    /// Copied from the swipe file a template was made from; null for templates made from
-    /// a URL (not classified yet).
+    /// The swipe file's ad formats (`product_shot`, `offer_sale`, …): copied or classified
+    /// like `industry`; null when undecided.
     pub ad_format: Option<String>,
     /// Worker wall-clock time of the last job (the analysis, or the preview of the last
     /// edit).
@@ -365,6 +367,7 @@ async fn create_template(
         version: 1,
         reference_image_url: url.clone(),
         json_tree: None,
+        classify: swipe_file_id.is_none(),
     });
     let now = crate::timestamp::now();
     let mut tx = state.db.begin_write().await?;
@@ -581,6 +584,7 @@ async fn update_template(
         version: u32::try_from(version).unwrap_or(u32::MAX),
         reference_image_url: row.reference_image_url.clone(),
         json_tree: Some(body.current_json_tree.clone()),
+        classify: false,
     });
     sqlx::query(
         "UPDATE design_templates SET status = 'processing', current_json_tree = ?, json_tree_version = ?, \

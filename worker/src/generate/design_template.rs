@@ -23,7 +23,7 @@ use serde_json::Value;
 
 use super::{
     BLUEPRINT_LAYOUT, GENERIC_LAYOUT, GenerateAdHandler, MAX_TREE_IMAGES, blocking, brand, copy,
-    fill, preflight, render, render_png,
+    fill, preflight, render, render_png_timed,
 };
 use crate::blueprint;
 use crate::protocol::{
@@ -304,8 +304,8 @@ impl GenerateAdHandler {
         let renderer = self.renderer.clone();
         let fetcher = self.fetcher.clone();
         let to_render = tree.clone();
-        let (png, width, height) =
-            blocking(move || render_png(&renderer, &fetcher, &to_render)).await??;
+        let (png, width, height, timings) =
+            blocking(move || render_png_timed(&renderer, &fetcher, &to_render)).await??;
         progress.report("storing", "Storing the image", 90).await;
         let key = super::blob_key(&job.ad_id, job.version);
         self.store(&key, png).await?;
@@ -319,7 +319,7 @@ impl GenerateAdHandler {
             duration_ms: 0,
             swipe_file: None,
             design_template: None,
-            render: None,
+            render: Some(timings),
         })
     }
 }

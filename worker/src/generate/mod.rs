@@ -588,16 +588,8 @@ pub fn image_failures(fetcher: &ShelfFetcher, warnings: &[Warning]) -> Result<()
     Ok(())
 }
 
-/// Renders `tree` at 4K and encodes it; returns the PNG and its size.
-fn render_png(
-    renderer: &Renderer,
-    fetcher: &ShelfFetcher,
-    tree: &Tree,
-) -> Result<(Vec<u8>, u32, u32), JobError> {
-    render_png_timed(renderer, fetcher, tree).map(|(png, w, h, _)| (png, w, h))
-}
-
-/// [`render_png`], with the backend and stage times for the API's metrics.
+/// Renders `tree` at 4K and encodes it; returns the PNG, its size, and the backend and
+/// stage times for the API's metrics.
 fn render_png_timed(
     renderer: &Renderer,
     fetcher: &ShelfFetcher,

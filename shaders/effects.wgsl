@@ -17,7 +17,8 @@ struct Effect {
     offset: vec4<i32>,
     // Premultiplied shadow colour, 0..255.
     color: vec4<u32>,
-    unused: vec4<u32>,
+    // Width and height of the full-size plane (OP_DOWN, OP_TINT with TINT_UP); unused.
+    size: vec4<u32>,
 };
 
 const OP_COPY: u32 = 0u;
@@ -35,6 +36,8 @@ const COPY_ALPHA: u32 = 1u;
 const COPY_INVERT: u32 = 2u;
 // OP_TINT flags.
 const TINT_INNER: u32 = 1u;
+// The plane is the downsampled one: upsample it on the fly (OP_UP fused into the tint).
+const TINT_UP: u32 = 2u;
 
 @group(0) @binding(0) var<storage, read> effects: array<Effect>;
 @group(0) @binding(1) var src: texture_2d<f32>;
@@ -90,15 +93,29 @@ fn box_pass(p: vec2<i32>, r: i32, step: vec2<i32>) -> vec4<u32> {
     return (acc + div / 2u) / div;
 }
 
-// The mean of the `f`×`f` block of the source under target texel `p` (clipped at the edges).
-fn down(p: vec2<i32>, f: i32) -> vec4<u32> {
-    let size = vec2<i32>(textureDimensions(src));
+// Texel `q` of the plane a pass reads: the source at `q` + offset, optionally only its
+// alpha (in every channel) and inverted (so beyond the source counts as 255).
+fn plane(e: Effect, q: vec2<i32>) -> vec4<u32> {
+    var c = load(q + e.offset.xy);
+    if (e.op.w & COPY_ALPHA) != 0u {
+        c = vec4<u32>(c.a);
+    }
+    if (e.op.w & COPY_INVERT) != 0u {
+        c = vec4<u32>(255u) - c;
+    }
+    return c;
+}
+
+// The mean of the `f`×`f` block of the plane (`e.size` texels) under target texel `p`,
+// clipped at the plane's edges.
+fn down(e: Effect, p: vec2<i32>, f: i32) -> vec4<u32> {
+    let size = vec2<i32>(e.size.xy);
     let lo = p * f;
     let hi = min(lo + vec2<i32>(f), size);
     var acc = vec4<u32>(0u);
     for (var y = lo.y; y < hi.y; y = y + 1) {
         for (var x = lo.x; x < hi.x; x = x + 1) {
-            acc = acc + load(vec2<i32>(x, y));
+            acc = acc + plane(e, vec2<i32>(x, y));
         }
     }
     let n = u32((hi.x - lo.x) * (hi.y - lo.y));
@@ -164,7 +181,7 @@ fn fs(v: VOut) -> @location(0) vec4<f32> {
             return out(box_pass(p, a, vec2<i32>(0, 1)));
         }
         case OP_DOWN: {
-            return out(down(p, a));
+            return out(down(e, p, a));
         }
         case OP_UP: {
             return out(up(p, a));
@@ -177,7 +194,16 @@ fn fs(v: VOut) -> @location(0) vec4<f32> {
         }
         case OP_TINT: {
             // A shadow: the colour through the plane's level, moved by the offset.
-            var level = load(p + e.offset.xy).a;
+            var level = 0u;
+            if (e.op.w & TINT_UP) != 0u {
+                let q = p + e.offset.xy;
+                let size = vec2<i32>(e.size.xy);
+                if q.x >= 0 && q.y >= 0 && q.x < size.x && q.y < size.y {
+                    level = up(q, a).a;
+                }
+            } else {
+                level = load(p + e.offset.xy).a;
+            }
             if (e.op.w & TINT_INNER) != 0u {
                 // Inner shadows stay inside the content's alpha, rounded as the CPU does.
                 let inside = aux_load(p).a;
@@ -191,14 +217,7 @@ fn fs(v: VOut) -> @location(0) vec4<f32> {
             return out(div255(load(p + e.offset.xy) * m));
         }
         default: {
-            var c = load(p + e.offset.xy);
-            if (e.op.w & COPY_ALPHA) != 0u {
-                c = vec4<u32>(c.a);
-            }
-            if (e.op.w & COPY_INVERT) != 0u {
-                c = vec4<u32>(255u) - c;
-            }
-            return out(c);
+            return out(plane(e, p));
         }
     }
 }

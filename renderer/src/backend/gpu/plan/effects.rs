@@ -27,6 +27,7 @@ const OP_MASK: u32 = 8;
 const COPY_ALPHA: u32 = 1;
 const COPY_INVERT: u32 = 2;
 const TINT_INNER: u32 = 1;
+const TINT_UP: u32 = 2;
 
 /// The second texture an effect pass reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -48,11 +49,13 @@ pub struct EffectCmd {
     pub over: bool,
 }
 
-/// One effect record: op and parameters, texel offsets of source and aux, colour.
+/// One effect record: op and parameters, texel offsets of source and aux, colour, and the
+/// size of the full-size plane it reads or stands for.
 struct Pass {
     op: [u32; 4],
     offset: [i32; 4],
     color: [u32; 4],
+    size: (u32, u32),
 }
 
 impl Pass {
@@ -61,6 +64,7 @@ impl Pass {
             op: [op, a, b, flags],
             offset: [0; 4],
             color: [0; 4],
+            size: (0, 0),
         }
     }
 
@@ -68,6 +72,23 @@ impl Pass {
         self.offset = [src.0, src.1, aux.0, aux.1];
         self
     }
+
+    fn size(mut self, size: (u32, u32)) -> Self {
+        self.size = size;
+        self
+    }
+}
+
+/// How one shadow's plane is made from the content and drawn: the copy's flags and source
+/// offset, the tint's flags and offset.
+struct ShadowPlan {
+    copy_flags: u32,
+    copy_offset: (i32, i32),
+    tint_flags: u32,
+    tint_offset: (i32, i32),
+    color: Color,
+    sigma: f32,
+    spread: f32,
 }
 
 /// A shadow colour premultiplied to 0..255 levels, as the CPU backend rounds it.
@@ -86,7 +107,11 @@ impl Planner {
         for v in pass.offset {
             e.extend_from_slice(&v.to_le_bytes());
         }
-        for v in pass.color.into_iter().chain([0; 4]) {
+        for v in pass
+            .color
+            .into_iter()
+            .chain([pass.size.0, pass.size.1, 0, 0])
+        {
             e.extend_from_slice(&v.to_le_bytes());
         }
         self.plan.steps.push(super::Step::Effect(EffectCmd {
@@ -134,7 +159,8 @@ impl Planner {
         let (sw, sh) = (w.div_ceil(f), h.div_ceil(f));
         let small = self.take(sw, sh);
         let tmp = self.take(sw, sh);
-        self.pass(small, target, Aux::None, Pass::op(OP_DOWN, f, 0, 0), false);
+        let down = Pass::op(OP_DOWN, f, 0, 0).size((w, h));
+        self.pass(small, target, Aux::None, down, false);
         self.boxes(small, tmp, &plan.radii);
         self.pass(target, small, Aux::None, Pass::op(OP_UP, f, 0, 0), false);
         self.give(tmp);
@@ -218,64 +244,103 @@ impl Planner {
         self.plan.targets.push((w, h));
         self.plan.clear.push(true);
         let out = self.plan.targets.len() - 1;
-        let plane = self.take(w, h);
-        for e in effects {
-            if let LayerEffect::DropShadow {
+        let drops = effects.iter().filter_map(|e| match e {
+            LayerEffect::DropShadow {
                 color,
                 dx,
                 dy,
                 sigma,
                 spread,
-            } = e
-            {
-                self.pass(
-                    plane,
-                    content,
-                    Aux::None,
-                    Pass::op(OP_COPY, 0, 0, COPY_ALPHA),
-                    false,
-                );
-                self.spread(plane, *spread);
-                self.blur(plane, *sigma);
-                let (ox, oy) = (dx.round() as i32, dy.round() as i32);
-                let tint = Pass {
-                    color: premultiplied(*color),
-                    ..Pass::op(OP_TINT, 0, 0, 0).offset((-ox, -oy), (0, 0))
-                };
-                self.pass(out, plane, Aux::None, tint, true);
-            }
+            } => Some(ShadowPlan {
+                copy_flags: COPY_ALPHA,
+                copy_offset: (0, 0),
+                tint_flags: 0,
+                tint_offset: (-(dx.round() as i32), -(dy.round() as i32)),
+                color: *color,
+                sigma: *sigma,
+                spread: *spread,
+            }),
+            _ => None,
+        });
+        for plan in drops.collect::<Vec<_>>() {
+            self.shadow(out, content, &plan);
         }
         self.pass(out, content, Aux::None, Pass::op(OP_COPY, 0, 0, 0), true);
-        for e in effects {
-            if let LayerEffect::InnerShadow {
+        // Inner shadows: the outside of the shape (alpha inverted; beyond the layer counts
+        // as outside), moved by the offset, grown by the spread, blurred, then kept only
+        // inside the content.
+        let inners = effects.iter().filter_map(|e| match e {
+            LayerEffect::InnerShadow {
                 color,
                 dx,
                 dy,
                 sigma,
                 spread,
-            } = e
-            {
-                // The outside of the shape (alpha inverted; beyond the layer counts as
-                // outside), moved by the offset, grown by the spread, blurred, then kept only
-                // inside the content.
-                let (ox, oy) = (dx.round() as i32, dy.round() as i32);
-                let copy =
-                    Pass::op(OP_COPY, 0, 0, COPY_ALPHA | COPY_INVERT).offset((-ox, -oy), (0, 0));
-                self.pass(plane, content, Aux::None, copy, false);
-                self.spread(plane, *spread);
-                self.blur(plane, *sigma);
-                let tint = Pass {
-                    color: premultiplied(*color),
-                    ..Pass::op(OP_TINT, 0, 0, TINT_INNER)
-                };
-                self.pass(out, plane, Aux::Target(content), tint, true);
-            }
+            } => Some(ShadowPlan {
+                copy_flags: COPY_ALPHA | COPY_INVERT,
+                copy_offset: (-(dx.round() as i32), -(dy.round() as i32)),
+                tint_flags: TINT_INNER,
+                tint_offset: (0, 0),
+                color: *color,
+                sigma: *sigma,
+                spread: *spread,
+            }),
+            _ => None,
+        });
+        for plan in inners.collect::<Vec<_>>() {
+            self.shadow(out, content, &plan);
         }
-        self.give(plane);
         for t in scratch {
             self.give(t);
         }
         Ok(out)
+    }
+
+    /// Draws one shadow of `content` into `out` (source-over): the plane `plan` describes,
+    /// spread, blurred and tinted. Without a spread and with a downsampled blur, the plane
+    /// is averaged down straight from the content and upsampled inside the tint, so no
+    /// full-size plane is written.
+    fn shadow(&mut self, out: usize, content: usize, plan: &ShadowPlan) {
+        let (w, h) = self.target_size(content);
+        let passes = blur::passes(plan.sigma, w as usize, h as usize);
+        let f = passes.factor as u32;
+        let color = premultiplied(plan.color);
+        let aux = if plan.tint_flags & TINT_INNER != 0 {
+            Aux::Target(content)
+        } else {
+            Aux::None
+        };
+        if plan.spread.abs().round() == 0.0 && f > 1 {
+            let (sw, sh) = (w.div_ceil(f), h.div_ceil(f));
+            let small = self.take(sw, sh);
+            let tmp = self.take(sw, sh);
+            let down = Pass::op(OP_DOWN, f, 0, plan.copy_flags)
+                .offset(plan.copy_offset, (0, 0))
+                .size((w, h));
+            self.pass(small, content, Aux::None, down, false);
+            self.boxes(small, tmp, &passes.radii);
+            let tint = Pass {
+                color,
+                ..Pass::op(OP_TINT, f, 0, plan.tint_flags | TINT_UP)
+                    .offset(plan.tint_offset, (0, 0))
+                    .size((w, h))
+            };
+            self.pass(out, small, aux, tint, true);
+            self.give(tmp);
+            self.give(small);
+            return;
+        }
+        let plane = self.take(w, h);
+        let copy = Pass::op(OP_COPY, 0, 0, plan.copy_flags).offset(plan.copy_offset, (0, 0));
+        self.pass(plane, content, Aux::None, copy, false);
+        self.spread(plane, plan.spread);
+        self.blur(plane, plan.sigma);
+        let tint = Pass {
+            color,
+            ..Pass::op(OP_TINT, 0, 0, plan.tint_flags).offset(plan.tint_offset, (0, 0))
+        };
+        self.pass(out, plane, aux, tint, true);
+        self.give(plane);
     }
 
     /// BACKGROUND_BLUR: what `target` (top-left at device `origin`) holds under `bounds`,
@@ -300,9 +365,26 @@ impl Planner {
         }
         let (w, h) = ((x1 - x0) as u32, (y1 - y0) as u32);
         let region = self.take(w, h);
-        let copy = Pass::op(OP_COPY, 0, 0, 0).offset((x0, y0), (0, 0));
-        self.pass(region, target, Aux::None, copy, false);
-        self.blur(region, sigma);
+        let passes = blur::passes(sigma, w as usize, h as usize);
+        let f = passes.factor as u32;
+        if f > 1 {
+            // Averaged down straight from the target: the full-size copy is never made.
+            let (sw, sh) = (w.div_ceil(f), h.div_ceil(f));
+            let small = self.take(sw, sh);
+            let tmp = self.take(sw, sh);
+            let down = Pass::op(OP_DOWN, f, 0, 0)
+                .offset((x0, y0), (0, 0))
+                .size((w, h));
+            self.pass(small, target, Aux::None, down, false);
+            self.boxes(small, tmp, &passes.radii);
+            self.pass(region, small, Aux::None, Pass::op(OP_UP, f, 0, 0), false);
+            self.give(tmp);
+            self.give(small);
+        } else {
+            let copy = Pass::op(OP_COPY, 0, 0, 0).offset((x0, y0), (0, 0));
+            self.pass(region, target, Aux::None, copy, false);
+            self.blur(region, sigma);
+        }
         let corner = self.clip_mask(shape, (w, h), (bounds.x(), bounds.y()))?;
         let rect = [
             rx as f32,

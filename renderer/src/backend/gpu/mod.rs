@@ -1,4 +1,5 @@
-//! The GPU backend: executes the display list with wgpu and our WGSL (`shaders/draw.wgsl`).
+//! The GPU backend: executes the display list with wgpu and our WGSL (`shaders/draw.wgsl`
+//! for the ops, `shaders/effects.wgsl` for shadows and blurs).
 //!
 //! # Design
 //!
@@ -63,19 +64,20 @@
 //!   replaced by the passes above.
 //! - *A true separable Gaussian* (one weighted pass per axis, kernel of ±3σ taps, as
 //!   iced's and most GPU blur shaders do). Cheaper per pass for small sigmas, but it is not
-//!   the CPU's three-box approximation: shadow edges would differ by several levels and the
-//!   parity tolerance would have to widen for every shadow. Large sigmas would also need the
-//!   downsampling anyway.
+//!   the CPU's three-box approximation, so every shadow and blur would differ from the
+//!   reference and the parity tolerance would have to absorb it, hiding real faults. Large
+//!   sigmas would need the downsampling anyway.
 //! - *Compute shaders for the box sums* (running sums per row in a workgroup). Fewer texel
-//!   reads for large radii, but after downsampling the radii are at most a few texels, and
-//!   render passes reuse the targets, pipelines and bind-group layout the draws already have.
+//!   reads for large radii, but after downsampling the radii stay small (sigma / factor is
+//!   below 5 up to sigma 80), and render passes reuse the targets, pipelines and bind-group layout the draws already have.
 //! - *One shader per paint or blend mode.* A pipeline switch per op costs more than a
 //!   uniform branch in one shader on the draw counts of an ad.
 //!
 //! # Lifetime
 //!
 //! Create one [`GpuContext`] per process and share it (`Arc`): it holds the instance, the
-//! adapter, the device and queue, the two pipelines and a pool of render targets. A lost
+//! adapter, the device and queue, the pipelines (draw: source-over and blend; effects:
+//! replace and source-over) and a pool of render targets. A lost
 //! device is recreated on the next render.
 
 mod execute;

@@ -1,5 +1,5 @@
-//! An `adforge serve` process stopped with ads in flight (embedded mode: the in-process
-//! queue dies with it) resumes them when it starts again.
+//! An `adforge serve` process stopped with ads and design templates in flight (embedded
+//! mode: the in-process queue dies with it) resumes them when it starts again.
 
 use std::process::Stdio;
 
@@ -120,6 +120,15 @@ async fn a_restarted_api_resumes_processing_ads() {
         .await
         .expect(202, None)
         .id();
+    // A design template's analysis is resumed the same way.
+    let template = call(
+        reqwest::Method::POST,
+        "/v1/design-templates".into(),
+        Some(json!({"reference_image_url": img.body["data"]["src"]})),
+    )
+    .await
+    .expect(202, None)
+    .id();
     drop(first);
 
     // Second life with a worker: the ad completes and is charged once.
@@ -136,8 +145,24 @@ async fn a_restarted_api_resumes_processing_ads() {
         }
         tokio::time::sleep(std::time::Duration::from_millis(100)).await;
     }
+    let mut template_status = Value::Null;
+    for _ in 0..600 {
+        template_status = call(
+            reqwest::Method::GET,
+            format!("/v1/design-templates/{template}"),
+            None,
+        )
+        .await
+        .body["data"]["status"]
+            .clone();
+        if template_status != "processing" {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
     drop(second);
     assert_eq!(status, "completed");
+    assert_eq!(template_status, "completed");
     let (balance, held): (i64, i64) =
         sqlx::query_as("SELECT balance_cents, held_cents FROM wallets WHERE org_id = ?")
             .bind(&org_id)

@@ -132,6 +132,7 @@ async fn main() {
         backend: adforge_renderer::BackendChoice::Cpu,
         models_dir: None,
         default_collection: None,
+        dashboard: Default::default(),
     };
     let server = Server::bind(&args).await.unwrap();
     let base = format!("http://{}", server.addr);

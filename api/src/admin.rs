@@ -8,7 +8,7 @@ use clap::{Args, Subcommand};
 use serde_json::{Value, json};
 
 use crate::Error;
-use crate::auth::{Grants, hash_key};
+use crate::auth::Grants;
 use crate::store::Db;
 
 #[derive(Args, Debug)]
@@ -37,6 +37,38 @@ pub enum AdminCommand {
     /// Service-managed swipe-file data sources.
     #[command(subcommand)]
     DataSource(DataSourceCommand),
+    /// Members of organisations, who sign in to the web dashboard.
+    #[command(subcommand)]
+    Member(MemberCommand),
+}
+
+#[derive(Subcommand, Debug)]
+pub enum MemberCommand {
+    /// Add a person to an organisation (creating their profile if the email is new) and
+    /// print a one-time sign-in link, valid 72 hours, where they set their password:
+    /// {"profile_id","email","org_id","role","operator","sign_in_link","expires_at"}.
+    Add {
+        #[arg(long)]
+        org: String,
+        #[arg(long)]
+        email: String,
+        /// `owner` (manages members) or `member`.
+        #[arg(long, default_value = "member")]
+        role: String,
+        /// Display name (default: the part of the email before `@`).
+        #[arg(long)]
+        name: Option<String>,
+        /// A service operator: may top up any organisation's wallet in the dashboard.
+        #[arg(long, default_value_t = false)]
+        operator: bool,
+        /// The server's public URL; the link points at PUBLIC_URL/dashboard.
+        #[arg(
+            long,
+            env = "ADFORGE_PUBLIC_URL",
+            default_value = "http://127.0.0.1:8080"
+        )]
+        public_url: String,
+    },
 }
 
 #[derive(Subcommand, Debug)]
@@ -105,6 +137,9 @@ pub enum WalletCommand {
         /// Dollars, e.g. 25.00 (at most two decimals).
         #[arg(long)]
         amount: String,
+        /// What the money is for (an invoice or payment id); stored on the ledger entry.
+        #[arg(long)]
+        reference: Option<String>,
     },
     /// Balance, holds and recent ledger entries.
     Show {
@@ -151,8 +186,45 @@ pub async fn run(args: AdminArgs) -> Result<(), Error> {
                 "rate_limit": rate_limit, "created_at": created_at, "revoked_at": revoked_at,
             })).collect::<Vec<_>>()})
         }
-        AdminCommand::Wallet(WalletCommand::TopUp { org, amount }) => {
-            top_up(&db, &org, &amount).await?
+        AdminCommand::Wallet(WalletCommand::TopUp {
+            org,
+            amount,
+            reference,
+        }) => top_up(&db, &org, &amount, reference.as_deref()).await?,
+        AdminCommand::Member(MemberCommand::Add {
+            org,
+            email,
+            role,
+            name,
+            operator,
+            public_url,
+        }) => {
+            require_org(&db, &org).await?;
+            let role = crate::dashboard::members::Role::parse(&role).ok_or_else(|| {
+                Error::Invalid(format!("--role `{role}` must be `owner` or `member`"))
+            })?;
+            let added = crate::dashboard::members::add_member(
+                &db,
+                &org,
+                &email,
+                name.as_deref(),
+                role,
+                operator,
+            )
+            .await
+            .map_err(|e| match e {
+                crate::dashboard::members::MemberError::Invalid(m) => Error::Invalid(m),
+                crate::dashboard::members::MemberError::Db(e) => Error::Db(e),
+            })?;
+            json!({
+                "profile_id": added.profile_id,
+                "email": added.email,
+                "org_id": org,
+                "role": role.as_str(),
+                "operator": added.is_operator,
+                "sign_in_link": crate::dashboard::members::link_url(&public_url, &added.link_token),
+                "expires_at": added.link_expires_at,
+            })
         }
         AdminCommand::Wallet(WalletCommand::Show { org }) => wallet_show(&db, &org).await?,
         AdminCommand::DataSource(DataSourceCommand::Create { name, default }) => {
@@ -235,40 +307,18 @@ pub async fn create_key(
     if rate_limit == Some(0) {
         return Err(Error::Invalid("--rate-limit must be at least 1".into()));
     }
-    let id = crate::ids::new_id("key");
-    let key = crate::ids::new_api_key_secret();
-    sqlx::query(
-        "INSERT INTO api_keys (id, org_id, secret_hash, last4, scopes, rate_limit, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
-    )
-    .bind(&id)
-    .bind(org)
-    .bind(hash_key(&key))
-    .bind(&key[key.len() - 4..])
-    .bind(grants.to_stored())
-    .bind(rate_limit.map(i64::from))
-    .bind(crate::timestamp::now())
-    .execute(&db.write)
-    .await?;
+    let mut conn = db.write.acquire().await?;
+    let k = crate::auth::issue_key(&mut conn, org, grants, rate_limit, None, None).await?;
     Ok(
-        json!({"id": id, "key": key, "scopes": grants.names(), "org_id": org,
+        json!({"id": k.id, "key": k.secret, "scopes": grants.names(), "org_id": org,
               "rate_limit": rate_limit.unwrap_or(crate::auth::DEFAULT_RATE_LIMIT)}),
     )
 }
 
 async fn revoke_key(db: &Db, key_id: &str) -> Result<Value, Error> {
-    let now = crate::timestamp::now();
-    let r = sqlx::query("UPDATE api_keys SET revoked_at = coalesce(revoked_at, ?) WHERE id = ?")
-        .bind(&now)
-        .bind(key_id)
-        .execute(&db.write)
-        .await?;
-    if r.rows_affected() == 0 {
-        return Err(Error::Invalid(format!("no API key `{key_id}`")));
-    }
-    let at: Option<String> = sqlx::query_scalar("SELECT revoked_at FROM api_keys WHERE id = ?")
-        .bind(key_id)
-        .fetch_one(&db.write)
-        .await?;
+    let at = crate::auth::revoke_key(db, None, key_id)
+        .await?
+        .ok_or_else(|| Error::Invalid(format!("no API key `{key_id}`")))?;
     Ok(json!({"id": key_id, "revoked": true, "revoked_at": at}))
 }
 
@@ -292,37 +342,17 @@ pub fn parse_amount(s: &str) -> Option<i64> {
     Some(whole.parse::<i64>().ok()? * 100 + cents)
 }
 
-async fn top_up(db: &Db, org: &str, amount: &str) -> Result<Value, Error> {
+async fn top_up(db: &Db, org: &str, amount: &str, reference: Option<&str>) -> Result<Value, Error> {
     require_org(db, org).await?;
     let cents = parse_amount(amount).filter(|c| *c > 0).ok_or_else(|| {
         Error::Invalid(format!(
             "--amount `{amount}` is not a positive dollar amount such as 25.00"
         ))
     })?;
-    let now = crate::timestamp::now();
     let mut tx = db.begin_write().await?;
-    sqlx::query(
-        "INSERT INTO wallets (org_id, balance_cents, held_cents, updated_at) VALUES (?1, ?2, 0, ?3) \
-         ON CONFLICT(org_id) DO UPDATE SET balance_cents = balance_cents + ?2, updated_at = ?3",
-    )
-    .bind(org)
-    .bind(cents)
-    .bind(&now)
-    .execute(&mut *tx)
-    .await?;
-    sqlx::query("INSERT INTO wallet_ledger (id, org_id, kind, amount_cents, created_at) VALUES (?, ?, 'top_up', ?, ?)")
-        .bind(crate::ids::new_id("wle"))
-        .bind(org)
-        .bind(cents)
-        .bind(&now)
-        .execute(&mut *tx)
-        .await?;
-    let balance: i64 = sqlx::query_scalar("SELECT balance_cents FROM wallets WHERE org_id = ?")
-        .bind(org)
-        .fetch_one(&mut *tx)
-        .await?;
+    let b = crate::wallet::top_up(&mut tx, org, cents, reference, None).await?;
     tx.commit().await?;
-    Ok(json!({"org_id": org, "balance_cents": balance, "top_up_cents": cents}))
+    Ok(json!({"org_id": org, "balance_cents": b.balance_cents, "top_up_cents": cents}))
 }
 
 async fn wallet_show(db: &Db, org: &str) -> Result<Value, Error> {

@@ -47,6 +47,8 @@ pub struct AppState {
     pub ops: Arc<crate::ops::Ops>,
     /// Vectors of ready swipe files, cached per process.
     pub search_index: Arc<crate::swipe::index::SearchIndex>,
+    /// The web dashboard's configuration (`crate::dashboard`).
+    pub dashboard: Arc<crate::dashboard::Config>,
 }
 
 /// Every `/v1` route with its OpenAPI description.
@@ -79,12 +81,19 @@ pub fn openapi_json() -> serde_json::Value {
 }
 
 /// Builds the application. Middleware, outermost first: metrics → request id → auth →
-/// rate limit → body limit → idempotency → route. The operator's `/healthz`, `/readyz`
-/// and `/metrics` (`crate::ops`) are merged in outside that stack.
+/// rate limit → body limit → idempotency → route. The web dashboard is nested under
+/// `/dashboard` (auth and the per-key rate limit pass it by: it has its own sessions).
+/// The operator's `/healthz`, `/readyz` and `/metrics` (`crate::ops`) are merged in
+/// outside that stack.
 pub fn build(mut state: AppState) -> Router {
     let (routes, doc) = api_router().split_for_parts();
     let doc = crate::openapi::with_webhooks(crate::openapi::finish(doc));
     state.openapi = Arc::new(serde_json::to_string(&doc).unwrap_or_default());
+    let routes = if state.dashboard.enabled {
+        routes.nest("/dashboard", crate::dashboard::router())
+    } else {
+        routes
+    };
     routes
         .route("/openapi.json", get(serve_openapi))
         .route("/files/{*key}", get(resources::files::serve_file))
@@ -240,7 +249,7 @@ impl Server {
         let dashboard_url = args
             .dashboard_url
             .clone()
-            .unwrap_or_else(|| format!("{public_url}/dashboard/billing"));
+            .unwrap_or_else(|| format!("{public_url}/dashboard/wallet"));
         let reference_fetcher = Arc::new(HttpFetcher::new(FetchLimits {
             max_bytes: crate::http::middleware::MAX_BODY_BYTES as u64,
             allow_private: args.allow_private_urls,
@@ -259,6 +268,7 @@ impl Server {
             models,
             ops,
             search_index: Arc::default(),
+            dashboard: Arc::new(crate::dashboard::Config::new(&args.dashboard, &public_url)),
         };
         let metrics_listener =
             metrics_listener.map(|l| (l, crate::ops::private_router(state.clone())));
@@ -308,7 +318,13 @@ impl Server {
         // Requests hyper refuses before routing (an unparsable Content-Length, ...) get
         // our error JSON too: see `http::raw_errors`.
         let listener = crate::http::raw_errors::JsonErrorListener(self.listener);
-        let serve = axum::serve(listener, self.app).with_graceful_shutdown(signal);
+        // Connect info gives the dashboard's sign-in limit the client address.
+        let serve = axum::serve(
+            listener,
+            self.app
+                .into_make_service_with_connect_info::<crate::dashboard::PeerAddr>(),
+        )
+        .with_graceful_shutdown(signal);
         let grace = self.shutdown_timeout;
         let deadline = async move {
             stopped(stop_rx).await;

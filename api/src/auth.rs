@@ -246,13 +246,18 @@ impl KeyCache {
         {
             return Ok(Some(caller.clone()));
         }
-        let row: Option<(String, String, String, Option<i64>)> = sqlx::query_as(
-            "SELECT id, org_id, scopes, rate_limit FROM api_keys WHERE secret_hash = ? AND revoked_at IS NULL",
+        let now = crate::timestamp::now();
+        let row: Option<(String, String, String, Option<i64>, Option<String>)> = sqlx::query_as(
+            "SELECT id, org_id, scopes, rate_limit, last_used_at FROM api_keys WHERE secret_hash = ? AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > ?)",
         )
         .bind(hash)
+        .bind(&now)
         .fetch_optional(&db.read)
         .await?;
-        let caller = row.map(|(key_id, org_id, scopes, rate_limit)| Caller {
+        if let Some((key_id, _, _, _, last_used)) = &row {
+            note_use(db, key_id, last_used.as_deref());
+        }
+        let caller = row.map(|(key_id, org_id, scopes, rate_limit, _)| Caller {
             key_id,
             org_id,
             grants: Grants::from_stored(&scopes),
@@ -274,6 +279,235 @@ impl KeyCache {
         }
         Ok(caller)
     }
+}
+
+/// Records a key's last use, to the minute: at most one write per key and minute (only
+/// cache misses get here, and only when the stored time is a minute old), off the request.
+fn note_use(db: &Db, key_id: &str, last_used: Option<&str>) {
+    let minute_ago = crate::timestamp::seconds_ago(LAST_USED_PRECISION_SECS);
+    if last_used.is_some_and(|t| t > minute_ago.as_str()) {
+        return;
+    }
+    let (db, key_id) = (db.clone(), key_id.to_string());
+    tokio::spawn(async move {
+        let r = sqlx::query("UPDATE api_keys SET last_used_at = ? WHERE id = ?")
+            .bind(crate::timestamp::now())
+            .bind(&key_id)
+            .execute(&db.write)
+            .await;
+        if let Err(e) = r {
+            tracing::warn!(error = %e, key_id, "cannot record the key's last use");
+        }
+    });
+}
+
+/// `last_used_at` is kept to this many seconds.
+pub const LAST_USED_PRECISION_SECS: i64 = 60;
+/// How long the old secret of a rotated key keeps working.
+pub const ROTATION_GRACE_SECS: i64 = 24 * 3600;
+
+/// A freshly issued key; `secret` is its only copy.
+#[derive(Debug, Clone)]
+pub struct NewKey {
+    pub id: String,
+    pub secret: String,
+    pub org_id: String,
+    pub grants: Grants,
+    pub rate_limit: Option<u32>,
+}
+
+/// A stored key as the admin CLI and the dashboard list it (never its secret).
+#[derive(Debug, Clone)]
+pub struct KeyInfo {
+    pub id: String,
+    pub last4: String,
+    pub grants: Grants,
+    pub rate_limit: Option<u32>,
+    pub created_at: String,
+    pub revoked_at: Option<String>,
+    /// Set on a rotated key: the end of its grace period.
+    pub expires_at: Option<String>,
+    pub last_used_at: Option<String>,
+    pub rotated_from: Option<String>,
+}
+
+impl KeyInfo {
+    /// Neither revoked nor past its rotation grace period.
+    pub fn is_active(&self) -> bool {
+        self.revoked_at.is_none()
+            && self
+                .expires_at
+                .as_ref()
+                .is_none_or(|t| t.as_str() > crate::timestamp::now().as_str())
+    }
+}
+
+/// Issues a key of `org_id` (which the caller has checked exists). The one way keys are
+/// made: the admin CLI, the first start and the dashboard all call it.
+///
+/// # Errors
+/// Database failures.
+pub async fn issue_key(
+    conn: &mut sqlx::SqliteConnection,
+    org_id: &str,
+    grants: &Grants,
+    rate_limit: Option<u32>,
+    created_by: Option<&str>,
+    rotated_from: Option<&str>,
+) -> Result<NewKey, sqlx::Error> {
+    let id = crate::ids::new_id("key");
+    let secret = crate::ids::new_api_key_secret();
+    sqlx::query(
+        "INSERT INTO api_keys (id, org_id, secret_hash, last4, scopes, rate_limit, created_at, created_by, rotated_from) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+    )
+    .bind(&id)
+    .bind(org_id)
+    .bind(hash_key(&secret))
+    .bind(&secret[secret.len() - 4..])
+    .bind(grants.to_stored())
+    .bind(rate_limit.map(i64::from))
+    .bind(crate::timestamp::now())
+    .bind(created_by)
+    .bind(rotated_from)
+    .execute(conn)
+    .await?;
+    Ok(NewKey {
+        id,
+        secret,
+        org_id: org_id.to_string(),
+        grants: grants.clone(),
+        rate_limit,
+    })
+}
+
+/// Revokes a key (of `org_id` when given); `None` when there is no such key there. It stops
+/// working within [`KEY_CACHE_TTL`].
+///
+/// # Errors
+/// Database failures.
+pub async fn revoke_key(
+    db: &Db,
+    org_id: Option<&str>,
+    key_id: &str,
+) -> Result<Option<String>, sqlx::Error> {
+    let mut tx = db.begin_write().await?;
+    let r = sqlx::query(
+        "UPDATE api_keys SET revoked_at = coalesce(revoked_at, ?) WHERE id = ? AND (?3 IS NULL OR org_id = ?3)",
+    )
+    .bind(crate::timestamp::now())
+    .bind(key_id)
+    .bind(org_id)
+    .execute(&mut *tx)
+    .await?;
+    if r.rows_affected() == 0 {
+        return Ok(None);
+    }
+    let at: Option<String> = sqlx::query_scalar("SELECT revoked_at FROM api_keys WHERE id = ?")
+        .bind(key_id)
+        .fetch_one(&mut *tx)
+        .await?;
+    tx.commit().await?;
+    Ok(at)
+}
+
+/// Rotates an active key of `org_id`: a new key with the same scopes and rate limit, while
+/// the old secret keeps working for [`ROTATION_GRACE_SECS`] (or less, if it was already
+/// due to end sooner). `None` when the organisation has no such active key.
+///
+/// # Errors
+/// Database failures.
+pub async fn rotate_key(
+    db: &Db,
+    org_id: &str,
+    key_id: &str,
+    created_by: Option<&str>,
+) -> Result<Option<(NewKey, String)>, sqlx::Error> {
+    let mut tx = db.begin_write().await?;
+    let now = crate::timestamp::now();
+    let old: Option<(String, Option<i64>, Option<String>)> = sqlx::query_as(
+        "SELECT scopes, rate_limit, expires_at FROM api_keys WHERE id = ? AND org_id = ? AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > ?)",
+    )
+    .bind(key_id)
+    .bind(org_id)
+    .bind(&now)
+    .fetch_optional(&mut *tx)
+    .await?;
+    let Some((scopes, rate_limit, expires_at)) = old else {
+        return Ok(None);
+    };
+    let grace_end = crate::timestamp::format(
+        time::OffsetDateTime::now_utc() + time::Duration::seconds(ROTATION_GRACE_SECS),
+    );
+    let ends = match expires_at {
+        Some(e) if e < grace_end => e,
+        _ => grace_end,
+    };
+    let rate_limit = rate_limit.map(|n| n.clamp(1, u32::MAX as i64) as u32);
+    let new = issue_key(
+        &mut tx,
+        org_id,
+        &Grants::from_stored(&scopes),
+        rate_limit,
+        created_by,
+        Some(key_id),
+    )
+    .await?;
+    sqlx::query("UPDATE api_keys SET expires_at = ? WHERE id = ?")
+        .bind(&ends)
+        .bind(key_id)
+        .execute(&mut *tx)
+        .await?;
+    tx.commit().await?;
+    Ok(Some((new, ends)))
+}
+
+/// An organisation's keys, newest first.
+///
+/// # Errors
+/// Database failures.
+pub async fn list_keys(db: &Db, org_id: &str) -> Result<Vec<KeyInfo>, sqlx::Error> {
+    let rows: Vec<(
+        String,
+        String,
+        String,
+        Option<i64>,
+        String,
+        Option<String>,
+        Option<String>,
+        Option<String>,
+        Option<String>,
+    )> = sqlx::query_as(
+        "SELECT id, last4, scopes, rate_limit, created_at, revoked_at, expires_at, last_used_at, rotated_from FROM api_keys WHERE org_id = ? ORDER BY created_at DESC, id",
+    )
+    .bind(org_id)
+    .fetch_all(&db.read)
+    .await?;
+    Ok(rows
+        .into_iter()
+        .map(
+            |(
+                id,
+                last4,
+                scopes,
+                rate_limit,
+                created_at,
+                revoked_at,
+                expires_at,
+                last_used_at,
+                rotated_from,
+            )| KeyInfo {
+                id,
+                last4,
+                grants: Grants::from_stored(&scopes),
+                rate_limit: rate_limit.map(|n| n.clamp(1, u32::MAX as i64) as u32),
+                created_at,
+                revoked_at,
+                expires_at,
+                last_used_at,
+                rotated_from,
+            },
+        )
+        .collect())
 }
 
 fn unauthorized(message: &str) -> ApiError {

@@ -52,7 +52,7 @@ pub struct ServeArgs {
     /// Allow reference and image URLs on loopback and private addresses (tests, local demos).
     #[arg(long, env = "ADFORGE_ALLOW_PRIVATE_URLS", default_value_t = false)]
     pub allow_private_urls: bool,
-    /// The billing page INSUFFICIENT_BALANCE errors link to. Default: PUBLIC_URL/dashboard/billing.
+    /// The billing page INSUFFICIENT_BALANCE errors link to. Default: PUBLIC_URL/dashboard/wallet (the dashboard's wallet page).
     #[arg(long, env = "ADFORGE_DASHBOARD_URL")]
     pub dashboard_url: Option<String>,
     /// Redis for jobs, events and rate limits shared by several API nodes and `adforge
@@ -79,6 +79,8 @@ pub struct ServeArgs {
     pub ops: crate::ops::OpsArgs,
     #[command(flatten)]
     pub blob: crate::blob_args::BlobArgs,
+    #[command(flatten)]
+    pub dashboard: crate::dashboard::DashboardArgs,
     /// The models folder (`scripts/fetch-models` fills it). Default:
     /// `$ADFORGE_MODELS_DIR`, else `~/.cache/adforge/models`. Without models the server
     /// serves everything but swipe-file uploads and search, which answer 503.

@@ -16,6 +16,7 @@ pub mod blob_args;
 /// Blob storage (the trait lives in the worker crate, which writes rendered ads).
 pub use adforge_worker::blob;
 pub mod cli;
+pub mod dashboard;
 pub mod error;
 pub mod http;
 pub mod idempotency;

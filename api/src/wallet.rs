@@ -70,6 +70,132 @@ async fn ledger(
     Ok(())
 }
 
+/// Adds `cents` to an organisation's wallet, with the operator's `reference` and who made
+/// it (a profile id; `None` for the admin CLI). The one top-up path: the admin CLI and the
+/// dashboard's operator form both call it inside their write transaction.
+///
+/// # Errors
+/// Database failures.
+pub async fn top_up(
+    conn: &mut SqliteConnection,
+    org_id: &str,
+    cents: i64,
+    reference: Option<&str>,
+    created_by: Option<&str>,
+) -> Result<Balance, sqlx::Error> {
+    let now = crate::timestamp::now();
+    sqlx::query(
+        "INSERT INTO wallets (org_id, balance_cents, held_cents, updated_at) VALUES (?1, ?2, 0, ?3) \
+         ON CONFLICT(org_id) DO UPDATE SET balance_cents = balance_cents + ?2, updated_at = ?3",
+    )
+    .bind(org_id)
+    .bind(cents)
+    .bind(&now)
+    .execute(&mut *conn)
+    .await?;
+    sqlx::query("INSERT INTO wallet_ledger (id, org_id, kind, amount_cents, reference, created_at, created_by) VALUES (?, ?, 'top_up', ?, ?, ?, ?)")
+        .bind(crate::ids::new_id("wle"))
+        .bind(org_id)
+        .bind(cents)
+        .bind(reference)
+        .bind(&now)
+        .bind(created_by)
+        .execute(&mut *conn)
+        .await?;
+    let (balance_cents, held_cents): (i64, i64) =
+        sqlx::query_as("SELECT balance_cents, held_cents FROM wallets WHERE org_id = ?")
+            .bind(org_id)
+            .fetch_one(&mut *conn)
+            .await?;
+    Ok(Balance {
+        balance_cents,
+        held_cents,
+    })
+}
+
+/// The kinds of ledger entries.
+pub const LEDGER_KINDS: [&str; 4] = ["top_up", "hold", "charge", "release"];
+
+/// One ledger entry.
+#[derive(Debug, Clone)]
+pub struct LedgerEntry {
+    pub seq: i64,
+    pub id: String,
+    pub kind: String,
+    pub amount_cents: i64,
+    pub reference: Option<String>,
+    pub created_at: String,
+}
+
+/// Which ledger entries to read: all bounds optional; `from`/`to` are ISO timestamps or
+/// date prefixes compared as text (`to` exclusive), `before` a `seq` for paging.
+#[derive(Debug, Clone, Default)]
+pub struct LedgerFilter {
+    pub kind: Option<String>,
+    pub from: Option<String>,
+    pub to: Option<String>,
+    pub before: Option<i64>,
+}
+
+/// An organisation's ledger entries matching `filter`, newest first, at most `limit`.
+///
+/// # Errors
+/// Database failures.
+pub async fn ledger_entries(
+    conn: &mut SqliteConnection,
+    org_id: &str,
+    filter: &LedgerFilter,
+    limit: i64,
+) -> Result<Vec<LedgerEntry>, sqlx::Error> {
+    let rows: Vec<(i64, String, String, i64, Option<String>, String)> = sqlx::query_as(
+        "SELECT seq, id, kind, amount_cents, reference, created_at FROM wallet_ledger \
+         WHERE org_id = ?1 AND (?2 IS NULL OR kind = ?2) AND (?3 IS NULL OR created_at >= ?3) \
+         AND (?4 IS NULL OR created_at < ?4) AND (?5 IS NULL OR seq < ?5) ORDER BY seq DESC LIMIT ?6",
+    )
+    .bind(org_id)
+    .bind(&filter.kind)
+    .bind(&filter.from)
+    .bind(&filter.to)
+    .bind(filter.before)
+    .bind(limit)
+    .fetch_all(conn)
+    .await?;
+    Ok(rows
+        .into_iter()
+        .map(
+            |(seq, id, kind, amount_cents, reference, created_at)| LedgerEntry {
+                seq,
+                id,
+                kind,
+                amount_cents,
+                reference,
+                created_at,
+            },
+        )
+        .collect())
+}
+
+/// Holds not yet captured or released: (reference, cents, placed at), newest first.
+///
+/// # Errors
+/// Database failures.
+pub async fn open_holds(
+    conn: &mut SqliteConnection,
+    org_id: &str,
+    limit: i64,
+) -> Result<Vec<(String, i64, String)>, sqlx::Error> {
+    sqlx::query_as(
+        "SELECT coalesce(h.reference, ''), h.amount_cents, h.created_at FROM wallet_ledger h \
+         WHERE h.org_id = ?1 AND h.kind = 'hold' AND NOT EXISTS (SELECT 1 FROM wallet_ledger x \
+         WHERE x.org_id = ?1 AND x.reference = h.reference AND x.kind IN ('charge', 'release') AND x.seq > h.seq) \
+         ORDER BY h.seq DESC LIMIT ?2",
+    )
+    .bind(org_id)
+    .bind(limit)
+    .fetch_all(conn)
+    .await
+}
+
 /// Places a hold of `cents` for `reference` (e.g. an image ad id).
 ///
 /// # Errors

@@ -10,6 +10,7 @@ mod support;
 
 mod auth;
 mod blob_store;
+mod dashboard;
 mod design_templates;
 mod embedded;
 mod envelope;

@@ -103,6 +103,7 @@ impl TestServer {
             webhooks: Default::default(),
             ops: Default::default(),
             blob: Default::default(),
+            dashboard: Default::default(),
             backend: adforge_renderer::BackendChoice::Cpu,
             models_dir: None,
             default_collection: None,

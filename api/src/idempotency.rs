@@ -122,12 +122,14 @@ struct Stored {
     hash: String,
     status: u16,
     body: Vec<u8>,
+    /// The first response's `Location` header, if it had one.
+    location: Option<String>,
 }
 
 /// The live (unexpired, finished) record of a key, if any.
 async fn stored(db: &Db, key_id: &str, idem_key: &str) -> Result<Option<Stored>, ApiError> {
-    let row: Option<(String, Option<i64>, Option<Vec<u8>>)> = sqlx::query_as(
-        "SELECT request_hash, response_status, response_body FROM idempotency_keys \
+    let row: Option<(String, Option<i64>, Option<Vec<u8>>, Option<String>)> = sqlx::query_as(
+        "SELECT request_hash, response_status, response_body, response_location FROM idempotency_keys \
          WHERE api_key_id = ? AND idem_key = ? AND state = 'done' AND created_at >= ?",
     )
     .bind(key_id)
@@ -135,10 +137,11 @@ async fn stored(db: &Db, key_id: &str, idem_key: &str) -> Result<Option<Stored>,
     .bind(crate::timestamp::seconds_ago(RETENTION_SECS))
     .fetch_optional(&db.read)
     .await?;
-    Ok(row.map(|(hash, status, body)| Stored {
+    Ok(row.map(|(hash, status, body, location)| Stored {
         hash,
         status: status.and_then(|s| u16::try_from(s).ok()).unwrap_or(200),
         body: body.unwrap_or_default(),
+        location,
     }))
 }
 
@@ -151,13 +154,15 @@ async fn store(
     hash: &str,
     status: u16,
     body: &[u8],
+    location: Option<&str>,
 ) -> Result<bool, sqlx::Error> {
     let done = sqlx::query(
-        "INSERT INTO idempotency_keys (api_key_id, idem_key, request_hash, state, response_status, response_body, created_at) \
-         VALUES (?, ?, ?, 'done', ?, ?, ?) \
+        "INSERT INTO idempotency_keys (api_key_id, idem_key, request_hash, state, response_status, response_body, \
+         response_location, created_at) \
+         VALUES (?, ?, ?, 'done', ?, ?, ?, ?) \
          ON CONFLICT (api_key_id, idem_key) DO UPDATE SET request_hash = excluded.request_hash, \
          state = 'done', response_status = excluded.response_status, response_body = excluded.response_body, \
-         created_at = excluded.created_at \
+         response_location = excluded.response_location, created_at = excluded.created_at \
          WHERE idempotency_keys.state <> 'done' OR idempotency_keys.created_at < ?",
     )
     .bind(key_id)
@@ -165,6 +170,7 @@ async fn store(
     .bind(hash)
     .bind(i64::from(status))
     .bind(body)
+    .bind(location)
     .bind(crate::timestamp::now())
     .bind(crate::timestamp::seconds_ago(RETENTION_SECS))
     .execute(conn)
@@ -193,6 +199,9 @@ fn replay(idem_key: &str, hash: &str, s: Stored) -> Result<Response, ApiError> {
     );
     res.headers_mut()
         .insert("idempotent-replayed", HeaderValue::from_static("true"));
+    if let Some(location) = s.location.and_then(|l| HeaderValue::from_str(&l).ok()) {
+        res.headers_mut().insert(header::LOCATION, location);
+    }
     Ok(res)
 }
 
@@ -264,10 +273,26 @@ pub async fn idempotency(
         .map(|c| c.to_bytes())
         .unwrap_or_default();
     let status = rparts.status.as_u16();
+    let location = rparts
+        .headers
+        .get(header::LOCATION)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned);
+    let location = location.as_deref();
     match deferred.take() {
         Some(mut pending) => {
             // The request wrote something: its response commits with it, or nothing does.
-            if !store(&mut pending.tx, key_id, &idem_key, &hash, status, &rbytes).await? {
+            if !store(
+                &mut pending.tx,
+                key_id,
+                &idem_key,
+                &hash,
+                status,
+                &rbytes,
+                location,
+            )
+            .await?
+            {
                 drop(pending); // another node finished the same key first: roll back
                 return match stored(&state.db, key_id, &idem_key).await? {
                     Some(s) => replay(&idem_key, &hash, s),
@@ -279,7 +304,11 @@ pub async fn idempotency(
         None if status < 500 => {
             // Nothing was written: storing the answer is only a convenience for replays.
             let mut conn = state.db.write.acquire().await?;
-            if let Err(e) = store(&mut conn, key_id, &idem_key, &hash, status, &rbytes).await {
+            if let Err(e) = store(
+                &mut conn, key_id, &idem_key, &hash, status, &rbytes, location,
+            )
+            .await
+            {
                 tracing::warn!(error = %e, "could not record an idempotent response");
             }
         }

@@ -44,7 +44,8 @@ limit: 429 `RATE_LIMIT_EXCEEDED` with `Retry-After` in seconds.
 ## Idempotency
 Every POST, PATCH and PUT honours `Idempotency-Key` (1–255 visible ASCII characters; a UUID is
 typical), scoped to the API key and kept 24 hours. A retry with the same key and the same
-request replays the first response (same status and body) with `Idempotent-Replayed: true`.
+request replays the first response (same status, body and `Location`) with
+`Idempotent-Replayed: true`.
 The same key while the first request is still running: 409 `IDEMPOTENCY_CONFLICT`. The
 same key with a different method, path or body: 400 `VALIDATION_ERROR` on field
 `Idempotency-Key` (a multipart body's boundary, which clients choose afresh on every send, is

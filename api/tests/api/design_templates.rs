@@ -654,7 +654,7 @@ async fn processing_lists_facets_deletion_scopes_and_isolation() {
     let url = upload(&s, &org, png(300, 300, [10, 120, 200, 255])).await;
 
     let mut ids = Vec::new();
-    for _ in 0..7 {
+    for _ in 0..6 {
         ids.push(
             create(&s, &org, json!({"reference_image_url": url}))
                 .await
@@ -664,6 +664,25 @@ async fn processing_lists_facets_deletion_scopes_and_isolation() {
     }
     let first = ids[0].clone();
     let path = format!("/v1/design-templates/{first}");
+
+    // A retry with the same Idempotency-Key replays the 202, Location included, and
+    // creates nothing.
+    let keyed = || {
+        s.request(reqwest::Method::POST, "/v1/design-templates")
+            .header("x-api-key", &org.key)
+            .header("idempotency-key", "dt-create-1")
+            .json(&json!({"reference_image_url": url}))
+    };
+    let once = crate::support::send(keyed()).await.expect(202, None);
+    let again = crate::support::send(keyed()).await.expect(202, None);
+    assert_eq!(again.header("idempotent-replayed"), Some("true"));
+    assert_eq!(again.id(), once.id());
+    assert_eq!(again.header("location"), once.header("location"));
+    assert_eq!(
+        once.header("location"),
+        Some(format!("/v1/design-templates/{}", once.id()).as_str())
+    );
+    ids.push(once.id());
 
     // Processing: edits and ads are refused with DESIGN_TEMPLATE_NOT_READY.
     let r = s
@@ -733,7 +752,7 @@ async fn processing_lists_facets_deletion_scopes_and_isolation() {
         .await
         .unwrap();
     }
-    // ids[6] stays processing and unclassified.
+    // ids[6] (the idempotent create) stays processing and unclassified.
     let rows: Vec<(Option<&str>, Option<&str>, &str)> = spread
         .iter()
         .map(|(i, f, st)| (Some(*i), Some(*f), *st))

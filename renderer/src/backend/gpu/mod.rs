@@ -37,8 +37,8 @@
 //!   rounds, so a blurred plane is identical on both backends, and nothing is read back
 //!   before the final canvas: one submit per render. Where no spread needs the full-size
 //!   plane, the downsampling pass reads the content's alpha (or the backdrop) directly and
-//!   the tint upsamples on the fly, so a shadow writes no full-size plane at all (on
-//!   lavapipe this halved the heavy benchmark ad's effect time). Scratch planes are reused
+//!   the tint upsamples on the fly, so a shadow writes no full-size plane at all (two
+//!   full-size passes instead of four per shadow). Scratch planes are reused
 //!   within a render once no later pass reads them.
 //!   The contrast of TEXT ops (LowContrast warnings) needs no sync either: the regions
 //!   under each text are copied to buffers at their place in the command stream and

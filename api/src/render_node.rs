@@ -145,7 +145,9 @@ pub fn handler_with_models(
             .with_gpu(gpu)
             .with_classifier(classifier),
     ));
-    Arc::new(crate::swipe::ingest::SwipeAwareHandler::new(generate, ingest))
+    Arc::new(crate::swipe::ingest::SwipeAwareHandler::new(
+        generate, ingest,
+    ))
 }
 
 /// Design-template references classified as swipe files are: the same models, OCR and

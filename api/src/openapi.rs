@@ -23,6 +23,12 @@ issued with `all` holds every scope, including scopes added later. Design templa
 creates (from a swipe file also `swipe_files:read`), edits, deletes and restores them;
 making an image ad from a template needs `image_ads:write` and `design_templates:read`.
 
+Keys are issued, rotated and revoked in the web dashboard (`/dashboard/keys` on this
+server), not through this API. Rotating a key issues a new one with the same scopes; the old
+secret keeps working for 24 hours, then answers 401. A revoked key answers 401 within 2
+seconds. The wallet is topped up by the service's operators in the dashboard
+(`/dashboard/wallet`), which is where the `INSUFFICIENT_BALANCE` message links.
+
 ## Responses
 Success: `{data, meta}`; lists: `{data, has_more, total_count, facets?, meta}`; errors:
 `{error: {code, message, details?, children?}, meta}`. `meta.request_id` (`req_…`) is also

@@ -97,6 +97,10 @@ pub fn page(title: &str, member: Option<&SessionMember>, active: &str, body: &st
                 "Sign out"
             ),
         );
+    } else {
+        header.push_str(
+            r#"<header class="top plain"><div class="brand"><a href="/dashboard">adforge</a><span class="org">dashboard</span></div></header>"#,
+        );
     }
     format!(
         r##"<!doctype html>

@@ -38,7 +38,7 @@ fn create_form(csrf: &str, error: Option<&str>) -> String {
         r#"<section class="card" aria-labelledby="create-h"><h2 id="create-h">Create a key</h2>
 {err}<form method="post" action="/dashboard/keys">{csrf}
 <fieldset><legend>Scopes</legend>
-<label class="check" for="scope-all"><input type="checkbox" id="scope-all" name="scope" value="all"> <strong>All scopes</strong>, including scopes added later</label>
+<label class="check" for="scope-all"><input type="checkbox" id="scope-all" name="scope" value="all"> <span><strong>All scopes</strong>, including scopes added later</span></label>
 <div class="scopes">{boxes}</div></fieldset>
 <button type="submit">Create key</button></form></section>"#,
         err = error.map(|e| notice("error", &esc(e))).unwrap_or_default(),

@@ -52,7 +52,7 @@ fn with_pre_csrf(state: &AppState, status: StatusCode, token: &str, body: String
 
 fn sign_in_page(next: &str, email: &str, csrf: &str, message: Option<String>) -> String {
     let body = format!(
-        r#"{msg}<form method="post" action="/dashboard/sign-in" class="card narrow">
+        r#"<div class="narrow">{msg}<form method="post" action="/dashboard/sign-in" class="card">
 {csrf}<input type="hidden" name="next" value="{next}">
 <label for="email">Email</label>
 <input id="email" name="email" type="email" autocomplete="username" required value="{email}">
@@ -60,7 +60,7 @@ fn sign_in_page(next: &str, email: &str, csrf: &str, message: Option<String>) ->
 <input id="password" name="password" type="password" autocomplete="current-password" required>
 <button type="submit">Sign in</button>
 </form>
-<p class="hint">No password yet? Open the one-time sign-in link an owner or operator sent you.</p>"#,
+<p class="hint">No password yet? Open the one-time sign-in link an owner or operator sent you.</p></div>"#,
         msg = message
             .map(|m| notice("error", &esc(&m)))
             .unwrap_or_default(),
@@ -216,7 +216,7 @@ pub async fn submit(State(state): State<AppState>, req: Request) -> DashResult {
 
 fn link_page(token: &str, email: &str, csrf: &str, message: Option<String>) -> String {
     let body = format!(
-        r#"{msg}<form method="post" action="/dashboard/sign-in/link" class="card narrow">
+        r#"<div class="narrow">{msg}<form method="post" action="/dashboard/sign-in/link" class="card">
 {csrf}<input type="hidden" name="token" value="{token}">
 <p>Choose a password for <strong>{email}</strong>. This link works once.</p>
 <input type="email" name="username" autocomplete="username" value="{email}" hidden>
@@ -226,7 +226,7 @@ fn link_page(token: &str, email: &str, csrf: &str, message: Option<String>) -> S
 <label for="confirm">Repeat the password</label>
 <input id="confirm" name="confirm" type="password" autocomplete="new-password" required>
 <button type="submit">Set password and sign in</button>
-</form>"#,
+</form></div>"#,
         msg = message
             .map(|m| notice("error", &esc(&m)))
             .unwrap_or_default(),

@@ -232,8 +232,9 @@ async fn operator_section(
 {err}<form method="post" action="/dashboard/wallet/top-up" class="grid-form">{csrf}
 <div><label for="org">Organisation</label><select id="org" name="org" required>{options}</select></div>
 <div><label for="amount">Amount in dollars</label><input id="amount" name="amount" inputmode="decimal" placeholder="25.00" required pattern="\$?[0-9]{{1,9}}(\.[0-9]{{1,2}})?"></div>
-<div><label for="reference">Reference</label><input id="reference" name="reference" required maxlength="{rmax}" placeholder="Invoice or payment id" aria-describedby="ref-hint"><p id="ref-hint" class="hint">Stored on the ledger entry the organisation sees.</p></div>
+<div><label for="reference">Reference</label><input id="reference" name="reference" required maxlength="{rmax}" placeholder="Invoice or payment id" aria-describedby="ref-hint"></div>
 <div><button type="submit">Top up</button></div></form>
+<p id="ref-hint" class="hint">The reference is stored on the ledger entry the organisation sees.</p>
 <h3>Recent top-ups, all organisations</h3>
 <div class="table-wrap"><table class="stack"><thead><tr><th scope="col">When</th><th scope="col">Organisation</th><th scope="col" class="num">Amount</th><th scope="col">Reference</th></tr></thead><tbody>{rows}</tbody></table></div></section>"#,
         err = error.map(|e| notice("error", &esc(e))).unwrap_or_default(),

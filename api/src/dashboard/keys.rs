@@ -127,7 +127,7 @@ fn secret_notice(secret: &str, extra: &str) -> String {
         &format!(
             r#"<p><strong>Copy this key now; it will not be shown again.</strong></p>
 <label for="new-secret">New API key</label>
-<input id="new-secret" class="secret" readonly value="{s}">{extra}"#,
+<textarea id="new-secret" class="secret" readonly rows="2" spellcheck="false">{s}</textarea>{extra}"#,
             s = esc(secret),
         ),
     )

@@ -86,7 +86,7 @@ pub async fn invite(State(state): State<AppState>, me: SignedIn, body: Bytes) ->
             let flash = notice(
                 "ok",
                 &format!(
-                    r#"<p><strong>Send this link to {email}; it is shown only now.</strong></p><label for="invite-link">Sign-in link</label><input id="invite-link" class="secret" readonly value="{link}">"#,
+                    r#"<p><strong>Send this link to {email}; it is shown only now.</strong></p><label for="invite-link">Sign-in link</label><textarea id="invite-link" class="secret" readonly rows="3" spellcheck="false">{link}</textarea>"#,
                     email = esc(&a.email),
                     link = esc(&link),
                 ),

@@ -44,17 +44,17 @@ impl Page {
         self.text[start..end].to_string()
     }
 
-    /// The `value` of the input with this id.
-    fn input_value(&self, id: &str) -> String {
-        let marker = format!(r#"id="{id}""#);
+    /// The text of the (read-only) textarea with this id.
+    fn textarea(&self, id: &str) -> String {
+        let marker = format!(r#"<textarea id="{id}""#);
         let at = self
             .text
             .find(&marker)
             .unwrap_or_else(|| panic!("no #{id} in {}", self.text));
         let rest = &self.text[at..];
-        let start = rest.find(r#"value=""#).unwrap() + r#"value=""#.len();
-        let end = rest[start..].find('"').unwrap() + start;
-        rest[start..end].to_string()
+        let start = rest.find('>').unwrap() + 1;
+        let end = rest.find("</textarea>").unwrap();
+        rest[start..end].replace("&amp;", "&")
     }
 
     fn set_cookie(&self, name: &str) -> Option<String> {
@@ -438,7 +438,7 @@ async fn a_key_made_in_the_dashboard_works_until_revoked() {
         )
         .await;
     assert_eq!(made.status, 201, "{}", made.text);
-    let secret = made.input_value("new-secret");
+    let secret = made.textarea("new-secret");
     assert!(secret.starts_with("svc_live_"), "{secret}");
     assert_eq!(v1_status(&s, &secret, "/v1/brands").await, 200);
     // The chosen scopes, no more.
@@ -477,7 +477,7 @@ async fn a_key_made_in_the_dashboard_works_until_revoked() {
         )
         .await;
     assert_eq!(rotated.status, 201, "{}", rotated.text);
-    let new_secret = rotated.input_value("new-secret");
+    let new_secret = rotated.textarea("new-secret");
     assert_ne!(new_secret, secret);
     assert!(rotated.text.contains("old key keeps working until"));
     assert_eq!(v1_status(&s, &new_secret, "/v1/products").await, 200);
@@ -724,7 +724,7 @@ async fn owners_invite_members_and_sessions_can_be_revoked() {
         .await;
     assert_eq!(r.status, 201, "{}", r.text);
     assert!(r.text.contains("New &lt;b&gt;Person&lt;/b&gt;"), "escaped");
-    let link = r.input_value("invite-link");
+    let link = r.textarea("invite-link");
     let path = link.strip_prefix(&s.base).unwrap().to_string();
     let invited = Browser::new(&s);
     let page = invited.get(&path).await;

@@ -175,15 +175,13 @@ pub async fn run(args: AdminArgs) -> Result<(), Error> {
         AdminCommand::Key(KeyCommand::Revoke { key_id }) => revoke_key(&db, &key_id).await?,
         AdminCommand::Key(KeyCommand::List { org }) => {
             require_org(&db, &org).await?;
-            let rows: Vec<(String, String, String, Option<i64>, String, Option<String>)> = sqlx::query_as(
-                "SELECT id, last4, scopes, rate_limit, created_at, revoked_at FROM api_keys WHERE org_id = ? ORDER BY created_at",
-            )
-            .bind(&org)
-            .fetch_all(&db.read)
-            .await?;
-            json!({"data": rows.into_iter().map(|(id, last4, scopes, rate_limit, created_at, revoked_at)| json!({
-                "id": id, "last4": last4, "scopes": serde_json::from_str::<Value>(&scopes).unwrap_or(Value::Null),
-                "rate_limit": rate_limit, "created_at": created_at, "revoked_at": revoked_at,
+            let mut keys = crate::auth::list_keys(&db, &org).await?;
+            keys.reverse();
+            json!({"data": keys.into_iter().map(|k| json!({
+                "id": k.id, "last4": k.last4,
+                "scopes": match k.grants { Grants::All => json!(["all"]), g => json!(g.names()) },
+                "rate_limit": k.rate_limit, "created_at": k.created_at, "revoked_at": k.revoked_at,
+                "expires_at": k.expires_at, "last_used_at": k.last_used_at, "rotated_from": k.rotated_from,
             })).collect::<Vec<_>>()})
         }
         AdminCommand::Wallet(WalletCommand::TopUp {

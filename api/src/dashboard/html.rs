@@ -77,12 +77,32 @@ pub fn page(title: &str, member: Option<&SessionMember>, active: &str, body: &st
             };
             let _ = write!(nav, r#"<li><a href="{path}"{current}>{label}</a></li>"#);
         }
+        let org = if m.orgs.len() > 1 {
+            let mut options = String::new();
+            for (id, name) in &m.orgs {
+                let sel = if *id == m.org_id { " selected" } else { "" };
+                let _ = write!(
+                    options,
+                    r#"<option value="{}"{sel}>{}</option>"#,
+                    esc(id),
+                    esc(name)
+                );
+            }
+            format!(
+                r#"<form method="post" action="/dashboard/org" class="org-switch">{}<label for="org-switch" class="sr-only">Organisation</label><select id="org-switch" name="org">{options}</select><button type="submit" class="small secondary">Switch</button></form>"#,
+                csrf_field(&m.csrf_token)
+            )
+        } else {
+            format!(
+                r#"<span class="org" title="Organisation">{}</span>"#,
+                esc(&m.org_name)
+            )
+        };
         let _ = write!(
             header,
-            r#"<header class="top"><div class="brand"><a href="/dashboard">adforge</a><span class="org" title="Organisation">{org}</span></div>
+            r#"<header class="top"><div class="brand"><a href="/dashboard">adforge</a>{org}</div>
 <nav aria-label="Dashboard"><ul>{nav}</ul></nav>
 <div class="who"><span>{name}{op}</span>{signout}</div></header>"#,
-            org = esc(&m.org_name),
             name = esc(&m.name),
             op = if m.is_operator {
                 r#" <span class="badge">operator</span>"#

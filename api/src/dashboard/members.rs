@@ -346,6 +346,8 @@ pub struct SessionMember {
     pub org_id: String,
     pub org_name: String,
     pub role: Role,
+    /// Every organisation of the profile: (id, name), by name (the header's switcher).
+    pub orgs: Vec<(String, String)>,
 }
 
 /// The member of a live session token (also refreshing its `last_seen_at`).
@@ -388,7 +390,15 @@ pub async fn session_member(db: &Db, token: &str) -> Result<Option<SessionMember
             .execute(&db.write)
             .await?;
     }
+    let orgs: Vec<(String, String)> = sqlx::query_as(
+        "SELECT o.id, o.name FROM memberships m JOIN organizations o ON o.id = m.org_id \
+         WHERE m.profile_id = ? ORDER BY o.name, o.id",
+    )
+    .bind(&profile_id)
+    .fetch_all(&db.read)
+    .await?;
     Ok(Some(SessionMember {
+        orgs,
         session_id,
         csrf_token,
         profile_id,
@@ -399,6 +409,29 @@ pub async fn session_member(db: &Db, token: &str) -> Result<Option<SessionMember
         org_name,
         role: Role::parse(&role).unwrap_or(Role::Member),
     }))
+}
+
+/// Moves a session to another organisation of its profile; false when the profile is not a
+/// member there.
+///
+/// # Errors
+/// Database failures.
+pub async fn switch_org(
+    db: &Db,
+    session_id: &str,
+    profile_id: &str,
+    org_id: &str,
+) -> Result<bool, sqlx::Error> {
+    let r = sqlx::query(
+        "UPDATE dashboard_sessions SET org_id = ?1 WHERE id = ?2 AND profile_id = ?3 \
+         AND EXISTS (SELECT 1 FROM memberships WHERE profile_id = ?3 AND org_id = ?1)",
+    )
+    .bind(org_id)
+    .bind(session_id)
+    .bind(profile_id)
+    .execute(&db.write)
+    .await?;
+    Ok(r.rows_affected() > 0)
 }
 
 /// One row of the sessions list.

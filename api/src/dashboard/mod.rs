@@ -88,6 +88,7 @@ pub fn router() -> Router<AppState> {
         // The `--dashboard-url` default of older versions.
         .route("/billing", get(|| async { redirect("/dashboard/wallet") }))
         .route("/members", get(team::list).post(team::invite))
+        .route("/org", post(team::switch_org))
         .fallback(|| async { DashError::NotFound })
 }
 

@@ -61,6 +61,16 @@ pub async fn list(State(state): State<AppState>, me: SignedIn) -> DashResult {
     render(&state, &me.0, StatusCode::OK, None).await
 }
 
+/// POST /dashboard/org: work in another of the member's organisations.
+pub async fn switch_org(State(state): State<AppState>, me: SignedIn, body: Bytes) -> DashResult {
+    let form = me.form(&body)?;
+    let org = form.get("org").unwrap_or("");
+    if !members::switch_org(&state.db, &me.0.session_id, &me.0.profile_id, org).await? {
+        return Err(DashError::NotFound);
+    }
+    Ok(super::redirect("/dashboard/keys"))
+}
+
 /// POST /dashboard/members (owners only)
 pub async fn invite(State(state): State<AppState>, me: SignedIn, body: Bytes) -> DashResult {
     let form = me.form(&body)?;

@@ -795,3 +795,53 @@ async fn the_dashboard_can_be_turned_off() {
     assert_eq!(r.status, 404);
     assert_eq!(r.code(), "NOT_FOUND");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_member_of_two_organisations_switches_between_them() {
+    let s = TestServer::start().await;
+    let alpha = s.org("Alpha").await;
+    let beta = s.org("Beta").await;
+    let gamma = s.org("Gamma").await;
+    let b = member(&s, &alpha.id, "x@example.com", Role::Owner, false).await;
+    // Adding the same email elsewhere keeps the profile (and its password).
+    members::add_member(&s.db, &beta.id, "X@example.com", None, Role::Member, false)
+        .await
+        .unwrap();
+    let key_of = |org: &Org| {
+        let (db, id) = (s.db.clone(), org.id.clone());
+        async move {
+            adforge_api::auth::list_keys(&db, &id).await.unwrap()[0]
+                .id
+                .clone()
+        }
+    };
+    let (alpha_key, beta_key) = (key_of(&alpha).await, key_of(&beta).await);
+    let page = b.get("/dashboard/keys").await;
+    assert!(page.text.contains(r#"id="org-switch""#));
+    assert!(page.text.contains(&alpha_key) && !page.text.contains(&beta_key));
+
+    let r = b
+        .submit("/dashboard/keys", "/dashboard/org", &[("org", &beta.id)])
+        .await;
+    assert_eq!(r.status, 303);
+    let page = b.get("/dashboard/keys").await;
+    assert!(page.text.contains(&beta_key) && !page.text.contains(&alpha_key));
+    // A member (not owner) in Beta: no invitations there.
+    let team = b.get("/dashboard/members").await;
+    assert!(team.text.contains("Owners of the organisation can invite"));
+
+    // Not a member of Gamma: not found, and the session stays in Beta.
+    let r = b
+        .submit("/dashboard/keys", "/dashboard/org", &[("org", &gamma.id)])
+        .await;
+    assert_eq!(r.status, 404);
+    assert!(b.get("/dashboard/keys").await.text.contains(&beta_key));
+    // The same password still signs in.
+    assert_eq!(
+        Browser::new(&s)
+            .sign_in("x@example.com", PASSWORD)
+            .await
+            .status,
+        303
+    );
+}

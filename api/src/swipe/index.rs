@@ -466,6 +466,7 @@ impl Mask {
         }
     }
 
+    #[inline(always)]
     fn pass(&self, x: &KindIndex, slot: u32) -> bool {
         let i = slot as usize;
         let org = x.org[i];
@@ -514,21 +515,34 @@ impl Ord for Hit<'_> {
     }
 }
 
-/// The integer dot product (written so the compiler vectorises it).
+/// The integer dot product. Exact in any summation order (at most 128² × dim, far inside
+/// i32); inlined into [`Scan`], which is compiled for the SIMD the CPU has.
+#[inline(always)]
 fn dot(a: &[i8], b: &[i8]) -> i32 {
-    let mut acc = [0i32; 16];
-    let mut ca = a.chunks_exact(16);
-    let mut cb = b.chunks_exact(16);
-    for (x, y) in (&mut ca).zip(&mut cb) {
-        for k in 0..16 {
-            acc[k] += i32::from(i16::from(x[k]) * i16::from(y[k]));
-        }
+    a.iter()
+        .zip(b)
+        .map(|(x, y)| i32::from(*x) * i32::from(*y))
+        .sum()
+}
+
+/// One thread's part of a scan, run through `pulp::Arch::dispatch`: the loop is compiled
+/// once per instruction set (SSE2 baseline, AVX2 …) and the best one the CPU supports runs,
+/// so the dot products use the widest vectors available without unsafe code here.
+struct Scan<'p, 'x> {
+    plan: &'p Plan,
+    x: &'x KindIndex,
+    block: &'x Block,
+    mask: &'p Mask,
+    range: std::ops::Range<usize>,
+}
+
+impl<'x> pulp::WithSimd for Scan<'_, 'x> {
+    type Output = BinaryHeap<Hit<'x>>;
+
+    #[inline(always)]
+    fn with_simd<S: pulp::Simd>(self, _simd: S) -> Self::Output {
+        self.plan.scan(self.x, self.block, self.mask, self.range)
     }
-    let mut sum: i32 = acc.iter().sum();
-    for (x, y) in ca.remainder().iter().zip(cb.remainder()) {
-        sum += i32::from(*x) * i32::from(*y);
-    }
-    sum
 }
 
 impl Plan {
@@ -555,7 +569,13 @@ impl Plan {
         };
         let chunk = n.div_ceil(threads).max(1);
         let heaps: Vec<BinaryHeap<Hit<'_>>> = if threads == 1 {
-            vec![self.scan(x, block, &mask, 0..n)]
+            vec![pulp::Arch::new().dispatch(Scan {
+                plan: self,
+                x,
+                block,
+                mask: &mask,
+                range: 0..n,
+            })]
         } else {
             std::thread::scope(|scope| {
                 let handles: Vec<_> = (0..n)
@@ -580,6 +600,7 @@ impl Plan {
             .collect()
     }
 
+    #[inline(always)]
     fn scan<'a>(
         &self,
         x: &'a KindIndex,

@@ -582,8 +582,10 @@ pub struct SearchBody {
 /// labels, words read by OCR when available, colours, format, industry), so a text query finds
 /// what those words describe. Search by example (`swipe_file_id` or `image_url` instead of
 /// `query`) compares EfficientNet-Lite0 image vectors: near-duplicates and designs of the same
-/// kind come first. `min_similarity` drops weaker hits. Requires swipe_files:read although it
-/// is a POST.
+/// kind come first. `min_similarity` drops weaker hits. Equal similarities are ordered by id.
+/// Exact (no approximate index: recall 1.0); a design archived, restored or finished a moment
+/// ago, and a subscription just toggled, count in the next search on every API node.
+/// Requires swipe_files:read although it is a POST.
 #[utoipa::path(post, path = "/v1/swipe-files/search", tag = "swipe files",
     request_body = SearchBody,
     responses(

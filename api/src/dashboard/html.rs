@@ -57,7 +57,8 @@ pub fn when(ts: &str) -> String {
 }
 
 /// Navigation entries: (path, label).
-const NAV: [(&str, &str); 4] = [
+const NAV: &[(&str, &str)] = &[
+    ("/dashboard/ads", "Image ads"),
     ("/dashboard/keys", "API keys"),
     ("/dashboard/wallet", "Wallet"),
     ("/dashboard/members", "Members"),
@@ -66,10 +67,21 @@ const NAV: [(&str, &str); 4] = [
 
 /// A whole page. `member` is `None` on sign-in pages (no navigation).
 pub fn page(title: &str, member: Option<&SessionMember>, active: &str, body: &str) -> String {
+    page_with_head(title, member, active, body, "")
+}
+
+/// [`page`] with extra elements in `<head>` (already HTML: a `<meta http-equiv=refresh>`).
+pub fn page_with_head(
+    title: &str,
+    member: Option<&SessionMember>,
+    active: &str,
+    body: &str,
+    head: &str,
+) -> String {
     let mut header = String::new();
     if let Some(m) = member {
         let mut nav = String::new();
-        for (path, label) in NAV {
+        for &(path, label) in NAV {
             let current = if path == active {
                 r#" aria-current="page""#
             } else {
@@ -128,7 +140,7 @@ pub fn page(title: &str, member: Option<&SessionMember>, active: &str, body: &st
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>{title} · adforge</title>
 <link rel="stylesheet" href="/dashboard/assets/dashboard.css">
-</head><body>
+{head}</head><body>
 <a class="skip" href="#main">Skip to content</a>
 {header}
 <main id="main" tabindex="-1">

@@ -18,6 +18,7 @@
 //! - No JavaScript: every action is a form POST followed by a redirect or a page; htmx was
 //!   not needed for keys and wallet, so it is not vendored.
 
+mod ads;
 pub mod html;
 mod keys;
 pub mod members;
@@ -79,6 +80,11 @@ pub fn router() -> Router<AppState> {
         .route("/sign-out", post(signin::sign_out))
         .route("/sessions", get(signin::sessions))
         .route("/sessions/{id}/revoke", post(signin::revoke))
+        .route("/ads", get(ads::gallery))
+        .route("/ads/new", get(ads::create_form).post(ads::create))
+        .route("/ads/{id}", get(ads::detail))
+        .route("/ads/{id}/download", get(ads::download))
+        .route("/ads/{id}/edit", get(ads::edit_form).post(ads::edit_submit))
         .route("/keys", get(keys::list).post(keys::create))
         .route("/keys/{id}/revoke", post(keys::revoke))
         .route("/keys/{id}/rotate", post(keys::rotate))
@@ -115,6 +121,20 @@ pub fn redirect(to: &str) -> Response {
 /// An HTML page response with the dashboard's headers: no caching (pages show secrets and
 /// balances), no framing, a strict content policy (no scripts at all).
 pub fn html(status: StatusCode, body: String) -> Response {
+    html_with_images(status, body, &[])
+}
+
+/// [`html`] for a page showing images from `image_origins` too (`https://host[:port]`,
+/// e.g. an S3 bucket's files; this server's own `/files/` are `'self'`).
+pub fn html_with_images(status: StatusCode, body: String, image_origins: &[String]) -> Response {
+    let mut img = String::from("'self' data:");
+    for o in image_origins {
+        img.push(' ');
+        img.push_str(o);
+    }
+    let policy = format!(
+        "default-src 'none'; style-src 'self'; img-src {img}; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+    );
     let mut r = (status, body).into_response();
     let h = r.headers_mut();
     h.insert(
@@ -122,12 +142,9 @@ pub fn html(status: StatusCode, body: String) -> Response {
         HeaderValue::from_static("text/html; charset=utf-8"),
     );
     h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
-    h.insert(
-        header::CONTENT_SECURITY_POLICY,
-        HeaderValue::from_static(
-            "default-src 'none'; style-src 'self'; img-src 'self' data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
-        ),
-    );
+    if let Ok(v) = HeaderValue::from_str(&policy) {
+        h.insert(header::CONTENT_SECURITY_POLICY, v);
+    }
     h.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
     h.insert(
         header::REFERRER_POLICY,

@@ -620,8 +620,16 @@ async fn get_ad(
     IdPath(id): IdPath,
 ) -> ApiResult<Response> {
     caller.require(Scope::ImageAdsRead)?;
-    let row = load_row(&state.db.read, &caller.org_id, &id).await?;
-    Ok(envelope::ok(present(&state, row).await))
+    Ok(envelope::ok(get(&state, &caller.org_id, &id).await?))
+}
+
+/// GET /v1/image-ads/{id} after the scope check: the ad with live progress.
+///
+/// # Errors
+/// IMAGE_AD_NOT_FOUND (also for another organisation's ad); database failures.
+pub(crate) async fn get(state: &AppState, org_id: &str, id: &str) -> ApiResult<ImageAd> {
+    let row = load_row(&state.db.read, org_id, id).await?;
+    Ok(present(state, row).await)
 }
 
 const STATUSES: [&str; 3] = ["processing", "completed", "failed"];
@@ -656,9 +664,22 @@ const SKUS: [&str; 2] = ["flat_image_ad", "editable_image_ad"];
 async fn list_ads(
     State(state): State<AppState>,
     Auth(caller): Auth,
-    mut q: QueryParams,
+    q: QueryParams,
 ) -> ApiResult<Response> {
     caller.require(Scope::ImageAdsRead)?;
+    Ok(list_page(&state, &caller.org_id, q).await?.into_response())
+}
+
+/// One page of GET /v1/image-ads for `org_id` with the query's filters, paging and facets
+/// (the web dashboard's gallery calls it too).
+///
+/// # Errors
+/// VALIDATION_ERROR for a bad filter or cursor; database failures.
+pub(crate) async fn list_page(
+    state: &AppState,
+    org_id: &str,
+    mut q: QueryParams,
+) -> ApiResult<crate::http::envelope::Page<ImageAd>> {
     let p = ListParams::parse(&mut q, true, &["status"]);
     let mut conditions = Vec::new();
     for (param, column, allowed, dim) in [
@@ -707,7 +728,7 @@ async fn list_ads(
         table: "image_ads",
         columns: COLUMNS,
         joins: "",
-        org_id: &caller.org_id,
+        org_id,
         conditions,
         facet_columns: &[("status", "t.status")],
     }
@@ -721,15 +742,14 @@ async fn list_ads(
         facets,
     } = page;
     for row in rows {
-        items.push(present(&state, row).await);
+        items.push(present(state, row).await);
     }
     Ok(crate::http::envelope::Page {
         items,
         has_more,
         total_count,
         facets,
-    }
-    .into_response())
+    })
 }
 
 /// Body of PATCH /v1/image-ads/{id}.
@@ -890,7 +910,22 @@ async fn update_ad(
     JsonBody(body): JsonBody<ImageAdUpdate>,
 ) -> ApiResult<Response> {
     caller.require(Scope::ImageAdsWrite)?;
-    let row = load_row(&state.db.read, &caller.org_id, &id).await?;
+    let ad = update(&state, &caller.org_id, &id, &body.current_json_tree).await?;
+    Ok(envelope::ok(ad))
+}
+
+/// PATCH /v1/image-ads/{id} after the scope check (the web dashboard's editor calls it
+/// too): checks, the new version, its job.
+///
+/// # Errors
+/// Every error PATCH /v1/image-ads/{id} lists.
+pub(crate) async fn update(
+    state: &AppState,
+    org_id: &str,
+    id: &str,
+    tree: &Value,
+) -> ApiResult<ImageAd> {
+    let row = load_row(&state.db.read, org_id, id).await?;
     if !row.editable {
         return Err(ApiError::new(
             ErrorCode::ImageAdNotEditable,
@@ -908,9 +943,9 @@ async fn update_ad(
             ),
         ));
     }
-    let text = validate_tree(&state, &body.current_json_tree).await?;
+    let text = validate_tree(state, tree).await?;
     let mut tx = state.db.begin_write().await?;
-    let row = load_row(&mut *tx, &caller.org_id, &id).await?;
+    let row = load_row(&mut *tx, org_id, id).await?;
     if row.status != "completed" {
         return Err(ApiError::new(
             ErrorCode::ImageAdNotCompleted,
@@ -923,11 +958,11 @@ async fn update_ad(
     let version = row.current_version + 1;
     let version_id = crate::ids::new_id("iav");
     let job = Job::RenderImageAdVersion(RerenderJob {
-        ad_id: id.clone(),
-        org_id: caller.org_id.clone(),
+        ad_id: id.to_owned(),
+        org_id: org_id.to_owned(),
         version: u32::try_from(version).unwrap_or(u32::MAX),
         version_id: Some(version_id.clone()),
-        json_tree: body.current_json_tree.clone(),
+        json_tree: tree.clone(),
     });
     let now = crate::timestamp::now();
     let queued = Progress {
@@ -939,8 +974,8 @@ async fn update_ad(
         "INSERT INTO image_ad_versions (id, ad_id, org_id, version_number, json_tree, status, created_at) VALUES (?, ?, ?, ?, ?, 'processing', ?)",
     )
     .bind(&version_id)
-    .bind(&id)
-    .bind(&caller.org_id)
+    .bind(id)
+    .bind(org_id)
     .bind(version)
     .bind(&text)
     .bind(&now)
@@ -955,15 +990,15 @@ async fn update_ad(
     .bind(&text)
     .bind(crate::store::to_json_text(&job))
     .bind(&now)
-    .bind(&id)
+    .bind(id)
     .execute(&mut *tx)
     .await?;
     Jobs::stage(&mut tx, &job).await?;
-    let row = load_row(&mut *tx, &caller.org_id, &id).await?;
+    let row = load_row(&mut *tx, org_id, id).await?;
     let jobs = state.jobs.clone();
     tx.after_commit(move || jobs.kick());
     tx.commit().await?;
-    Ok(envelope::ok(row.into_ad(None)))
+    Ok(row.into_ad(None))
 }
 
 /// Delete an image ad
@@ -1039,15 +1074,26 @@ async fn list_versions(
     IdPath(id): IdPath,
 ) -> ApiResult<Response> {
     caller.require(Scope::ImageAdsRead)?;
-    load_row(&state.db.read, &caller.org_id, &id).await?;
-    let versions: Vec<ImageAdVersion> = sqlx::query_as(&format!(
+    Ok(envelope::ok(versions(&state, &caller.org_id, &id).await?))
+}
+
+/// GET /v1/image-ads/{id}/versions after the scope check: oldest first.
+///
+/// # Errors
+/// IMAGE_AD_NOT_FOUND; database failures.
+pub(crate) async fn versions(
+    state: &AppState,
+    org_id: &str,
+    id: &str,
+) -> ApiResult<Vec<ImageAdVersion>> {
+    load_row(&state.db.read, org_id, id).await?;
+    Ok(sqlx::query_as(&format!(
         "SELECT {VERSION_COLUMNS} FROM image_ad_versions WHERE ad_id = ? AND org_id = ? ORDER BY version_number"
     ))
-    .bind(&id)
-    .bind(&caller.org_id)
+    .bind(id)
+    .bind(org_id)
     .fetch_all(&state.db.read)
-    .await?;
-    Ok(envelope::ok(versions))
+    .await?)
 }
 
 /// Retrieve a version

@@ -313,9 +313,29 @@ async fn upload_image(
 ) -> ApiResult<Response> {
     caller.require(Scope::ImagesWrite)?;
     let form = read_form(req).await?;
+    let image = store(&state, &caller.org_id, form).await?;
+    Ok(envelope::created(image))
+}
+
+/// Stores an uploaded reference image (no type, no alt text) as POST /v1/images does: the
+/// web dashboard's "create an ad" form uploads through this.
+///
+/// # Errors
+/// As POST /v1/images: IMAGE_INVALID_FORMAT, IMAGE_UNREADABLE, VALIDATION_ERROR (limits),
+/// IMAGE_UPLOAD_FAILED.
+pub(crate) async fn upload_bytes(state: &AppState, org_id: &str, bytes: Bytes) -> ApiResult<Image> {
+    let form = UploadForm {
+        file: Some(bytes),
+        ..UploadForm::default()
+    };
+    store(state, org_id, form).await
+}
+
+/// POST /v1/images after the form is read.
+async fn store(state: &AppState, org_id: &str, form: UploadForm) -> ApiResult<Image> {
     let bytes = form.file.clone().unwrap_or_default();
     if let Some(pid) = &form.product_id {
-        super::products::load(&state.db.read, &caller.org_id, pid).await?;
+        super::products::load(&state.db.read, org_id, pid).await?;
     }
     let size = bytes.len() as i64;
     let decoded = imaging::decode_preview(bytes.clone()).await?;
@@ -358,7 +378,7 @@ async fn upload_image(
          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
     )
     .bind(&id)
-    .bind(&caller.org_id)
+    .bind(org_id)
     .bind(&blob_key)
     .bind(i64::from(decoded.width))
     .bind(i64::from(decoded.height))
@@ -375,7 +395,7 @@ async fn upload_image(
     .execute(&mut *tx)
     .await?;
     // Read back inside the transaction: under an Idempotency-Key its commit is deferred.
-    let row = load_with(&mut *tx, &caller.org_id, &id).await?;
+    let row = load_with(&mut *tx, org_id, &id).await?;
     tx.commit().await?;
     spawn_derivatives(
         state.db.clone(),
@@ -383,7 +403,7 @@ async fn upload_image(
         id,
         Some(decoded.image),
     );
-    Ok(envelope::created(row.into_image(state.blobs.as_ref())))
+    Ok(row.into_image(state.blobs.as_ref()))
 }
 
 /// Public URLs of the live images among `ids`, in the order given.

@@ -15,17 +15,17 @@ use serde_json::json;
 use crate::flows::{Api, ready};
 use crate::support::{Org, TestServer};
 
-const PASSWORD: &str = "correct horse battery staple";
+pub(crate) const PASSWORD: &str = "correct horse battery staple";
 
 /// What a page answered.
-struct Page {
-    status: StatusCode,
-    headers: HeaderMap,
-    text: String,
+pub(crate) struct Page {
+    pub(crate) status: StatusCode,
+    pub(crate) headers: HeaderMap,
+    pub(crate) text: String,
 }
 
 impl Page {
-    fn location(&self) -> &str {
+    pub(crate) fn location(&self) -> &str {
         self.headers
             .get(LOCATION)
             .and_then(|v| v.to_str().ok())
@@ -33,7 +33,7 @@ impl Page {
     }
 
     /// The value of the first `name="…" value="…"` input of that name.
-    fn field(&self, name: &str) -> String {
+    pub(crate) fn field(&self, name: &str) -> String {
         let marker = format!(r#"name="{name}" value=""#);
         let start = self
             .text
@@ -68,14 +68,14 @@ impl Page {
 }
 
 /// A browser: keeps cookies, follows no redirects (tests look at them).
-struct Browser {
-    base: String,
-    http: reqwest::Client,
+pub(crate) struct Browser {
+    pub(crate) base: String,
+    pub(crate) http: reqwest::Client,
     jar: Mutex<HashMap<String, String>>,
 }
 
 impl Browser {
-    fn new(s: &TestServer) -> Self {
+    pub(crate) fn new(s: &TestServer) -> Self {
         Self {
             base: s.base.clone(),
             http: reqwest::Client::builder()
@@ -86,7 +86,7 @@ impl Browser {
         }
     }
 
-    async fn send(&self, req: reqwest::RequestBuilder) -> Page {
+    pub(crate) async fn send(&self, req: reqwest::RequestBuilder) -> Page {
         let cookies = {
             let jar = self.jar.lock().unwrap();
             jar.iter()
@@ -123,12 +123,12 @@ impl Browser {
         }
     }
 
-    async fn get(&self, path: &str) -> Page {
+    pub(crate) async fn get(&self, path: &str) -> Page {
         self.send(self.http.get(format!("{}{path}", self.base)))
             .await
     }
 
-    async fn post(&self, path: &str, fields: &[(&str, &str)]) -> Page {
+    pub(crate) async fn post(&self, path: &str, fields: &[(&str, &str)]) -> Page {
         let body = form_urlencoded::Serializer::new(String::new())
             .extend_pairs(fields)
             .finish();
@@ -142,7 +142,7 @@ impl Browser {
     }
 
     /// Posts a form of a signed-in page, with the CSRF token read from `from`.
-    async fn submit(&self, from: &str, action: &str, fields: &[(&str, &str)]) -> Page {
+    pub(crate) async fn submit(&self, from: &str, action: &str, fields: &[(&str, &str)]) -> Page {
         let page = self.get(from).await;
         assert_eq!(page.status, 200, "{}", page.text);
         let csrf = page.field("csrf");
@@ -165,7 +165,13 @@ impl Browser {
 
 /// Adds a member and sets their password through the one-time link; returns a browser
 /// signed in as them.
-async fn member(s: &TestServer, org: &str, email: &str, role: Role, operator: bool) -> Browser {
+pub(crate) async fn member(
+    s: &TestServer,
+    org: &str,
+    email: &str,
+    role: Role,
+    operator: bool,
+) -> Browser {
     let added = members::add_member(&s.db, org, email, None, role, operator)
         .await
         .unwrap();

@@ -11,6 +11,7 @@ mod support;
 mod auth;
 mod blob_store;
 mod dashboard;
+mod dashboard_ads;
 mod design_templates;
 mod embedded;
 mod envelope;

@@ -311,17 +311,22 @@ impl SearchIndex {
                     .map(change_from_row)
                     .collect::<Result<Vec<_>, _>>()?;
                 drop(tx);
-                let mut guard = slot.data.write().unwrap_or_else(|e| e.into_inner());
-                if let Some(index) = guard.as_mut() {
-                    for id in deleted {
-                        index.remove(&id);
+                // The write lock waits for scans in progress: off the async threads.
+                let data = slot.data.clone();
+                tokio::task::spawn_blocking(move || {
+                    let mut guard = data.write().unwrap_or_else(|e| e.into_inner());
+                    if let Some(index) = guard.as_mut() {
+                        for id in deleted {
+                            index.remove(&id);
+                        }
+                        for c in changes {
+                            index.apply(c);
+                        }
+                        index.marker = rev;
                     }
-                    for c in changes {
-                        index.apply(c);
-                    }
-                    index.marker = rev;
-                }
-                Ok(())
+                })
+                .await
+                .map_err(|e| sqlx::Error::Protocol(format!("index update failed: {e}")))
             }
             None => {
                 let mut index = KindIndex {
@@ -342,8 +347,12 @@ impl SearchIndex {
                     marker = rev,
                     "swipe-file search index loaded"
                 );
-                *slot.data.write().unwrap_or_else(|e| e.into_inner()) = Some(index);
-                Ok(())
+                let data = slot.data.clone();
+                tokio::task::spawn_blocking(move || {
+                    *data.write().unwrap_or_else(|e| e.into_inner()) = Some(index);
+                })
+                .await
+                .map_err(|e| sqlx::Error::Protocol(format!("index update failed: {e}")))
             }
         }
     }

@@ -59,6 +59,8 @@ pub fn when(ts: &str) -> String {
 /// Navigation entries: (path, label).
 const NAV: &[(&str, &str)] = &[
     ("/dashboard/ads", "Image ads"),
+    ("/dashboard/swipe", "Swipe file"),
+    ("/dashboard/packs", "Packs"),
     ("/dashboard/keys", "API keys"),
     ("/dashboard/wallet", "Wallet"),
     ("/dashboard/members", "Members"),

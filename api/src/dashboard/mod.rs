@@ -1,6 +1,6 @@
 //! The web dashboard under `/dashboard`, served by `adforge serve` (on by default;
 //! `--no-dashboard` turns it off): server-rendered HTML pages with plain forms, one CSS
-//! file and no JavaScript.
+//! file and one small script (the swipe upload).
 //!
 //! - Pages call the same domain code as the API and the admin CLI: `auth::issue_key`,
 //!   `revoke_key`, `rotate_key`; `wallet::top_up`, `wallet::balance`; [`members`].
@@ -15,14 +15,21 @@
 //!   POST (forms before sign-in use a double-submit cookie); missing or wrong → a 403 page.
 //! - Isolation: every id in a URL is looked up within the session's organisation, so
 //!   another organisation's id is the same 404 page as an unknown one.
-//! - No JavaScript: every action is a form POST followed by a redirect or a page; htmx was
-//!   not needed for keys and wallet, so it is not vendored.
+//! - Almost no JavaScript: every action is a form POST followed by a redirect or a page;
+//!   htmx was not needed, so it is not vendored. The one script, `dashboard.js` (our own,
+//!   served from `/dashboard/assets/`, allowed by `script-src 'self'`), adds drag and drop
+//!   and per-file progress to the swipe file's upload form; without it the same form posts
+//!   every chosen file at once.
+//! - Swipe file ([`swipe`]) and design packs ([`packs`]) call the functions the
+//!   `/v1/swipe-files` and `/v1/design-packs` handlers call.
 
 mod ads;
 pub mod html;
 mod keys;
 pub mod members;
+mod packs;
 mod signin;
+mod swipe;
 mod team;
 mod wallet;
 
@@ -95,6 +102,8 @@ pub fn router() -> Router<AppState> {
         .route("/billing", get(|| async { redirect("/dashboard/wallet") }))
         .route("/members", get(team::list).post(team::invite))
         .route("/org", post(team::switch_org))
+        .merge(swipe::routes())
+        .merge(packs::routes())
         .fallback(|| async { DashError::NotFound })
 }
 
@@ -119,7 +128,7 @@ pub fn redirect(to: &str) -> Response {
 }
 
 /// An HTML page response with the dashboard's headers: no caching (pages show secrets and
-/// balances), no framing, a strict content policy (no scripts at all).
+/// balances), no framing, a strict content policy (only our own script and styles).
 pub fn html(status: StatusCode, body: String) -> Response {
     html_with_images(status, body, &[])
 }
@@ -133,7 +142,7 @@ pub fn html_with_images(status: StatusCode, body: String, image_origins: &[Strin
         img.push_str(o);
     }
     let policy = format!(
-        "default-src 'none'; style-src 'self'; img-src {img}; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+        "default-src 'none'; script-src 'self'; connect-src 'self'; style-src 'self'; img-src {img}; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
     );
     let mut r = (status, body).into_response();
     let h = r.headers_mut();

@@ -29,7 +29,7 @@ use super::common::{IdPath, Patch};
 use crate::app::AppState;
 use crate::auth::{Auth, Scope};
 use crate::error::{ApiError, ApiResult, ErrorCode, FieldError};
-use crate::http::envelope::{self, Deleted, Envelope, ListEnvelope, Meta};
+use crate::http::envelope::{self, Deleted, Envelope, ListEnvelope};
 use crate::http::extract::{JsonBody, QueryParams};
 use crate::store::Db;
 use crate::store::list::{Bind, DEFAULT_LIMIT, MAX_LIMIT, bind_as, bind_scalar};
@@ -235,7 +235,11 @@ pub async fn require_visible(db: &Db, org_id: &str, id: &str) -> ApiResult<()> {
         .ok_or_else(|| ApiError::not_found(ErrorCode::DesignPackNotFound, "design pack", id))
 }
 
-async fn respond(state: &AppState, org_id: &str, id: &str) -> ApiResult<DesignPack> {
+/// The visible pack `id` as the API answers it.
+///
+/// # Errors
+/// DESIGN_PACK_NOT_FOUND; database failures.
+pub async fn respond(state: &AppState, org_id: &str, id: &str) -> ApiResult<DesignPack> {
     let row = load_row(&state.db, org_id, id).await?;
     into_api(state, org_id, row, false).await
 }
@@ -279,15 +283,27 @@ async fn own_pack(db: &Db, org_id: &str, id: &str) -> ApiResult<PackRow> {
 async fn list_packs(
     State(state): State<AppState>,
     Auth(caller): Auth,
-    mut q: QueryParams,
+    q: QueryParams,
 ) -> ApiResult<Response> {
     caller.require(Scope::DesignPacksRead)?;
+    Ok(list(&state, &caller.org_id, q).await?.into_response())
+}
+
+/// A page of the organisation's packs with the list's filters and paging (what GET
+/// /v1/design-packs answers; the dashboard's packs page calls it too).
+///
+/// # Errors
+/// VALIDATION_ERROR; database failures.
+pub async fn list(
+    state: &AppState,
+    org: &str,
+    mut q: QueryParams,
+) -> ApiResult<crate::http::envelope::Page<DesignPack>> {
     let limit = q.int("limit", 1, MAX_LIMIT, DEFAULT_LIMIT);
     let after = q.string("starting_after");
     let archived = q.bool("archived", false);
     let filter = SwipeFilter::from_query(&mut q, false, false);
     q.finish()?;
-    let org = &caller.org_id;
     let matched = filter.is_active();
     let (select, mut binds) = select_packs(org, matched.then_some(&filter));
     let (vis, vis_binds) = visible_packs(org);
@@ -347,16 +363,14 @@ async fn list_packs(
     rows.truncate(limit as usize);
     let mut data = Vec::with_capacity(rows.len());
     for r in rows {
-        data.push(into_api(&state, org, r, matched).await?);
+        data.push(into_api(state, org, r, matched).await?);
     }
-    Ok(axum::Json(ListEnvelope {
-        data,
+    Ok(crate::http::envelope::Page {
+        items: data,
         has_more,
         total_count,
         facets: None,
-        meta: Meta::current(),
     })
-    .into_response())
 }
 
 /// The body of a pack creation.
@@ -543,6 +557,23 @@ async fn create_pack(
     JsonBody(body): JsonBody<PackCreate>,
 ) -> ApiResult<Response> {
     caller.require(Scope::DesignPacksWrite)?;
+    Ok(envelope::created(
+        create(&state, &caller.org_id, body, None).await?,
+    ))
+}
+
+/// Creates a pack of the organisation (what POST /v1/design-packs does) and answers it.
+/// `created_by` is the dashboard's signed-in profile `(profile_id, name)`; `None` for API
+/// keys.
+///
+/// # Errors
+/// VALIDATION_ERROR; SWIPE_FILE_NOT_FOUND; DESIGN_PACK_FULL; database failures.
+pub async fn create(
+    state: &AppState,
+    org_id: &str,
+    body: PackCreate,
+    created_by: Option<(&str, &str)>,
+) -> ApiResult<DesignPack> {
     let mut errors = Vec::new();
     let title = check_title(&body.title, &mut errors);
     let description = check_description(body.description, &mut errors);
@@ -550,13 +581,15 @@ async fn create_pack(
     super::common::finish(errors)?;
     let id = crate::ids::new_id("dp");
     let mut tx = state.db.begin_write().await?;
-    require_designs(&mut tx, &caller.org_id, &ids).await?;
+    require_designs(&mut tx, org_id, &ids).await?;
     let now = crate::timestamp::now();
-    sqlx::query("INSERT INTO design_packs (id, org_id, title, description, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)")
+    sqlx::query("INSERT INTO design_packs (id, org_id, title, description, created_by_profile, created_by_name, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)")
         .bind(&id)
-        .bind(&caller.org_id)
+        .bind(org_id)
         .bind(&title)
         .bind(&description)
+        .bind(created_by.map(|c| c.0))
+        .bind(created_by.map(|c| c.1))
         .bind(&now)
         .bind(&now)
         .execute(&mut *tx)
@@ -565,9 +598,7 @@ async fn create_pack(
     // The response is read back through the read pool: commit now. A crash between this
     // commit and the stored response lets a retry create a second pack (see `commit_now`).
     tx.commit_now().await?;
-    Ok(envelope::created(
-        respond(&state, &caller.org_id, &id).await?,
-    ))
+    respond(state, org_id, &id).await
 }
 
 /// Retrieve a design pack
@@ -605,6 +636,22 @@ async fn update_pack(
     JsonBody(body): JsonBody<PackUpdate>,
 ) -> ApiResult<Response> {
     caller.require(Scope::DesignPacksWrite)?;
+    Ok(envelope::ok(
+        update(&state, &caller.org_id, &id, body).await?,
+    ))
+}
+
+/// Renames or re-describes an own pack (what PATCH /v1/design-packs/{id} does).
+///
+/// # Errors
+/// VALIDATION_ERROR; DESIGN_PACK_NOT_FOUND; CONFLICT for a service-curated pack; database
+/// failures.
+pub async fn update(
+    state: &AppState,
+    org_id: &str,
+    id: &str,
+    body: PackUpdate,
+) -> ApiResult<DesignPack> {
     let mut errors = Vec::new();
     let title = body
         .title
@@ -615,18 +662,18 @@ async fn update_pack(
     body.description.apply_nullable(&mut new_description);
     let description = touched.then(|| check_description(new_description, &mut errors));
     super::common::finish(errors)?;
-    let row = own_pack(&state.db, &caller.org_id, &id).await?;
+    let row = own_pack(&state.db, org_id, id).await?;
     let mut tx = state.db.begin_write().await?;
     sqlx::query("UPDATE design_packs SET title = ?, description = ?, updated_at = ? WHERE id = ?")
         .bind(title.unwrap_or(row.title))
         .bind(description.unwrap_or(row.description))
         .bind(crate::timestamp::now())
-        .bind(&id)
+        .bind(id)
         .execute(&mut *tx)
         .await?;
     // The response is read back through the read pool: commit now (see `commit_now`).
     tx.commit_now().await?;
-    Ok(envelope::ok(respond(&state, &caller.org_id, &id).await?))
+    respond(state, org_id, id).await
 }
 
 /// Delete a design pack
@@ -660,12 +707,16 @@ async fn delete_pack(
     Ok(Deleted::response(id))
 }
 
-async fn set_archived(
+/// Archives (`archive`) or unarchives an own pack and answers it.
+///
+/// # Errors
+/// DESIGN_PACK_NOT_FOUND; CONFLICT for a service-curated pack; database failures.
+pub async fn set_archived(
     state: &AppState,
     org_id: &str,
     id: &str,
     archive: bool,
-) -> ApiResult<Response> {
+) -> ApiResult<DesignPack> {
     own_pack(&state.db, org_id, id).await?;
     let now = crate::timestamp::now();
     let mut tx = state.db.begin_write().await?;
@@ -683,7 +734,7 @@ async fn set_archived(
     }
     // The response is read back through the read pool: commit now (see `commit_now`).
     tx.commit_now().await?;
-    Ok(envelope::ok(respond(state, org_id, id).await?))
+    respond(state, org_id, id).await
 }
 
 /// Archive a design pack
@@ -703,7 +754,9 @@ async fn archive_pack(
     IdPath(id): IdPath,
 ) -> ApiResult<Response> {
     caller.require(Scope::DesignPacksWrite)?;
-    set_archived(&state, &caller.org_id, &id, true).await
+    Ok(envelope::ok(
+        set_archived(&state, &caller.org_id, &id, true).await?,
+    ))
 }
 
 /// Unarchive a design pack
@@ -721,7 +774,9 @@ async fn unarchive_pack(
     IdPath(id): IdPath,
 ) -> ApiResult<Response> {
     caller.require(Scope::DesignPacksWrite)?;
-    set_archived(&state, &caller.org_id, &id, false).await
+    Ok(envelope::ok(
+        set_archived(&state, &caller.org_id, &id, false).await?,
+    ))
 }
 
 /// List a pack's designs
@@ -824,19 +879,30 @@ async fn add_items(
     JsonBody(body): JsonBody<ItemsBody>,
 ) -> ApiResult<Response> {
     caller.require(Scope::DesignPacksWrite)?;
-    let ids = check_items(&body.swipe_file_ids)?;
-    own_pack(&state.db, &caller.org_id, &id).await?;
-    let mut tx = state.db.begin_write().await?;
-    require_designs(&mut tx, &caller.org_id, &ids).await?;
-    let (added, already_present) = add(&mut tx, &id, &ids).await?;
+    Ok(envelope::ok(
+        add_designs(&state.db, &caller.org_id, &id, &body.swipe_file_ids).await?,
+    ))
+}
+
+/// Adds designs to an own pack (what POST /v1/design-packs/{id}/items does).
+///
+/// # Errors
+/// VALIDATION_ERROR; DESIGN_PACK_NOT_FOUND; SWIPE_FILE_NOT_FOUND; DESIGN_PACK_FULL;
+/// CONFLICT for a service-curated pack; database failures.
+pub async fn add_designs(db: &Db, org_id: &str, id: &str, ids: &[String]) -> ApiResult<Added> {
+    let ids = check_items(ids)?;
+    own_pack(db, org_id, id).await?;
+    let mut tx = db.begin_write().await?;
+    require_designs(&mut tx, org_id, &ids).await?;
+    let (added, already_present) = add(&mut tx, id, &ids).await?;
     // The response is read back through the read pool: commit now (see `commit_now`).
     tx.commit_now().await?;
-    let item_count = load_row(&state.db, &caller.org_id, &id).await?.item_count;
-    Ok(envelope::ok(Added {
+    let item_count = load_row(db, org_id, id).await?.item_count;
+    Ok(Added {
         added,
         already_present,
         item_count,
-    }))
+    })
 }
 
 /// Remove designs from a pack
@@ -860,14 +926,25 @@ async fn remove_items(
     JsonBody(body): JsonBody<ItemsBody>,
 ) -> ApiResult<Response> {
     caller.require(Scope::DesignPacksWrite)?;
-    let ids = check_items(&body.swipe_file_ids)?;
-    own_pack(&state.db, &caller.org_id, &id).await?;
-    let mut tx = state.db.begin_write().await?;
+    Ok(envelope::ok(
+        remove_designs(&state.db, &caller.org_id, &id, &body.swipe_file_ids).await?,
+    ))
+}
+
+/// Removes designs from an own pack (what DELETE /v1/design-packs/{id}/items does).
+///
+/// # Errors
+/// VALIDATION_ERROR; DESIGN_PACK_NOT_FOUND; CONFLICT for a service-curated pack; database
+/// failures.
+pub async fn remove_designs(db: &Db, org_id: &str, id: &str, ids: &[String]) -> ApiResult<Removed> {
+    let ids = check_items(ids)?;
+    own_pack(db, org_id, id).await?;
+    let mut tx = db.begin_write().await?;
     let (mut removed, mut not_present) = (Vec::new(), Vec::new());
     for sf in ids {
         let n =
             sqlx::query("DELETE FROM design_pack_items WHERE pack_id = ? AND swipe_file_id = ?")
-                .bind(&id)
+                .bind(id)
                 .bind(&sf)
                 .execute(&mut *tx)
                 .await?
@@ -881,18 +958,18 @@ async fn remove_items(
     if !removed.is_empty() {
         sqlx::query("UPDATE design_packs SET updated_at = ? WHERE id = ?")
             .bind(crate::timestamp::now())
-            .bind(&id)
+            .bind(id)
             .execute(&mut *tx)
             .await?;
     }
     // The response is read back through the read pool: commit now (see `commit_now`).
     tx.commit_now().await?;
-    let item_count = load_row(&state.db, &caller.org_id, &id).await?.item_count;
-    Ok(envelope::ok(Removed {
+    let item_count = load_row(db, org_id, id).await?.item_count;
+    Ok(Removed {
         removed,
         not_present,
         item_count,
-    }))
+    })
 }
 
 /// Pack hits of the global search: visible, active packs whose title contains `needle`

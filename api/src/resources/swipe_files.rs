@@ -362,9 +362,23 @@ async fn upload_swipe_file(
 pub async fn list_page(
     state: &AppState,
     org_id: &str,
-    mut q: QueryParams,
+    q: QueryParams,
     pack: Option<String>,
 ) -> ApiResult<Response> {
+    Ok(list(state, org_id, q, pack).await?.into_response())
+}
+
+/// A page of the organisation's designs with the list's filters, facets and paging (what
+/// GET /v1/swipe-files answers; the dashboard's swipe page calls it too).
+///
+/// # Errors
+/// VALIDATION_ERROR; DESIGN_PACK_NOT_FOUND; database failures.
+pub async fn list(
+    state: &AppState,
+    org_id: &str,
+    mut q: QueryParams,
+    pack: Option<String>,
+) -> ApiResult<crate::http::envelope::Page<SwipeFile>> {
     let p = ListParams::parse(&mut q, true, &FACETS);
     let mut filter = SwipeFilter::from_query(&mut q, pack.is_none(), true);
     q.finish()?;
@@ -388,9 +402,7 @@ pub async fn list_page(
     }
     .fetch_visible::<SwipeRow>(&state.db, &p, visible(org_id))
     .await?;
-    Ok(page
-        .map(|r| r.into_api(state.blobs.as_ref()))
-        .into_response())
+    Ok(page.map(|r| r.into_api(state.blobs.as_ref())))
 }
 
 /// List swipe files
@@ -449,7 +461,16 @@ async fn get_swipe_file(
     ))
 }
 
-async fn set_archived(state: &AppState, org_id: &str, id: &str, archive: bool) -> ApiResult<()> {
+/// Archives (`archive`) or restores an own upload of the organisation.
+///
+/// # Errors
+/// SWIPE_FILE_NOT_FOUND; SWIPE_FILE_READ_ONLY for a managed design; database failures.
+pub async fn set_archived(
+    state: &AppState,
+    org_id: &str,
+    id: &str,
+    archive: bool,
+) -> ApiResult<()> {
     let row = load(&state.db, org_id, id).await?;
     if row.org_id.is_none() {
         return Err(ApiError::new(
@@ -601,6 +622,16 @@ async fn search_swipe_files(
     JsonBody(body): JsonBody<SearchBody>,
 ) -> ApiResult<Response> {
     caller.require(Scope::SwipeFilesRead)?;
+    Ok(envelope::ok(search(&state, &caller.org_id, body).await?))
+}
+
+/// Ranks the organisation's designs for a search body (what POST /v1/swipe-files/search
+/// answers; the dashboard's text search and "more like this" call it too).
+///
+/// # Errors
+/// VALIDATION_ERROR; SWIPE_FILE_NOT_FOUND; DESIGN_PACK_NOT_FOUND; SERVICE_UNAVAILABLE
+/// without the models; database failures.
+pub async fn search(state: &AppState, org_id: &str, body: SearchBody) -> ApiResult<Vec<SwipeFile>> {
     let mut errors = Vec::new();
     let given = [
         body.query.is_some(),
@@ -668,7 +699,7 @@ async fn search_swipe_files(
     filter.validate(&mut errors);
     super::common::finish(errors)?;
     if let Some(pid) = &filter.design_pack_id {
-        super::design_packs::require_visible(&state.db, &caller.org_id, pid).await?;
+        super::design_packs::require_visible(&state.db, org_id, pid).await?;
     }
     // The query vector and which stored vectors it meets.
     let (kind, query, exclude) = if let Some(text) = &body.query {
@@ -687,7 +718,7 @@ async fn search_swipe_files(
         .map_err(|e| ApiError::field("query", format!("could not be embedded: {e}")))?;
         (vectors::TEXT, vectors::Query::new(&v.0, &v.1), None)
     } else if let Some(id) = &body.swipe_file_id {
-        let row = load(&state.db, &caller.org_id, id).await?;
+        let row = load(&state.db, org_id, id).await?;
         let stored: Option<(String, Vec<u8>)> = sqlx::query_as(
             "SELECT model_id, vector FROM swipe_file_vectors WHERE swipe_file_id = ? AND kind = ?",
         )
@@ -747,7 +778,7 @@ async fn search_swipe_files(
         .search(
             &state.db,
             &Search {
-                org_id: &caller.org_id,
+                org_id,
                 filter: &filter,
                 kind,
                 query: &query,
@@ -768,7 +799,7 @@ async fn search_swipe_files(
             f
         })
         .collect();
-    Ok(envelope::ok(hits))
+    Ok(hits)
 }
 
 /// A data source as an organisation sees it.
@@ -804,11 +835,18 @@ async fn list_data_sources(
     Auth(caller): Auth,
 ) -> ApiResult<Response> {
     caller.require(Scope::SwipeFilesRead)?;
-    let rows: Vec<DataSource> = sqlx::query_as(&data_source_sql(false))
-        .bind(&caller.org_id)
-        .fetch_all(&state.db.read)
-        .await?;
-    Ok(envelope::ok(rows))
+    Ok(envelope::ok(data_sources(&state.db, &caller.org_id).await?))
+}
+
+/// Every data source with whether the organisation is subscribed.
+///
+/// # Errors
+/// Database failures.
+pub async fn data_sources(db: &Db, org_id: &str) -> ApiResult<Vec<DataSource>> {
+    Ok(sqlx::query_as(&data_source_sql(false))
+        .bind(org_id)
+        .fetch_all(&db.read)
+        .await?)
 }
 
 /// The body of a subscription toggle.
@@ -839,36 +877,46 @@ async fn set_subscription(
     JsonBody(body): JsonBody<SubscriptionBody>,
 ) -> ApiResult<Response> {
     caller.require(Scope::SwipeFilesWrite)?;
-    let mut tx = state.db.begin_write().await?;
+    Ok(envelope::ok(
+        subscribe(&state.db, &caller.org_id, &id, body.active).await?,
+    ))
+}
+
+/// Turns data source `id` on or off for the organisation (idempotent) and answers it.
+///
+/// # Errors
+/// DATA_SOURCE_NOT_FOUND; database failures.
+pub async fn subscribe(db: &Db, org_id: &str, id: &str, active: bool) -> ApiResult<DataSource> {
+    let mut tx = db.begin_write().await?;
     let exists: Option<String> = sqlx::query_scalar("SELECT id FROM data_sources WHERE id = ?")
-        .bind(&id)
+        .bind(id)
         .fetch_optional(&mut *tx)
         .await?;
     if exists.is_none() {
         return Err(ApiError::not_found(
             ErrorCode::DataSourceNotFound,
             "data source",
-            &id,
+            id,
         ));
     }
     sqlx::query(
         "INSERT INTO data_source_subscriptions (org_id, source_id, active, updated_at) VALUES (?, ?, ?, ?) \
          ON CONFLICT(org_id, source_id) DO UPDATE SET active = excluded.active, updated_at = excluded.updated_at",
     )
-    .bind(&caller.org_id)
-    .bind(&id)
-    .bind(body.active)
+    .bind(org_id)
+    .bind(id)
+    .bind(active)
     .bind(crate::timestamp::now())
     .execute(&mut *tx)
     .await?;
     // The caller reads the result back through the read pool: commit now (`commit_now`).
     tx.commit_now().await?;
     let row: DataSource = sqlx::query_as(&data_source_sql(true))
-        .bind(&caller.org_id)
-        .bind(&id)
-        .fetch_one(&state.db.read)
+        .bind(org_id)
+        .bind(id)
+        .fetch_one(&db.read)
         .await?;
-    Ok(envelope::ok(row))
+    Ok(row)
 }
 
 /// Subscribed source ids of an organisation (for callers outside this module).

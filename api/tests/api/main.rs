@@ -12,6 +12,7 @@ mod auth;
 mod blob_store;
 mod dashboard;
 mod dashboard_ads;
+mod dashboard_library;
 mod design_templates;
 mod embedded;
 mod envelope;

@@ -244,6 +244,8 @@ struct KindSlot {
 pub struct SearchIndex {
     image: KindSlot,
     text: KindSlot,
+    /// Threads per scan: `None` decides by size ([`PARALLEL_WORK`]); tests force a count.
+    threads: Option<usize>,
 }
 
 /// A search, in index terms: who asks, the filters, the query.
@@ -263,8 +265,9 @@ struct Sets {
     pack: Option<Vec<String>>,
 }
 
-/// Designs above this many dimensions × candidates are scored on several threads.
-const PARALLEL_WORK: usize = 4_000_000;
+/// A block of at least this many dimensions × designs is scanned on several threads (below
+/// it, one core finishes in a few milliseconds and waking other threads costs more).
+const PARALLEL_WORK: usize = 32_000_000;
 
 impl SearchIndex {
     fn slot(&self, kind: &str) -> &KindSlot {
@@ -388,6 +391,7 @@ impl SearchIndex {
             min: s.min,
             limit: s.limit,
             sets,
+            threads: self.threads,
         };
         tokio::task::spawn_blocking(move || {
             let guard = data.read().unwrap_or_else(|e| e.into_inner());
@@ -410,6 +414,7 @@ struct Plan {
     min: f32,
     limit: usize,
     sets: Sets,
+    threads: Option<usize>,
 }
 
 /// Which rows pass, as tables over the index's codes.
@@ -568,7 +573,9 @@ impl Plan {
         }
         let mask = Mask::new(self, x);
         let n = block.slots.len();
-        let threads = if n * block.dim >= PARALLEL_WORK {
+        let threads = if let Some(t) = self.threads {
+            t.max(1)
+        } else if n * block.dim >= PARALLEL_WORK {
             std::thread::available_parallelism()
                 .map(|t| t.get())
                 .unwrap_or(1)
@@ -577,30 +584,27 @@ impl Plan {
             1
         };
         let chunk = n.div_ceil(threads).max(1);
-        let heaps: Vec<BinaryHeap<Hit<'_>>> = if threads == 1 {
-            vec![pulp::Arch::new().dispatch(Scan {
+        let scan = |range: std::ops::Range<usize>| {
+            pulp::Arch::new().dispatch(Scan {
                 plan: self,
                 x,
                 block,
                 mask: &mask,
-                range: 0..n,
-            })]
-        } else {
-            std::thread::scope(|scope| {
-                let handles: Vec<_> = (0..n)
-                    .step_by(chunk)
-                    .map(|start| {
-                        let mask = &mask;
-                        scope
-                            .spawn(move || self.scan(x, block, mask, start..(start + chunk).min(n)))
-                    })
-                    .collect();
-                handles
-                    .into_iter()
-                    .map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
-                    .collect()
+                range,
             })
         };
+        // The calling thread scans the first part itself; the others get one thread each.
+        let heaps: Vec<BinaryHeap<Hit<'_>>> = std::thread::scope(|scope| {
+            let others: Vec<_> = (chunk..n)
+                .step_by(chunk)
+                .map(|start| scope.spawn(move || scan(start..(start + chunk).min(n))))
+                .collect();
+            let mut heaps = vec![scan(0..chunk.min(n))];
+            for h in others {
+                heaps.push(h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)));
+            }
+            heaps
+        });
         let mut all: Vec<Hit<'_>> = heaps.into_iter().flatten().collect();
         all.sort();
         all.truncate(self.limit);
@@ -982,7 +986,13 @@ mod tests {
             .unwrap();
         assert_eq!(deleted, 1);
         compare_all(&db, &index, &mut rng, &orgs, "dp_1", &sources, &ids[3]).await;
-        // A fresh index (a second API node) agrees with the refreshed one.
+        // A fresh index (a second API node) agrees with the refreshed one, also when every
+        // scan is split across threads.
+        let split = SearchIndex {
+            threads: Some(3),
+            ..SearchIndex::default()
+        };
+        compare_all(&db, &split, &mut rng, &orgs, "dp_1", &sources, &ids[3]).await;
         compare_all(
             &db,
             &SearchIndex::default(),

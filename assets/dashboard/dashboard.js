@@ -39,7 +39,7 @@
       if (i >= files.length) {
         status.textContent = ok + " of " + files.length + " uploaded" +
           (failed.length ? "; not uploaded: " + failed.join(", ") : "") + ". Reloading…";
-        window.location.assign("/dashboard/swipe");
+        window.location.assign("/dashboard/swipe?uploaded=" + ok);
         return;
       }
       var f = files[i];

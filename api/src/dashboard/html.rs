@@ -61,6 +61,8 @@ const NAV: &[(&str, &str)] = &[
     ("/dashboard/ads", "Image ads"),
     ("/dashboard/swipe", "Swipe file"),
     ("/dashboard/packs", "Packs"),
+    ("/dashboard/templates", "Templates"),
+    ("/dashboard/brands", "Brands"),
     ("/dashboard/keys", "API keys"),
     ("/dashboard/wallet", "Wallet"),
     ("/dashboard/members", "Members"),

@@ -24,6 +24,7 @@
 //!   `/v1/swipe-files` and `/v1/design-packs` handlers call.
 
 mod ads;
+mod brands;
 pub mod html;
 mod keys;
 pub mod members;
@@ -31,6 +32,7 @@ mod packs;
 mod signin;
 mod swipe;
 mod team;
+mod templates;
 mod wallet;
 
 use axum::Router;
@@ -104,6 +106,8 @@ pub fn router() -> Router<AppState> {
         .route("/org", post(team::switch_org))
         .merge(swipe::routes())
         .merge(packs::routes())
+        .merge(templates::routes())
+        .merge(brands::routes())
         .fallback(|| async { DashError::NotFound })
 }
 

@@ -15,7 +15,7 @@ use axum::extract::{FromRequest, Multipart, Path, Request, State};
 use axum::http::{StatusCode, Uri};
 use axum::response::Response;
 
-use super::html::{csrf_field, esc, notice, page};
+use super::html::{csrf_field, esc, notice, page, page_with_head};
 use super::members::SessionMember;
 use super::{DashError, DashResult, Form, SignedIn, html, html_with_images, query, redirect};
 use crate::app::AppState;
@@ -332,9 +332,10 @@ fn filter_form(
     format!(
         r#"<form method="get" action="/dashboard/swipe" class="card swipe-filters" role="search" aria-label="Search the swipe file">
 <label for="swipe-q">Search by words</label>
-<div class="search-row"><input type="search" id="swipe-q" name="q" value="{q}" placeholder="e.g. red sneaker on white, sale banner"><button type="submit">Search</button></div>
+<div class="search-row"><input type="search" id="swipe-q" name="q" value="{q}" placeholder="e.g. coffee, sale"><button type="submit">Search</button></div>
 {like}<div class="facets">{groups}</div>
 <label class="check" for="f-archived"><input type="checkbox" id="f-archived" name="archived" value="true"{arch}> Show archived designs only</label>
+<button type="submit" class="secondary">Apply filters</button>
 <p><a href="/dashboard/swipe">Clear search and filters</a></p></form>"#,
         q = esc(v.text.as_deref().unwrap_or("")),
         like = v
@@ -401,7 +402,12 @@ async fn render(
     status: StatusCode,
     flash: String,
 ) -> DashResult {
-    let v = View::of(&query(uri));
+    let q = query(uri);
+    let v = View::of(&q);
+    let flash = match q.get("uploaded").and_then(|n| n.parse::<usize>().ok()) {
+        Some(n) if flash.is_empty() => uploaded_notice(n.min(1000)),
+        _ => flash,
+    };
     let title = "Swipe file";
     let active = "/dashboard/swipe";
     let (designs, facets, more, heading) = if let Some(body) = v.search_body() {
@@ -451,7 +457,7 @@ async fn render(
         if f.status == "ready" && f.archived_at.is_none() {
             let _ = write!(
                 actions,
-                r#"<a class="button secondary small" href="/dashboard/swipe?like={id}">More like this</a>"#,
+                r#"<a class="button secondary small" href="/dashboard/swipe?like={id}">More like this</a><a class="button secondary small" href="/dashboard/templates?swipe_file_id={id}#new-t-h" aria-label="Make a template of design {id}">Make a template</a>"#,
                 id = esc(&f.id)
             );
         }
@@ -496,9 +502,17 @@ async fn render(
         sources = sources_card(m, &sources),
         upload = upload_card(&m.csrf_token),
     );
+    // While a design is being analysed the page reloads itself (no script needed); a
+    // POST's answer does not, so a reload never repeats a form.
+    let processing = designs.iter().any(|f| f.status == "processing");
+    let head = if processing && status == StatusCode::OK {
+        r#"<meta http-equiv="refresh" content="4">"#
+    } else {
+        ""
+    };
     Ok(html_with_images(
         status,
-        page(title, Some(m), active, &body),
+        page_with_head(title, Some(m), active, &body, head),
         &blob_origins(state),
     ))
 }
@@ -588,31 +602,35 @@ pub async fn upload(State(state): State<AppState>, me: SignedIn, req: Request) -
             }
         }
     }
-    let mut flash = String::new();
-    if ok > 0 {
-        flash.push_str(&notice(
-            "ok",
-            &format!(
-                "<p>{ok} design{} uploaded; {} analysed in a moment.</p>",
-                if ok == 1 { "" } else { "s" },
-                if ok == 1 { "it is" } else { "they are" }
-            ),
-        ));
+    if failed.is_empty() {
+        // All stored: to the grid (a reload there repeats nothing), which says so.
+        return Ok(redirect(&format!("/dashboard/swipe?uploaded={ok}")));
     }
-    let status = if failed.is_empty() {
-        StatusCode::ACCEPTED
+    let mut flash = uploaded_notice(ok);
+    flash.push_str(&notice(
+        "error",
+        &format!("<p>Not uploaded:</p><ul>{failed}</ul>"),
+    ));
+    let status = if ok == 0 {
+        StatusCode::BAD_REQUEST
     } else {
-        flash.push_str(&notice(
-            "error",
-            &format!("<p>Not uploaded:</p><ul>{failed}</ul>"),
-        ));
-        if ok == 0 {
-            StatusCode::BAD_REQUEST
-        } else {
-            StatusCode::ACCEPTED
-        }
+        StatusCode::ACCEPTED
     };
     render(&state, m, &uri, status, flash).await
+}
+
+fn uploaded_notice(n: usize) -> String {
+    if n == 0 {
+        return String::new();
+    }
+    notice(
+        "ok",
+        &format!(
+            "<p>{n} design{} uploaded; {} analysed in a moment.</p>",
+            if n == 1 { "" } else { "s" },
+            if n == 1 { "it is" } else { "they are" }
+        ),
+    )
 }
 
 async fn archive_or_restore(

@@ -331,22 +331,36 @@ async fn create_brand(
 async fn list_brands(
     state: axum::extract::State<AppState>,
     Auth(caller): Auth,
-    mut q: QueryParams,
+    q: QueryParams,
 ) -> ApiResult<Response> {
     caller.require(Scope::BrandsRead)?;
+    Ok(axum::response::IntoResponse::into_response(
+        list(&state.db, &caller.org_id, q).await?,
+    ))
+}
+
+/// A page of the organisation's brands, newest first (what GET /v1/brands answers; the
+/// dashboard's catalogue page calls it too).
+///
+/// # Errors
+/// VALIDATION_ERROR; database failures.
+pub async fn list(
+    db: &crate::store::Db,
+    org_id: &str,
+    mut q: QueryParams,
+) -> ApiResult<crate::http::envelope::Page<Brand>> {
     let p = ListParams::parse(&mut q, false, &[]);
     q.finish()?;
-    let page = ListQuery {
+    ListQuery {
         table: "brands",
         columns: COLUMNS,
         joins: "",
-        org_id: &caller.org_id,
+        org_id,
         conditions: vec![],
         facet_columns: &[],
     }
-    .fetch::<Brand>(&state.db, &p)
-    .await?;
-    Ok(axum::response::IntoResponse::into_response(page))
+    .fetch::<Brand>(db, &p)
+    .await
 }
 
 /// Retrieve a brand
@@ -389,6 +403,22 @@ async fn update_brand(
     JsonBody(body): JsonBody<BrandUpdate>,
 ) -> ApiResult<Response> {
     caller.require(Scope::BrandsWrite)?;
+    Ok(envelope::ok(
+        update(&state.db, &caller.org_id, &id, body).await?,
+    ))
+}
+
+/// Applies a PATCH to the organisation's brand `id` (what PATCH /v1/brands/{id} does) and
+/// answers the brand.
+///
+/// # Errors
+/// VALIDATION_ERROR; BRAND_NOT_FOUND; IMAGE_NOT_FOUND; database failures.
+pub async fn update(
+    db: &crate::store::Db,
+    org_id: &str,
+    id: &str,
+    body: BrandUpdate,
+) -> ApiResult<Brand> {
     let mut errors = Vec::new();
     let name = body
         .name
@@ -419,10 +449,10 @@ async fn update_brand(
     }
     finish(errors)?;
     if let Patch::Value(ids) = &logos {
-        check_image_ids(&state.db, &caller.org_id, "logo_image_ids", ids).await?;
+        check_image_ids(db, org_id, "logo_image_ids", ids).await?;
     }
-    let mut tx = state.db.begin_write().await?;
-    let mut b = load(&mut *tx, &caller.org_id, &id).await?;
+    let mut tx = db.begin_write().await?;
+    let mut b = load(&mut *tx, org_id, id).await?;
     let changed = name.is_some()
         || description != Patch::Missing
         || body.color_palettes != Patch::Missing
@@ -430,7 +460,7 @@ async fn update_brand(
         || logos != Patch::Missing
         || body.details != Patch::Missing;
     if !changed {
-        return Ok(envelope::ok(b));
+        return Ok(b);
     }
     if let Some(n) = name {
         b.name = n;
@@ -455,11 +485,11 @@ async fn update_brand(
     .bind(b.details.as_ref().map(to_json_text))
     .bind(&b.updated_at)
     .bind(&b.id)
-    .bind(&caller.org_id)
+    .bind(org_id)
     .execute(&mut *tx)
     .await?;
     tx.commit().await?;
-    Ok(envelope::ok(b))
+    Ok(b)
 }
 
 /// Counts the live products, variants and audiences under a brand.

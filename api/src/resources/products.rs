@@ -210,26 +210,38 @@ async fn create_product(
 async fn list_products(
     state: axum::extract::State<AppState>,
     Auth(caller): Auth,
-    mut q: QueryParams,
+    q: QueryParams,
 ) -> ApiResult<Response> {
     caller.require(Scope::ProductsRead)?;
+    Ok(list(&state.db, &caller.org_id, q).await?.into_response())
+}
+
+/// A page of the organisation's products (what GET /v1/products answers; the dashboard's
+/// catalogue page calls it too).
+///
+/// # Errors
+/// VALIDATION_ERROR; database failures.
+pub async fn list(
+    db: &crate::store::Db,
+    org_id: &str,
+    mut q: QueryParams,
+) -> ApiResult<crate::http::envelope::Page<Product>> {
     let p = ListParams::parse(&mut q, false, &[]);
     let mut conditions = vec![archived_condition(&mut q)];
     if let Some(ids) = q.csv("brand_id") {
         conditions.push(Condition::any_of(None, "t.brand_id", &ids));
     }
     q.finish()?;
-    let page = ListQuery {
+    ListQuery {
         table: "products",
         columns: COLUMNS,
         joins: "",
-        org_id: &caller.org_id,
+        org_id,
         conditions,
         facet_columns: &[],
     }
-    .fetch::<Product>(&state.db, &p)
-    .await?;
-    Ok(page.into_response())
+    .fetch::<Product>(db, &p)
+    .await
 }
 
 /// Retrieve a product
@@ -270,6 +282,22 @@ async fn update_product(
     JsonBody(body): JsonBody<ProductUpdate>,
 ) -> ApiResult<Response> {
     caller.require(Scope::ProductsWrite)?;
+    Ok(envelope::ok(
+        update(&state.db, &caller.org_id, &id, body).await?,
+    ))
+}
+
+/// Applies a PATCH to the organisation's product `id` (what PATCH /v1/products/{id} does)
+/// and answers the product.
+///
+/// # Errors
+/// VALIDATION_ERROR; PRODUCT_NOT_FOUND; database failures.
+pub async fn update(
+    db: &crate::store::Db,
+    org_id: &str,
+    id: &str,
+    body: ProductUpdate,
+) -> ApiResult<Product> {
     let mut errors = Vec::new();
     let name = body
         .name
@@ -285,10 +313,10 @@ async fn update_product(
         check_object("details", d, &mut errors);
     }
     finish(errors)?;
-    let mut tx = state.db.begin_write().await?;
-    let mut p = load(&mut *tx, &caller.org_id, &id).await?;
+    let mut tx = db.begin_write().await?;
+    let mut p = load(&mut *tx, org_id, id).await?;
     if name.is_none() && description == Patch::Missing && body.details == Patch::Missing {
-        return Ok(envelope::ok(p));
+        return Ok(p);
     }
     if let Some(n) = name {
         p.name = n;
@@ -303,11 +331,11 @@ async fn update_product(
         .bind(p.details.as_ref().map(to_json_text))
         .bind(&p.updated_at)
         .bind(&p.id)
-        .bind(&caller.org_id)
+        .bind(org_id)
         .execute(&mut *tx)
         .await?;
     tx.commit().await?;
-    Ok(envelope::ok(p))
+    Ok(p)
 }
 
 /// Counts a product's live variants and audiences; `only_active` leaves archived ones out.

@@ -65,8 +65,10 @@ async fn upload_search_more_like_this_and_a_pack_with_its_author() {
     assert_eq!(page.status, 200, "{}", page.text);
     let csrf = page.field("csrf");
     let up = upload(&b, Some(&csrf), &["rocket.jpg", "coffee.png"]).await;
-    assert_eq!(up.status, StatusCode::ACCEPTED, "{}", up.text);
-    assert!(up.text.contains("2 designs uploaded"), "{}", up.text);
+    assert_eq!(up.status, StatusCode::SEE_OTHER, "{}", up.text);
+    assert_eq!(up.location(), "/dashboard/swipe?uploaded=2");
+    let after = b.get(up.location()).await;
+    assert!(after.text.contains("2 designs uploaded"), "{}", after.text);
     let listed = s
         .get(&org, "/v1/swipe-files?limit=100")
         .await
@@ -384,4 +386,292 @@ async fn library_forms_need_the_csrf_token_and_other_organisations_ids_are_not_f
     let r = anon.get("/dashboard/swipe").await;
     assert_eq!(r.status, 303);
     assert!(r.location().starts_with("/dashboard/sign-in"));
+}
+
+/// Posts a multipart form of a signed-in page with `file`.
+async fn upload_to(b: &Browser, action: &str, csrf: &str, file: &str) -> Page {
+    let form = reqwest::multipart::Form::new()
+        .text("csrf", csrf.to_string())
+        .part(
+            "file",
+            reqwest::multipart::Part::bytes(sample(file)).file_name(file.to_string()),
+        );
+    b.send(b.http.post(format!("{}{action}", b.base)).multipart(form))
+        .await
+}
+
+#[tokio::test]
+async fn templates_are_made_from_a_swipe_design_and_soft_deleted() {
+    let s = TestServer::start().await;
+    let org = s.org("Templates").await;
+    let other = s.org("Elsewhere").await;
+    let b = member(&s, &org.id, "tpl@example.test", Role::Member, false).await;
+    let sf = upload_swipe(&s, &org, sample("coffee.png"))
+        .await
+        .expect(202, None)
+        .id();
+    wait_ready(&s, &org, &sf).await;
+    let theirs = upload_swipe(&s, &other, sample("chelsea.png"))
+        .await
+        .expect(202, None)
+        .id();
+
+    // Neither field: the API's validation message on the page.
+    let none = b
+        .submit("/dashboard/templates", "/dashboard/templates", &[])
+        .await;
+    assert_eq!(none.status, 400, "{}", none.text);
+    assert!(
+        none.text
+            .contains("give reference_image_url or swipe_file_id")
+    );
+    // Another organisation's design is not found (shown with the form).
+    let foreign = b
+        .submit(
+            "/dashboard/templates",
+            "/dashboard/templates",
+            &[("swipe_file_id", &theirs)],
+        )
+        .await;
+    assert_eq!(foreign.status, 404, "{}", foreign.text);
+
+    let made = b
+        .submit(
+            &format!("/dashboard/templates?swipe_file_id={sf}"),
+            "/dashboard/templates",
+            &[("swipe_file_id", &sf), ("reference_image_url", "")],
+        )
+        .await;
+    assert_eq!(made.status, 303, "{}", made.text);
+    let id = made
+        .location()
+        .strip_prefix("/dashboard/templates/")
+        .unwrap()
+        .to_string();
+    let api = s
+        .get(&org, &format!("/v1/design-templates/{id}"))
+        .await
+        .expect(200, None);
+    assert_eq!(api.body["data"]["swipe_file_id"], sf.as_str());
+    let view = b.get(&format!("/dashboard/templates/{id}")).await;
+    assert_eq!(view.status, 200, "{}", view.text);
+    assert!(view.text.contains(&sf));
+    assert!(b.get("/dashboard/templates").await.text.contains(&id));
+
+    let del = b
+        .submit(
+            &format!("/dashboard/templates/{id}"),
+            &format!("/dashboard/templates/{id}/delete"),
+            &[],
+        )
+        .await;
+    assert_eq!(del.status, 303);
+    let api = s
+        .get(&org, &format!("/v1/design-templates/{id}"))
+        .await
+        .expect(200, None);
+    assert_eq!(api.body["data"]["deleted"], true);
+    assert!(!b.get("/dashboard/templates").await.text.contains(&id));
+    assert!(
+        b.get("/dashboard/templates?deleted=true")
+            .await
+            .text
+            .contains(&id)
+    );
+    let back = b
+        .submit(
+            &format!("/dashboard/templates/{id}"),
+            &format!("/dashboard/templates/{id}/restore"),
+            &[],
+        )
+        .await;
+    assert_eq!(back.status, 303);
+    let api = s
+        .get(&org, &format!("/v1/design-templates/{id}"))
+        .await
+        .expect(200, None);
+    assert_eq!(api.body["data"]["deleted"], false);
+
+    // The other organisation's template: not found, and untouched.
+    let their_t = s
+        .post(
+            &other,
+            "/v1/design-templates",
+            json!({"swipe_file_id": wait_ready(&s, &other, &theirs).await["id"]}),
+        )
+        .await
+        .expect(202, None)
+        .id();
+    assert_eq!(
+        b.get(&format!("/dashboard/templates/{their_t}"))
+            .await
+            .status,
+        404
+    );
+    let r = b
+        .submit(
+            "/dashboard/templates",
+            &format!("/dashboard/templates/{their_t}/delete"),
+            &[],
+        )
+        .await;
+    assert_eq!(r.status, 404);
+    assert_eq!(
+        b.post(&format!("/dashboard/templates/{id}/delete"), &[])
+            .await
+            .status,
+        403
+    );
+}
+
+#[tokio::test]
+async fn brands_and_products_are_edited_through_the_api_rules() {
+    let s = TestServer::start().await;
+    let org = s.org("Catalogue").await;
+    let other = s.org("Rival").await;
+    let b = member(&s, &org.id, "cat@example.test", Role::Member, false).await;
+    let brand = s
+        .post(&org, "/v1/brands", json!({"name": "Acme"}))
+        .await
+        .expect(201, None)
+        .id();
+    let product = s
+        .post(
+            &org,
+            "/v1/products",
+            json!({"brand_id": brand, "name": "Trail Shoe"}),
+        )
+        .await
+        .expect(201, None)
+        .id();
+    let their_brand = s
+        .post(&other, "/v1/brands", json!({"name": "Rival"}))
+        .await
+        .expect(201, None)
+        .id();
+    let their_product = s
+        .post(
+            &other,
+            "/v1/products",
+            json!({"brand_id": their_brand, "name": "Theirs"}),
+        )
+        .await
+        .expect(201, None)
+        .id();
+
+    let list = b.get("/dashboard/brands").await;
+    assert_eq!(list.status, 200, "{}", list.text);
+    assert!(list.text.contains("Acme") && list.text.contains("Trail Shoe"));
+    assert!(!list.text.contains("Rival"));
+
+    let page = format!("/dashboard/brands/{brand}");
+    let saved = b
+        .submit(
+            &page,
+            &page,
+            &[
+                ("name", "Acme Outdoor"),
+                ("description", "Gear for wet rock"),
+                (
+                    "color_palettes",
+                    "primary: #0A2540, #635BFF\naccent: #FFB020",
+                ),
+                ("fonts", "Inter (heading)\nSource Serif (body)"),
+            ],
+        )
+        .await;
+    assert_eq!(saved.status, 303, "{}", saved.text);
+    let api = s
+        .get(&org, &format!("/v1/brands/{brand}"))
+        .await
+        .expect(200, None);
+    assert_eq!(api.body["data"]["name"], "Acme Outdoor");
+    assert_eq!(
+        api.body["data"]["color_palettes"],
+        json!({"primary": ["#0A2540", "#635BFF"], "accent": ["#FFB020"]})
+    );
+    assert_eq!(
+        api.body["data"]["fonts"],
+        json!([{"name": "Inter", "role": "heading"}, {"name": "Source Serif", "role": "body"}])
+    );
+
+    // A colour the API refuses: its message, nothing changed.
+    let bad = b
+        .submit(
+            &page,
+            &page,
+            &[("name", "Acme Outdoor"), ("color_palettes", "primary: #zz")],
+        )
+        .await;
+    assert_eq!(bad.status, 400, "{}", bad.text);
+    assert!(bad.text.contains("color_palettes"), "{}", bad.text);
+    let api = s
+        .get(&org, &format!("/v1/brands/{brand}"))
+        .await
+        .expect(200, None);
+    assert_eq!(
+        api.body["data"]["color_palettes"]["accent"],
+        json!(["#FFB020"])
+    );
+
+    // A logo through the images code, then off again.
+    let csrf = b.get(&page).await.field("csrf");
+    let up = upload_to(&b, &format!("{page}/logos"), &csrf, "coffee.png").await;
+    assert_eq!(up.status, 303, "{}", up.text);
+    let api = s
+        .get(&org, &format!("/v1/brands/{brand}"))
+        .await
+        .expect(200, None);
+    let logo = api.body["data"]["logo_image_ids"][0]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(b.get(&page).await.text.contains(&logo));
+    let off = b
+        .submit(&page, &format!("{page}/logos/{logo}/remove"), &[])
+        .await;
+    assert_eq!(off.status, 303);
+    let api = s
+        .get(&org, &format!("/v1/brands/{brand}"))
+        .await
+        .expect(200, None);
+    assert!(api.body["data"]["logo_image_ids"].is_null());
+    let up = upload_to(&b, &format!("{page}/logos"), "wrong", "coffee.png").await;
+    assert_eq!(up.status, 403);
+
+    // A product renamed.
+    let renamed = b
+        .submit(
+            &page,
+            &format!("/dashboard/products/{product}"),
+            &[("name", "Trail Shoe 2"), ("description", "")],
+        )
+        .await;
+    assert_eq!(renamed.status, 303, "{}", renamed.text);
+    let api = s
+        .get(&org, &format!("/v1/products/{product}"))
+        .await
+        .expect(200, None);
+    assert_eq!(api.body["data"]["name"], "Trail Shoe 2");
+
+    // The rival's: not found, untouched; without the token: refused.
+    assert_eq!(
+        b.get(&format!("/dashboard/brands/{their_brand}"))
+            .await
+            .status,
+        404
+    );
+    for action in [
+        format!("/dashboard/brands/{their_brand}"),
+        format!("/dashboard/products/{their_product}"),
+    ] {
+        let r = b.submit(&page, &action, &[("name", "Hijacked")]).await;
+        assert_eq!(r.status, 404, "{action}: {}", r.text);
+        assert_eq!(b.post(&action, &[("name", "x")]).await.status, 403);
+    }
+    let api = s
+        .get(&other, &format!("/v1/brands/{their_brand}"))
+        .await
+        .expect(200, None);
+    assert_eq!(api.body["data"]["name"], "Rival");
 }

@@ -322,15 +322,41 @@ async fn create_template(
     JsonBody(body): JsonBody<DesignTemplateCreate>,
 ) -> ApiResult<Response> {
     caller.require(Scope::DesignTemplatesWrite)?;
+    if body.swipe_file_id.is_some() && body.reference_image_url.is_none() {
+        caller.require(Scope::SwipeFilesRead)?;
+    }
+    let data = create(&state, &caller.org_id, body).await?;
+    let id = data.id.clone();
+    let body = Envelope {
+        data,
+        meta: Meta::current(),
+    };
+    Ok((
+        StatusCode::ACCEPTED,
+        [(header::LOCATION, format!("/v1/design-templates/{id}"))],
+        axum::Json(body),
+    )
+        .into_response())
+}
+
+/// Creates a template of the organisation from a URL or a swipe-file design and stages its
+/// analysis (what POST /v1/design-templates does; the caller checks the key's scopes).
+///
+/// # Errors
+/// VALIDATION_ERROR; SWIPE_FILE_NOT_FOUND; database failures.
+pub async fn create(
+    state: &AppState,
+    org_id: &str,
+    body: DesignTemplateCreate,
+) -> ApiResult<DesignTemplate> {
     let (url, swipe_file_id, industry, ad_format) =
         match (body.reference_image_url, body.swipe_file_id) {
             (Some(url), None) => {
-                check_reference_url(&state, &url).await?;
+                check_reference_url(state, &url).await?;
                 (url, None, None, None)
             }
             (None, Some(sf)) => {
-                caller.require(Scope::SwipeFilesRead)?;
-                let row = super::swipe_files::load(&state.db, &caller.org_id, &sf).await?;
+                let row = super::swipe_files::load(&state.db, org_id, &sf).await?;
                 if row.status != "ready" {
                     return Err(ApiError::field(
                         "swipe_file_id",
@@ -363,7 +389,7 @@ async fn create_template(
     let id = crate::ids::new_id("dt");
     let job = Job::AnalyzeDesignTemplate(DesignTemplateJob {
         template_id: id.clone(),
-        org_id: caller.org_id.clone(),
+        org_id: org_id.to_string(),
         version: 1,
         reference_image_url: url.clone(),
         json_tree: None,
@@ -377,7 +403,7 @@ async fn create_template(
          VALUES (?, ?, ?, ?, 'processing', 1, ?, ?, ?, ?, ?, ?)",
     )
     .bind(&id)
-    .bind(&caller.org_id)
+    .bind(org_id)
     .bind(&url)
     .bind(&swipe_file_id)
     .bind(&now)
@@ -389,20 +415,11 @@ async fn create_template(
     .execute(&mut *tx)
     .await?;
     Jobs::stage(&mut tx, &job).await?;
-    let row = load_row(&mut *tx, &caller.org_id, &id, Deletion::Any).await?;
+    let row = load_row(&mut *tx, org_id, &id, Deletion::Any).await?;
     let jobs = state.jobs.clone();
     tx.after_commit(move || jobs.kick());
     tx.commit().await?;
-    let body = Envelope {
-        data: row.into_api(),
-        meta: Meta::current(),
-    };
-    Ok((
-        StatusCode::ACCEPTED,
-        [(header::LOCATION, format!("/v1/design-templates/{id}"))],
-        axum::Json(body),
-    )
-        .into_response())
+    Ok(row.into_api())
 }
 
 /// Retrieve a design template
@@ -422,8 +439,17 @@ async fn get_template(
     IdPath(id): IdPath,
 ) -> ApiResult<Response> {
     caller.require(Scope::DesignTemplatesRead)?;
-    let row = load_row(&state.db.read, &caller.org_id, &id, Deletion::Any).await?;
-    Ok(envelope::ok(row.into_api()))
+    Ok(envelope::ok(get(&state, &caller.org_id, &id).await?))
+}
+
+/// The organisation's template `id`, deleted or not (what GET answers).
+///
+/// # Errors
+/// DESIGN_TEMPLATE_NOT_FOUND; database failures.
+pub async fn get(state: &AppState, org_id: &str, id: &str) -> ApiResult<DesignTemplate> {
+    Ok(load_row(&state.db.read, org_id, id, Deletion::Any)
+        .await?
+        .into_api())
 }
 
 /// List design templates
@@ -452,9 +478,22 @@ async fn get_template(
 async fn list_templates(
     State(state): State<AppState>,
     Auth(caller): Auth,
-    mut q: QueryParams,
+    q: QueryParams,
 ) -> ApiResult<Response> {
     caller.require(Scope::DesignTemplatesRead)?;
+    Ok(list(&state, &caller.org_id, q).await?.into_response())
+}
+
+/// A page of the organisation's templates with the list's filters, facets and paging
+/// (what GET /v1/design-templates answers).
+///
+/// # Errors
+/// VALIDATION_ERROR; database failures.
+pub async fn list(
+    state: &AppState,
+    org_id: &str,
+    mut q: QueryParams,
+) -> ApiResult<crate::http::envelope::Page<DesignTemplate>> {
     let p = ListParams::parse(&mut q, true, &FACETS);
     let mut conditions = Vec::new();
     for (param, column, allowed, dim) in [
@@ -481,13 +520,13 @@ async fn list_templates(
         } else {
             "t.org_id = ? AND t.deleted_at IS NULL"
         },
-        vec![Bind::Text(caller.org_id.clone())],
+        vec![Bind::Text(org_id.to_string())],
     );
     let page = ListQuery {
         table: "design_templates",
         columns: COLUMNS,
         joins: "",
-        org_id: &caller.org_id,
+        org_id,
         conditions,
         facet_columns: &[
             ("industry", "t.industry"),
@@ -497,7 +536,7 @@ async fn list_templates(
     }
     .fetch_visible::<TemplateRow>(&state.db, &p, base)
     .await?;
-    Ok(page.map(TemplateRow::into_api).into_response())
+    Ok(page.map(TemplateRow::into_api))
 }
 
 /// Body of PATCH /v1/design-templates/{id}.
@@ -650,7 +689,11 @@ async fn restore_template(
     Ok(envelope::ok(row.into_api()))
 }
 
-async fn set_deleted(
+/// Soft-deletes (`delete`) or restores the organisation's template `id`.
+///
+/// # Errors
+/// DESIGN_TEMPLATE_NOT_FOUND; database failures.
+pub(crate) async fn set_deleted(
     state: &AppState,
     org_id: &str,
     id: &str,

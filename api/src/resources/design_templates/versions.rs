@@ -94,13 +94,26 @@ pub async fn list_template_versions(
     IdPath(id): IdPath,
 ) -> ApiResult<Response> {
     caller.require(Scope::DesignTemplatesRead)?;
+    Ok(envelope::ok(versions(&state, &caller.org_id, &id).await?))
+}
+
+/// A template's versions, oldest first (what GET /v1/design-templates/{id}/versions
+/// answers; the dashboard's template page calls it too).
+///
+/// # Errors
+/// DESIGN_TEMPLATE_NOT_FOUND; database failures.
+pub async fn versions(
+    state: &AppState,
+    org_id: &str,
+    id: &str,
+) -> ApiResult<Vec<DesignTemplateVersion>> {
     let mut tx = state.db.begin_read().await?;
-    let row = load_row(&mut *tx, &caller.org_id, &id, Deletion::Any).await?;
+    let row = load_row(&mut *tx, org_id, id, Deletion::Any).await?;
     let mut versions: Vec<DesignTemplateVersion> = sqlx::query_as::<_, VersionRow>(&format!(
         "SELECT {COLUMNS} FROM design_template_versions WHERE template_id = ? AND org_id = ? ORDER BY json_tree_version"
     ))
-    .bind(&id)
-    .bind(&caller.org_id)
+    .bind(id)
+    .bind(org_id)
     .fetch_all(&mut *tx)
     .await?
     .into_iter()
@@ -108,7 +121,7 @@ pub async fn list_template_versions(
     .collect();
     tx.commit().await?;
     versions.extend(current(row));
-    Ok(envelope::ok(versions))
+    Ok(versions)
 }
 
 /// Retrieve a version

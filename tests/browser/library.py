@@ -8,8 +8,10 @@ from the grid's checkboxes (the pack says who made it), and screenshots of the s
 packs, templates and brands pages are saved at desktop and phone width.
 """
 
+import json
 import os
 import struct
+import urllib.request
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SAMPLES = os.path.join(ROOT, "assets", "samples")
@@ -90,11 +92,49 @@ def run_library(base, data_dir, org, admin, shoot, browser, password):
     assert "2 designs" in page.inner_text("ul.packs")
     shoot(page, "packs")
 
-    for path, name in (("/dashboard/templates", "templates"), ("/dashboard/brands", "brands")):
-        response = page.goto(base + path)
-        if response is not None and response.status == 200:
-            shoot(page, name)
+    # A template from the coffee design, followed until its analysis completes.
+    page.goto(base + "/dashboard/swipe")
+    page.locator(f"li#{coffee_id}").get_by_role("link", name="Make a template").click()
+    assert page.input_value("#t-sf") == coffee_id
+    page.get_by_role("button", name="Create template").click()
+    page.wait_for_url(base + "/dashboard/templates/dt_*")
+    page.locator("#t-status", has_text="completed").wait_for(timeout=180_000)
+    assert coffee_id in page.inner_text("main")
+    shoot(page, "template")
+    page.goto(base + "/dashboard/templates")
+    shoot(page, "templates")
+
+    # The catalogue: a brand made with the API, edited here.
+    key = admin(data_dir, "key", "create", "--org", org, "--scopes", "all")["key"]
+    brand = api(base, key, "POST", "/v1/brands", {
+        "name": "Northwind Coffee",
+        "color_palettes": {"primary": ["#3B2314", "#C8A27A"], "accent": ["#F2E8DC"]},
+        "fonts": [{"name": "Inter", "role": "heading"}]})["data"]["id"]
+    api(base, key, "POST", "/v1/products", {"brand_id": brand, "name": "House Espresso"})
+    page.goto(base + "/dashboard/brands")
+    page.get_by_role("link", name="Edit Northwind Coffee").click()
+    page.get_by_label("Fonts").fill("Inter (heading)\nSource Serif 4 (body)")
+    page.get_by_role("button", name="Save brand").click()
+    page.wait_for_url(base + f"/dashboard/brands/{brand}")
+    fonts = api(base, key, "GET", f"/v1/brands/{brand}")["data"]["fonts"]
+    assert fonts == [{"name": "Inter", "role": "heading"},
+                     {"name": "Source Serif 4", "role": "body"}], fonts
+    page.get_by_label("Add a logo (PNG, JPEG or WebP)").set_input_files(coffee)
+    page.get_by_role("button", name="Upload logo").click()
+    page.wait_for_url(base + f"/dashboard/brands/{brand}")
+    assert page.locator("ul.logos img").count() == 1
+    shoot(page, "brand")
+    page.goto(base + "/dashboard/brands")
+    shoot(page, "brands")
     ctx.close()
+
+
+def api(base, key, method, path, body=None):
+    data = None if body is None else json.dumps(body).encode()
+    req = urllib.request.Request(base + path, data=data, method=method,
+                                 headers={"X-API-Key": key, "Content-Type": "application/json"})
+    with urllib.request.urlopen(req, timeout=30) as r:
+        return json.loads(r.read())
 
 
 def sign_in(page, link, password):

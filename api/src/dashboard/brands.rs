@@ -200,7 +200,7 @@ pub async fn list(State(state): State<AppState>, me: SignedIn) -> DashResult {
         };
         let _ = write!(
             cards,
-            r#"<li class="card brand" id="{id}"><div class="brand-head">{logo_html}<h2><a href="/dashboard/brands/{id}">{name}</a></h2></div>
+            r#"<li class="card brand-card" id="{id}"><div class="brand-head">{logo_html}<h2><a href="/dashboard/brands/{id}">{name}</a></h2></div>
 <div>{sw}</div><p><span class="hint">Fonts</span> {fonts}</p><p><span class="hint">Products ({n})</span> {names}</p>
 <p><a class="button secondary small" href="/dashboard/brands/{id}" aria-label="Edit {name}">Edit</a></p></li>"#,
             id = esc(&b.id),

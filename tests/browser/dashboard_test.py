@@ -23,6 +23,8 @@ import urllib.request
 
 from playwright.sync_api import sync_playwright
 
+import library  # the swipe file and packs part (tests/browser/library.py)
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 ADFORGE = os.environ.get("ADFORGE_BIN", os.path.join(ROOT, "target", "debug", "adforge"))
 CHROMIUM = os.environ.get("CHROMIUM_BIN", shutil.which("chromium") or "/usr/bin/chromium")
@@ -83,12 +85,14 @@ def main():
                   "--name", "Dana Ops", "--role", "owner", "--operator", "--public-url", base)
     server = subprocess.Popen(
         [ADFORGE, "serve", "--listen", f"127.0.0.1:{port}", "--data-dir", data_dir,
-         "--workers", "0", "--default-collection", empty, "--log", "warn"],
+         "--workers", "1", "--default-collection", empty, "--log", "warn"],
         stdout=subprocess.DEVNULL,
     )
     try:
         wait_for("server up", lambda: _up(base))
         run(base, org, owner["sign_in_link"])
+        run_ads(base, org, data_dir)
+        run_library(base, org, data_dir)
     finally:
         server.terminate()
         server.wait(timeout=30)
@@ -198,6 +202,149 @@ def run(base, org, link):
         page.get_by_label("Password").fill(PASSWORD)
         page.get_by_role("button", name="Sign in").click()
         page.wait_for_url(base + "/dashboard/keys")
+        browser.close()
+
+
+# --- Image ads (issue 13): a member creates an ad that completes in the gallery and edits
+# an editable ad's headline into version 2. Runs after `run`, whose operator top-up pays.
+
+def api_call(base, key, method, path, body=None):
+    data = None if body is None else json.dumps(body).encode()
+    req = urllib.request.Request(base + path, data=data, method=method,
+                                 headers={"X-API-Key": key, "Content-Type": "application/json"})
+    with urllib.request.urlopen(req, timeout=30) as r:
+        return json.loads(r.read())
+
+
+def api_upload(base, key, data, image_type=None):
+    boundary = "adforgeboundary7MA4YWxk"
+    parts = []
+    if image_type:
+        parts.append(f'--{boundary}\r\nContent-Disposition: form-data; name="image_type"\r\n\r\n{image_type}\r\n'.encode())
+    parts.append(f'--{boundary}\r\nContent-Disposition: form-data; name="file"; filename="x.png"\r\n'
+                 'Content-Type: image/png\r\n\r\n'.encode() + data + b"\r\n")
+    parts.append(f"--{boundary}--\r\n".encode())
+    req = urllib.request.Request(base + "/v1/images", data=b"".join(parts), method="POST",
+                                 headers={"X-API-Key": key,
+                                          "Content-Type": f"multipart/form-data; boundary={boundary}"})
+    with urllib.request.urlopen(req, timeout=30) as r:
+        return json.loads(r.read())
+
+
+def png(width, height, rgb):
+    """A solid-colour PNG, written by hand (no imaging package in the test venv)."""
+    import struct
+    import zlib
+
+    def chunk(kind, payload):
+        c = struct.pack(">I", len(payload)) + kind + payload
+        return c + struct.pack(">I", zlib.crc32(kind + payload) & 0xFFFFFFFF)
+    row = b"\x00" + bytes(rgb) * width
+    raw = zlib.compress(row * height)
+    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0))
+            + chunk(b"IDAT", raw) + chunk(b"IEND", b""))
+
+
+def ads_catalog(base, data_dir, org):
+    """brand → product → variant with an image → audience, through the API."""
+    key = admin(data_dir, "key", "create", "--org", org, "--scopes", "all")["key"]
+    brand = api_call(base, key, "POST", "/v1/brands", {"name": "Acme Outdoor"})["data"]["id"]
+    product = api_call(base, key, "POST", "/v1/products",
+                       {"brand_id": brand, "name": "Trail Shoe"})["data"]["id"]
+    variant = api_call(base, key, "POST", "/v1/product-variants",
+                       {"product_id": product, "name": "Red 42"})["data"]["id"]
+    api_call(base, key, "POST", "/v1/audiences", {"product_id": product, "name": "Weekend hikers"})
+    shot = api_upload(base, key, png(64, 64, (200, 40, 40)), "product")["data"]["id"]
+    api_call(base, key, "PATCH", f"/v1/product-variants/{variant}", {"image_ids": [shot]})
+    return key
+
+
+def images_loaded(page):
+    """Waits until every <img> of the page has loaded (4K PNGs take a moment to decode)."""
+    wait_for("images loaded", lambda: page.evaluate(
+        "Array.from(document.images).every(i => i.complete && i.naturalWidth > 0)"), seconds=60)
+
+
+def run_ads(base, org, data_dir):
+    key = ads_catalog(base, data_dir, org)
+    mo = admin(data_dir, "member", "add", "--org", org, "--email", "mo@acme.test",
+               "--name", "Mo Maker", "--role", "member", "--public-url", base)
+    reference = os.path.join(tempfile.mkdtemp(prefix="adforge-ref-"), "reference.png")
+    with open(reference, "wb") as f:
+        f.write(png(120, 150, (30, 60, 90)))
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True,
+                                    args=["--no-sandbox", "--disable-gpu"])
+        page = browser.new_context(viewport={"width": 1280, "height": 900}).new_page()
+        page.goto(mo["sign_in_link"])
+        page.get_by_label("New password").fill(PASSWORD)
+        page.get_by_label("Repeat the password").fill(PASSWORD)
+        page.get_by_role("button", name="Set password and sign in").click()
+        page.wait_for_url(base + "/dashboard/keys")
+
+        # A member creates an editable ad from an uploaded reference.
+        page.goto(base + "/dashboard/ads")
+        page.get_by_role("link", name="Create an ad").click()
+        page.get_by_label("Brand").select_option(label="Acme Outdoor")
+        page.get_by_label("Product").select_option(label="Trail Shoe")
+        page.get_by_label("Audience").select_option(label="Weekend hikers")
+        page.get_by_label("Upload an image").set_input_files(reference)
+        page.get_by_label("Editable").check()
+        shoot(page, "ad-create")
+        page.get_by_role("button", name="Create ad").click()
+        page.wait_for_url(base + "/dashboard/ads/ia_*")
+        ad_id = page.url.rsplit("/", 1)[1]
+        # The page refreshes itself while the ad processes; it completes.
+        page.locator("#ad-status", has_text="Completed").wait_for(timeout=180_000)
+        assert page.locator("#version-1 img").count() == 1, "version 1 is shown"
+
+        # The gallery shows it completed, with its image; the editable filter keeps it.
+        page.goto(base + "/dashboard/ads")
+        card = page.locator(f"li#{ad_id}")
+        assert card.locator("img").count() == 1
+        assert "Completed" in card.inner_text()
+        page.get_by_label("Kind").select_option(label="Editable")
+        page.get_by_role("button", name="Filter").click()
+        page.wait_for_url(lambda u: "editable=true" in u)
+        assert page.locator(f"li#{ad_id}").count() == 1
+        assert page.inner_text("#facet-completed .count") == "1"
+        images_loaded(page)
+        shoot(page, "ads-gallery")
+
+        # Edit the headline: version 2 renders and completes beside version 1.
+        page.goto(base + f"/dashboard/ads/{ad_id}")
+        page.get_by_role("link", name="Edit texts, colours and images").click()
+        page.get_by_label("Headline", exact=True).fill("Grip that holds on wet rock")
+        shoot(page, "ad-editor")
+        page.get_by_role("button", name="Save as version 2").click()
+        page.wait_for_url(base + f"/dashboard/ads/{ad_id}*")
+        assert page.locator("#version-2").count() == 1, "version 2 appears at once"
+        try:
+            page.locator("#version-2 .status", has_text="Completed").wait_for(timeout=180_000)
+        except Exception:
+            raise AssertionError("version 2 never completed: " + page.inner_text("main")) from None
+        page.locator("#ad-status", has_text="Completed").wait_for(timeout=30_000)
+        assert page.locator("#version-1 img").count() == 1
+        assert page.locator("#version-2 img").count() == 1
+        versions = api_call(base, key, "GET", f"/v1/image-ads/{ad_id}/versions")["data"]
+        texts = [n.get("characters") for n in versions[1]["json_tree"]["nodes"].values()]
+        assert "Grip that holds on wet rock" in texts, texts
+        images_loaded(page)
+        shoot(page, "ad-detail")
+
+        # An unknown id (as another organisation's) is the not-found page.
+        page.goto(base + "/dashboard/ads/ia_000000000000000000000000")
+        assert "There is nothing here in your organisation." in page.content()
+        browser.close()
+
+
+
+def run_library(base, org, data_dir):
+    """Swipe file and design packs (tests/browser/library.py)."""
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True,
+                                    args=["--no-sandbox", "--disable-gpu"])
+        library.run_library(base, data_dir, org, admin, shoot, browser, PASSWORD)
         browser.close()
 
 

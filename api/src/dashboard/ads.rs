@@ -98,9 +98,15 @@ fn progress_html(ad: &ImageAd) -> String {
     )
 }
 
-fn refresh_head(any_processing: bool) -> String {
+/// The `<meta http-equiv="refresh">` of a page showing a processing ad. The URL is given
+/// (without a fragment): a bare refresh of a URL with a `#fragment` is only a scroll in
+/// Chromium, never a reload.
+fn refresh_head(any_processing: bool, url: &str) -> String {
     if any_processing {
-        format!(r#"<meta http-equiv="refresh" content="{REFRESH_SECS}">"#)
+        format!(
+            r#"<meta http-equiv="refresh" content="{REFRESH_SECS}; url={}">"#,
+            esc(url)
+        )
     } else {
         String::new()
     }
@@ -248,6 +254,7 @@ const FILTERS: [&str; 5] = ["status", "brand_id", "product_id", "editable", "sea
 pub async fn gallery(State(state): State<AppState>, me: SignedIn, uri: Uri) -> DashResult {
     let m = &me.0;
     let q = query(&uri);
+    let q_string = uri.query().unwrap_or("").to_string();
     let value = |k: &str| q.get(k).unwrap_or("").trim().to_string();
     // The API's own query: the page's filters, status facets, the cursor.
     let after = value("starting_after");
@@ -420,7 +427,7 @@ pub async fn gallery(State(state): State<AppState>, me: SignedIn, uri: Uri) -> D
 <div class="filter-actions"><button type="submit">Filter</button> <a class="button secondary" href="/dashboard/ads">Clear</a></div>
 </form>
 <nav aria-label="Status"><ul class="status-facets">{facet_links}</ul></nav>
-<p class="hint" id="ad-count">{total} ads match.</p>
+<p class="hint" id="ad-count">{count_text}</p>
 {first}<ul class="gallery" aria-label="Image ads">{cards}</ul>{next}"#,
         note = refresh_note(any_processing),
         problem = problem
@@ -432,8 +439,18 @@ pub async fn gallery(State(state): State<AppState>, me: SignedIn, uri: Uri) -> D
         se_t = sel("true"),
         se_f = sel("false"),
         search = esc(&value("search")),
+        count_text = if total == 1 {
+            "1 ad matches.".to_string()
+        } else {
+            format!("{total} ads match.")
+        },
     );
-    let head = refresh_head(any_processing);
+    let here = if q_string.is_empty() {
+        "/dashboard/ads".to_string()
+    } else {
+        format!("/dashboard/ads?{q_string}")
+    };
+    let head = refresh_head(any_processing, &here);
     Ok(html_with_images(
         status,
         page_with_head("Image ads", Some(m), "/dashboard/ads", &body, &head),
@@ -627,7 +644,7 @@ pub async fn detail(
             Some(m),
             "/dashboard/ads",
             &body,
-            &refresh_head(any_processing),
+            &refresh_head(any_processing, &format!("/dashboard/ads/{}", ad.id)),
         ),
         &origins,
     ))
@@ -787,6 +804,21 @@ fn node_order(tree: &Value) -> Vec<String> {
 
 const IMAGE_FIELDS: [&str; 3] = ["imageFillUrl", "imageUrl", "imageRef"];
 
+/// A node's name for a label: its `name` (the generator's "Headline", "Call to action"),
+/// else its id.
+fn node_label(tree: &Value, id: &str) -> String {
+    if tree.get("root").and_then(Value::as_str) == Some(id) {
+        return "Background".to_string();
+    }
+    tree.get("nodes")
+        .and_then(|n| n.get(id))
+        .and_then(|n| n.get("name"))
+        .and_then(Value::as_str)
+        .filter(|n| !n.trim().is_empty())
+        .unwrap_or(id)
+        .to_string()
+}
+
 fn slots(tree: &Value) -> Vec<Slot> {
     let mut out = Vec::new();
     let Some(nodes) = tree.get("nodes").and_then(Value::as_object) else {
@@ -915,29 +947,36 @@ async fn editor_page(
                 let rows = text.lines().count().clamp(1, 6);
                 let _ = write!(
                     texts,
-                    r#"<div><label for="s{i}">Text <code>{n}</code></label><textarea id="s{i}" name="{name}" rows="{rows}" maxlength="5000">{t}</textarea></div>"#,
-                    n = esc(node),
+                    r#"<div><label for="s{i}">{n}</label><textarea id="s{i}" name="{name}" rows="{rows}" maxlength="5000">{t}</textarea></div>"#,
+                    n = esc(&node_label(tree, node)),
                     t = esc(text)
                 );
             }
             Slot::Color {
                 node, list, k, hex, ..
             } => {
+                let what = if *list == "fills" && *k == 0 {
+                    "colour".to_string()
+                } else {
+                    format!(
+                        "{} {}",
+                        if *list == "fills" { "fill" } else { "stroke" },
+                        k + 1
+                    )
+                };
                 let _ = write!(
                     colors,
-                    r#"<div class="color-field"><label for="s{i}">Colour <code>{n}</code> <small>{list}[{k}]</small></label><input id="s{i}" name="{name}" type="color" value="{h}"></div>"#,
-                    n = esc(node),
+                    r#"<div class="color-field"><label for="s{i}">{n} <small>{what}</small></label><input id="s{i}" name="{name}" type="color" value="{h}"></div>"#,
+                    n = esc(&node_label(tree, node)),
                     h = esc(hex)
                 );
             }
-            Slot::Image {
-                node, list, k, url, ..
-            } => {
+            Slot::Image { node, url, .. } => {
                 urls.push(url.clone());
                 let _ = write!(
                     imgs,
-                    r#"<div class="image-field"><img src="{u}" alt="" width="64" height="64" loading="lazy"><div><label for="s{i}">Image <code>{n}</code> <small>{list}[{k}]</small></label><input id="s{i}" name="{name}" type="url" value="{u}" maxlength="2048"></div></div>"#,
-                    n = esc(node),
+                    r#"<div class="image-field"><img src="{u}" alt="" width="64" height="64" loading="lazy"><div><label for="s{i}">{n} <small>image</small></label><input id="s{i}" name="{name}" type="url" value="{u}" maxlength="2048"></div></div>"#,
+                    n = esc(&node_label(tree, node)),
                     u = esc(url)
                 );
             }

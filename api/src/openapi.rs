@@ -27,7 +27,10 @@ Keys are issued, rotated and revoked in the web dashboard (`/dashboard/keys` on 
 server), not through this API. Rotating a key issues a new one with the same scopes; the old
 secret keeps working for 24 hours, then answers 401. A revoked key answers 401 within 2
 seconds. The wallet is topped up by the service's operators in the dashboard
-(`/dashboard/wallet`), which is where the `INSUFFICIENT_BALANCE` message links.
+(`/dashboard/wallet`), which is where the `INSUFFICIENT_BALANCE` message links. Image ads
+made, listed and edited in the dashboard (`/dashboard/ads`) go through the same code as
+`POST /v1/image-ads`, `GET /v1/image-ads` and `PATCH /v1/image-ads/{id}`: the same
+checks, holds, charges and errors.
 
 ## Responses
 Success: `{data, meta}`; lists: `{data, has_more, total_count, facets?, meta}`; errors:

@@ -22,6 +22,9 @@
 //!   every chosen file at once.
 //! - Swipe file ([`swipe`]) and design packs ([`packs`]) call the functions the
 //!   `/v1/swipe-files` and `/v1/design-packs` handlers call.
+//! - Image ads ([`ads`]) call the functions the `/v1/image-ads` and `/v1/images` handlers
+//!   call; a page showing a processing ad refreshes itself with `<meta http-equiv=refresh>`
+//!   every 4 seconds (no script), and pages with images allow their origin in `img-src`.
 
 mod ads;
 mod brands;

@@ -263,6 +263,8 @@ def images_loaded(page):
     """Waits until every <img> of the page has loaded (4K PNGs take a moment to decode)."""
     wait_for("images loaded", lambda: page.evaluate(
         "Array.from(document.images).every(i => i.complete && i.naturalWidth > 0)"), seconds=60)
+    # Loaded is not yet decoded for painting (decoding="async"): wait for that too.
+    page.evaluate("Promise.all(Array.from(document.images).map(i => i.decode()))")
 
 
 def run_ads(base, org, data_dir):

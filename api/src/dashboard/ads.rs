@@ -37,8 +37,8 @@ use crate::resources::{images, swipe_files};
 pub const GALLERY_PAGE: i64 = 24;
 /// Seconds between refreshes of a page that shows a processing ad.
 pub const REFRESH_SECS: u32 = 4;
-/// Width of a gallery thumbnail in CSS pixels (the PNG scaled by the browser: ads have no
-/// thumbnails of their own).
+/// Width of a gallery thumbnail in CSS pixels (a 600 px WebP made from the PNG on first
+/// view, [`thumb`]).
 const THUMB_WIDTH: i64 = 240;
 
 /// An API error where the page has no form to show it on: an unknown ad (or another
@@ -350,8 +350,9 @@ pub async fn gallery(State(state): State<AppState>, me: SignedIn, uri: Uri) -> D
                         _ => THUMB_WIDTH,
                     };
                     format!(
-                        r#"<img src="{}" width="{THUMB_WIDTH}" height="{h}" loading="lazy" decoding="async" alt="Ad for {}">"#,
-                        esc(url),
+                        r#"<img src="/dashboard/ads/{}/thumb?of={}" width="{THUMB_WIDTH}" height="{h}" loading="lazy" decoding="async" alt="Ad for {}">"#,
+                        esc(&ad.id),
+                        esc(url.rsplit('/').next().unwrap_or("")),
                         esc(product)
                     )
                 }
@@ -464,9 +465,9 @@ pub async fn gallery(State(state): State<AppState>, me: SignedIn, uri: Uri) -> D
 
 fn version_card(ad_id: &str, v: &ImageAdVersion, current: bool) -> String {
     let visual = match (&v.image_url, v.status.as_str()) {
-        (Some(url), _) => format!(
-            r#"<img src="{}" width="{w}" height="{h}" alt="Version {n}">"#,
-            esc(url),
+        (Some(_), _) => format!(
+            r#"<img src="/dashboard/ads/{}/thumb?version={n}" width="{w}" height="{h}" alt="Version {n}">"#,
+            esc(ad_id),
             w = 480,
             h = match (v.width, v.height) {
                 (Some(w), Some(h)) if w > 0 => h * 480 / w,
@@ -650,21 +651,19 @@ pub async fn detail(
     ))
 }
 
-/// GET /dashboard/ads/{id}/download[?version=N]: the PNG as an attachment, read from the
-/// blob store.
-pub async fn download(
-    State(state): State<AppState>,
-    me: SignedIn,
-    Path(id): Path<String>,
-    uri: Uri,
-) -> DashResult {
-    let m = &me.0;
-    let ad = image_ads::get(&state, &m.org_id, &id).await.map_err(dash)?;
-    let q = query(&uri);
-    let (url, name) = match q.get("version") {
+/// The blob key and download name of an ad's PNG (`version` N, else the current one);
+/// `Err` with the URL when the image is not one of this server's files.
+async fn png_of(
+    state: &AppState,
+    m: &SessionMember,
+    id: &str,
+    version: Option<&str>,
+) -> Result<Result<(String, String), String>, DashError> {
+    let ad = image_ads::get(state, &m.org_id, id).await.map_err(dash)?;
+    let (url, name) = match version {
         Some(n) => {
             let n: i64 = n.parse().map_err(|_| DashError::NotFound)?;
-            let versions = image_ads::versions(&state, &m.org_id, &id)
+            let versions = image_ads::versions(state, &m.org_id, id)
                 .await
                 .map_err(dash)?;
             let v = versions
@@ -676,8 +675,24 @@ pub async fn download(
         None => (ad.image_url, format!("{id}.png")),
     };
     let url = url.ok_or(DashError::NotFound)?;
-    let OwnFile::Key(key) = state.blobs.own_file(&url) else {
-        return Ok(redirect(&url));
+    Ok(match state.blobs.own_file(&url) {
+        OwnFile::Key(key) => Ok((key, name)),
+        _ => Err(url),
+    })
+}
+
+/// GET /dashboard/ads/{id}/download[?version=N]: the PNG as an attachment, read from the
+/// blob store.
+pub async fn download(
+    State(state): State<AppState>,
+    me: SignedIn,
+    Path(id): Path<String>,
+    uri: Uri,
+) -> DashResult {
+    let q = query(&uri);
+    let (key, name) = match png_of(&state, &me.0, &id, q.get("version")).await? {
+        Ok(found) => found,
+        Err(url) => return Ok(redirect(&url)),
     };
     let bytes = state
         .blobs
@@ -692,6 +707,63 @@ pub async fn download(
     if let Ok(v) = HeaderValue::from_str(&format!("attachment; filename=\"{name}\"")) {
         h.insert(header::CONTENT_DISPOSITION, v);
     }
+    Ok(r)
+}
+
+/// GET /dashboard/ads/{id}/thumb[?version=N]: a 600 px WebP of the ad's PNG for the
+/// gallery and the versions (a 4K PNG is megabytes), made on first request by the
+/// images code (`imaging::decode_preview` under its memory budget, `imaging::thumbnails`)
+/// and kept in the blob store next to nothing else (`dashboard-thumbs/<png key>.webp`).
+pub async fn thumb(
+    State(state): State<AppState>,
+    me: SignedIn,
+    Path(id): Path<String>,
+    uri: Uri,
+) -> DashResult {
+    let q = query(&uri);
+    let (key, _) = match png_of(&state, &me.0, &id, q.get("version")).await? {
+        Ok(found) => found,
+        Err(url) => return Ok(redirect(&url)),
+    };
+    let thumb_key = format!("dashboard-thumbs/{key}.webp");
+    let internal = |e: String| DashError::Internal(e);
+    let webp = match state
+        .blobs
+        .get(&thumb_key)
+        .await
+        .map_err(|e| internal(e.to_string()))?
+    {
+        Some(b) => b,
+        None => {
+            let png = state
+                .blobs
+                .get(&key)
+                .await
+                .map_err(|e| internal(e.to_string()))?
+                .ok_or(DashError::NotFound)?;
+            let preview = crate::imaging::decode_preview(png)
+                .await
+                .map_err(|e| internal(e.message))?;
+            let [_, medium, _] =
+                tokio::task::spawn_blocking(move || crate::imaging::thumbnails(&preview.image))
+                    .await
+                    .map_err(|e| internal(e.to_string()))?
+                    .map_err(|e| internal(e.to_string()))?;
+            let bytes = Bytes::from(medium);
+            if let Err(e) = state.blobs.put(&thumb_key, bytes.clone()).await {
+                tracing::warn!(error = %e, key = %thumb_key, "storing a dashboard thumbnail failed");
+            }
+            bytes
+        }
+    };
+    let mut r = webp.into_response();
+    let h = r.headers_mut();
+    h.insert(header::CONTENT_TYPE, HeaderValue::from_static("image/webp"));
+    // The key names one immutable PNG version; private: behind the session.
+    h.insert(
+        header::CACHE_CONTROL,
+        HeaderValue::from_static("private, max-age=86400"),
+    );
     Ok(r)
 }
 

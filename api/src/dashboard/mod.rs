@@ -96,6 +96,7 @@ pub fn router() -> Router<AppState> {
         .route("/ads/new", get(ads::create_form).post(ads::create))
         .route("/ads/{id}", get(ads::detail))
         .route("/ads/{id}/download", get(ads::download))
+        .route("/ads/{id}/thumb", get(ads::thumb))
         .route("/ads/{id}/edit", get(ads::edit_form).post(ads::edit_submit))
         .route("/keys", get(keys::list).post(keys::create))
         .route("/keys/{id}/revoke", post(keys::revoke))

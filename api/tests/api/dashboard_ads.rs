@@ -342,6 +342,24 @@ async fn an_ad_created_and_edited_in_the_dashboard_completes_as_version_2() {
             .starts_with("attachment;")
     );
 
+    // The gallery's thumbnail: a small WebP made from the PNG, kept for the next view.
+    assert!(
+        g.text.contains(&format!("/dashboard/ads/{id}/thumb?of=")),
+        "{}",
+        g.text
+    );
+    for _ in 0..2 {
+        let t = b
+            .send(http.get(format!("{}/dashboard/ads/{id}/thumb?version=1", s.base)))
+            .await;
+        assert_eq!(t.status, 200);
+        assert_eq!(t.headers["content-type"], "image/webp");
+    }
+    let other = b
+        .send(http.get(format!("{}/dashboard/ads/{id}/thumb?version=9", s.base)))
+        .await;
+    assert_eq!(other.status, 404);
+
     // The editor lists the tree's text nodes; change the first one.
     let editor = b.get(&format!("/dashboard/ads/{id}/edit")).await;
     assert_eq!(editor.status, 200, "{}", editor.text);

@@ -104,7 +104,7 @@ pub fn design_card(f: &SwipeFile, with_check: bool, actions: &str) -> String {
     };
     let sim = f
         .similarity
-        .map(|s| format!(r#" <span class="badge">{:.0}% alike</span>"#, s * 100.0))
+        .map(|s| format!(r#" <span class="badge" title="Cosine similarity to the search, -1 to 1">similarity {s:.2}</span>"#))
         .unwrap_or_default();
     let meta = [
         f.aspect_ratio.clone(),
@@ -268,7 +268,7 @@ impl View {
 
 fn upload_card(csrf: &str) -> String {
     format!(
-        r#"<section class="card" aria-labelledby="upload-h"><h2 id="upload-h">Upload designs</h2>
+        r#"<section class="card upload-card" aria-labelledby="upload-h"><h2 id="upload-h">Upload designs</h2>
 <form method="post" action="/dashboard/swipe/upload" enctype="multipart/form-data" class="upload" data-upload>{csrf}
 <div class="drop" data-drop><label for="upload-files">Images (PNG, JPEG or WebP; choose or drop several)</label>
 <input type="file" id="upload-files" name="file" multiple accept="image/png,image/jpeg,image/webp" required></div>
@@ -370,7 +370,7 @@ fn sources_card(m: &SessionMember, sources: &[swipe_files::DataSource]) -> Strin
         rows.push_str("<li>No data sources on this server.</li>");
     }
     format!(
-        r#"<section class="card" aria-labelledby="sources-h"><h2 id="sources-h">Data sources</h2><p class="hint">Managed collections whose designs appear next to your uploads; a change shows at once in lists, search and packs.</p><ul class="sources">{rows}</ul></section>"#
+        r#"<section class="card sources-card" aria-labelledby="sources-h"><h2 id="sources-h">Data sources</h2><p class="hint">Managed collections whose designs appear next to your uploads; a change shows at once in lists, search and packs.</p><ul class="sources">{rows}</ul></section>"#
     )
 }
 
@@ -423,7 +423,24 @@ async fn render(
             Ok(h) => h,
             Err(e) => return api_error(m, title, active, e),
         };
-        (hits, None, None, heading)
+        // The facet counts beside a search are the swipe file's under the same filters
+        // (search answers no facets), so the filters can still be chosen.
+        let counts = View {
+            after: None,
+            ..View::of(&q)
+        };
+        let facets = match swipe_files::list(
+            state,
+            &m.org_id,
+            QueryParams::parse(&counts.list_query().replace("limit=48", "limit=1")),
+            None,
+        )
+        .await
+        {
+            Ok(p) => p.facets,
+            Err(e) => return api_error(m, title, active, e),
+        };
+        (hits, facets, None, heading)
     } else {
         let q = QueryParams::parse(&v.list_query());
         let page = match swipe_files::list(state, &m.org_id, q, None).await {
@@ -496,7 +513,7 @@ async fn render(
     };
     let body = format!(
         r#"{flash}<div class="swipe-layout"><div class="swipe-side">{filters}{sources}</div>
-<div class="swipe-main">{upload}<section aria-labelledby="results-h"><h2 id="results-h">{heading}</h2>{grid}</section></div></div>
+<div class="swipe-main">{upload}<section class="results" aria-labelledby="results-h"><h2 id="results-h">{heading}</h2>{grid}</section></div></div>
 <script src="/dashboard/assets/dashboard.js" defer></script>"#,
         filters = filter_form(&v, facets.as_ref()),
         sources = sources_card(m, &sources),
@@ -505,14 +522,21 @@ async fn render(
     // While a design is being analysed the page reloads itself (no script needed); a
     // POST's answer does not, so a reload never repeats a form.
     let processing = designs.iter().any(|f| f.status == "processing");
+    // The refresh names its URL: a bare refresh of a URL with a #fragment only scrolls.
     let head = if processing && status == StatusCode::OK {
-        r#"<meta http-equiv="refresh" content="4">"#
+        format!(
+            r#"<meta http-equiv="refresh" content="4; url={}">"#,
+            esc(&match uri.query() {
+                Some(q) => format!("/dashboard/swipe?{q}"),
+                None => "/dashboard/swipe".to_string(),
+            })
+        )
     } else {
-        ""
+        String::new()
     };
     Ok(html_with_images(
         status,
-        page_with_head(title, Some(m), active, &body, head),
+        page_with_head(title, Some(m), active, &body, &head),
         &blob_origins(state),
     ))
 }

@@ -146,13 +146,16 @@ async fn render_list(
         },
     );
     let head = if processing && status == StatusCode::OK {
-        r#"<meta http-equiv="refresh" content="4">"#
+        format!(
+            r#"<meta http-equiv="refresh" content="4; url=/dashboard/templates{}">"#,
+            if deleted { "?deleted=true" } else { "" }
+        )
     } else {
-        ""
+        String::new()
     };
     Ok(html_with_images(
         status,
-        page_with_head(TITLE, Some(m), ACTIVE, &body, head),
+        page_with_head(TITLE, Some(m), ACTIVE, &body, &head),
         &blob_origins(state),
     ))
 }
@@ -315,13 +318,16 @@ pub async fn show(
             .unwrap_or_default(),
     );
     let head = if t.status == "processing" {
-        r#"<meta http-equiv="refresh" content="4">"#
+        format!(
+            r#"<meta http-equiv="refresh" content="4; url=/dashboard/templates/{}">"#,
+            esc(&t.id)
+        )
     } else {
-        ""
+        String::new()
     };
     Ok(html_with_images(
         StatusCode::OK,
-        page_with_head(TITLE, Some(m), ACTIVE, &body, head),
+        page_with_head(TITLE, Some(m), ACTIVE, &body, &head),
         &blob_origins(&state),
     ))
 }

@@ -85,7 +85,8 @@ pub struct DesignPack {
     /// Only when listed with swipe-file filters: designs in the pack that match them.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub matched_item_count: Option<i64>,
-    /// Null for packs created with an API key.
+    /// `{profile_id, name}` of the member who created the pack in the web dashboard; null
+    /// for packs created with an API key.
     pub created_by: Option<CreatedBy>,
     pub archived_at: Option<String>,
     pub created_at: String,

@@ -54,13 +54,36 @@ async fn render_list(
     };
     let mut cards = String::new();
     for p in &packs.items {
+        // The previews' 200 px thumbnails (the pack answers the originals' URLs), read
+        // through the swipe-file list by ids, in the previews' order.
+        let ids: Vec<&str> = p
+            .previews
+            .iter()
+            .map(|pv| pv.swipe_file_id.as_str())
+            .collect();
+        let small = if ids.is_empty() {
+            Vec::new()
+        } else {
+            match swipe_files::list(
+                state,
+                &m.org_id,
+                QueryParams::parse(&format!("ids={}", ids.join(","))),
+                None,
+            )
+            .await
+            {
+                Ok(page) => page.items,
+                Err(e) => return api_error(m, TITLE, ACTIVE, e),
+            }
+        };
         let mut thumbs = String::new();
         for pv in &p.previews {
-            let _ = write!(
-                thumbs,
-                r#"<img src="{}" alt="" loading="lazy">"#,
-                esc(&pv.image_url)
-            );
+            let url = small
+                .iter()
+                .find(|f| f.id == pv.swipe_file_id)
+                .and_then(|f| f.thumbnail_url.as_deref())
+                .unwrap_or(&pv.image_url);
+            let _ = write!(thumbs, r#"<img src="{}" alt="" loading="lazy">"#, esc(url));
         }
         if thumbs.is_empty() {
             thumbs.push_str(r#"<div class="placeholder">Empty</div>"#);

@@ -2,7 +2,8 @@
 //! colour palettes, fonts and logos, and its products' names and descriptions. Every change
 //! is a PATCH through the functions the `/v1/brands` and `/v1/products` handlers call
 //! (`brands::update`, `products::update`); a logo is uploaded through the same code as
-//! POST /v1/images (`images::upload_bytes`) and then added to `logo_image_ids`.
+//! POST /v1/images with `image_type=logo` (`images::upload_logo`) and then added to
+//! `logo_image_ids`.
 //!
 //! Form formats (the API's shapes written as lines): palettes one per line as
 //! `name: #RRGGBB, #RRGGBB`; fonts one per line as `Family` or `Family (heading)` /
@@ -403,7 +404,7 @@ pub async fn add_logo(
         let e = ApiError::validation(vec![FieldError::new("file", "choose an image to upload")]);
         return form_error(&state, m, &id, e).await;
     };
-    let image = match images::upload_bytes(&state, &m.org_id, bytes).await {
+    let image = match images::upload_logo(&state, &m.org_id, bytes).await {
         Ok(i) => i,
         Err(e) => return form_error(&state, m, &id, e).await,
     };

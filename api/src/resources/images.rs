@@ -331,6 +331,20 @@ pub(crate) async fn upload_bytes(state: &AppState, org_id: &str, bytes: Bytes) -
     store(state, org_id, form).await
 }
 
+/// [`upload_bytes`] of a logo: `image_type` `logo`, so its light/dark theme is measured as
+/// POST /v1/images measures it (the dashboard's brand page uploads through this).
+///
+/// # Errors
+/// As [`upload_bytes`].
+pub(crate) async fn upload_logo(state: &AppState, org_id: &str, bytes: Bytes) -> ApiResult<Image> {
+    let form = UploadForm {
+        file: Some(bytes),
+        image_type: Some("logo".to_string()),
+        ..UploadForm::default()
+    };
+    store(state, org_id, form).await
+}
+
 /// POST /v1/images after the form is read.
 async fn store(state: &AppState, org_id: &str, form: UploadForm) -> ApiResult<Image> {
     let bytes = form.file.clone().unwrap_or_default();

@@ -627,6 +627,11 @@ async fn brands_and_products_are_edited_through_the_api_rules() {
         .unwrap()
         .to_string();
     assert!(b.get(&page).await.text.contains(&logo));
+    let image = s
+        .get(&org, &format!("/v1/images/{logo}"))
+        .await
+        .expect(200, None);
+    assert_eq!(image.body["data"]["image_type"], "logo");
     let off = b
         .submit(&page, &format!("{page}/logos/{logo}/remove"), &[])
         .await;

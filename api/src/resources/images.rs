@@ -410,13 +410,11 @@ async fn store(state: &AppState, org_id: &str, form: UploadForm) -> ApiResult<Im
     .await?;
     // Read back inside the transaction: under an Idempotency-Key its commit is deferred.
     let row = load_with(&mut *tx, org_id, &id).await?;
+    // Thumbnails start once the row is really committed: under an Idempotency-Key the commit
+    // waits for the middleware, and a task started earlier could read the row before it exists.
+    let (db, blobs, image) = (state.db.clone(), state.blobs.clone(), decoded.image);
+    tx.after_commit(move || spawn_derivatives(db, blobs, id, Some(image)));
     tx.commit().await?;
-    spawn_derivatives(
-        state.db.clone(),
-        state.blobs.clone(),
-        id,
-        Some(decoded.image),
-    );
     Ok(row.into_image(state.blobs.as_ref()))
 }
 

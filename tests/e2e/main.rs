@@ -34,6 +34,7 @@ mod gpu_worker;
 mod memory;
 mod restart;
 mod shared_limits;
+mod shutdown;
 mod webhooks;
 
 /// A command for the `adforge` binary (this package's build of its `main`, see

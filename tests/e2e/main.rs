@@ -28,11 +28,15 @@ mod webhook_receiver;
 #[allow(dead_code)]
 mod redis_server;
 
+#[path = "../../api/tests/api/moto.rs"]
+mod moto;
+
 mod cluster;
 mod crash;
 mod gpu_worker;
 mod memory;
 mod restart;
+mod s3;
 mod shared_limits;
 mod shutdown;
 mod webhooks;

@@ -24,6 +24,7 @@ mod image_ads;
 mod images;
 mod isolation;
 mod limits;
+mod moto;
 mod openapi_doc;
 mod ops;
 mod own_files;

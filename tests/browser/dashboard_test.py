@@ -168,6 +168,9 @@ def run(base, org, link):
         page.wait_for_url(base + "/dashboard/wallet")
         assert page.inner_text("#balance") == "$37.50", page.inner_text("#balance")
         assert "INV-2026-0043" in page.content()
+        org_option = page.locator("#org option:checked")
+        assert org_option.inner_text() == "Acme Outdoor", org_option.inner_text()
+        assert org_option.get_attribute("title").startswith("org_")
         shoot(page, "wallet")
         page.goto(base + "/dashboard/wallet?kind=top_up")
         with page.expect_download() as dl:
@@ -185,6 +188,10 @@ def run(base, org, link):
 
         page.goto(base + "/dashboard/sessions")
         assert "This browser" in page.content()
+        # A short "Chrome on Linux" summary; the whole user-agent string is its title.
+        ua_cell = page.locator("td[data-label=Browser] span").first
+        assert ua_cell.inner_text().startswith("Chrome on "), ua_cell.inner_text()
+        assert ua_cell.get_attribute("title") == page.evaluate("navigator.userAgent")[:200]
         shoot(page, "sessions")
 
         # Sign out: back to sign-in, and the dashboard is closed again.

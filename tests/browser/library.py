@@ -59,6 +59,21 @@ def run_library(base, data_dir, org, admin, shoot, browser, password):
     ids = wait_all_ready(page, base + "/dashboard/swipe", 2)
     shoot(page, "swipe")
 
+    # Each design's checkbox has its own screen-reader name (two designs may share a label).
+    names = page.eval_on_selector_all("label.pick .sr-only", "els => els.map(e => e.textContent)")
+    assert len(set(names)) == len(names) == 2, names
+    assert all(any(i in n for n in names) for i in ids), (names, ids)
+
+    # The facets sit in a <details>: shown on a desktop, folded on a phone until opened.
+    facet = page.locator("fieldset.facet").first
+    assert facet.is_visible()
+    page.set_viewport_size({"width": 390, "height": 900})
+    assert not facet.is_visible()
+    page.locator("details.facets-toggle > summary").click()
+    assert facet.is_visible()
+    page.set_viewport_size({"width": 1280, "height": 900})
+    page.goto(base + "/dashboard/swipe")
+
     # One by text: "coffee" ranks the coffee picture first.
     page.get_by_label("Search by words").fill("coffee")
     page.get_by_role("button", name="Search", exact=True).click()

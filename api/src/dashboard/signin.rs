@@ -340,8 +340,9 @@ pub async fn sessions(State(state): State<AppState>, me: SignedIn) -> DashResult
             String::new()
         };
         rows.push_str(&format!(
-            r#"<tr><td data-label="Browser">{ua}</td><td data-label="Signed in">{created}</td><td data-label="Last seen">{seen}</td><td data-label="Status">{status}</td><td data-label="">{action}</td></tr>"#,
+            r#"<tr><td data-label="Browser"><span title="{ua}">{short}</span></td><td data-label="Signed in">{created}</td><td data-label="Last seen">{seen}</td><td data-label="Status">{status}</td><td data-label="">{action}</td></tr>"#,
             ua = esc(s.user_agent.as_deref().unwrap_or("unknown")),
+            short = esc(&browser_summary(s.user_agent.as_deref().unwrap_or(""))),
             created = esc(&when(&s.created_at)),
             seen = esc(&when(&s.last_seen_at)),
         ));
@@ -372,4 +373,96 @@ pub async fn revoke(
         return Err(DashError::NotFound);
     }
     Ok(redirect("/dashboard/sessions"))
+}
+
+/// A short "Chrome on Linux" for a session's user-agent string: our own small reading of the
+/// common browsers and systems (the full string stays in the cell's `title`). Order matters:
+/// Edge, Opera and Samsung Internet also name Chrome; Chrome also names Safari; Android also
+/// names Linux; iOS also names Mac OS X.
+pub fn browser_summary(ua: &str) -> String {
+    let has = |s: &str| ua.contains(s);
+    let browser = if has("Edg/") || has("EdgA/") || has("EdgiOS/") {
+        Some("Edge")
+    } else if has("OPR/") || has("Opera") {
+        Some("Opera")
+    } else if has("SamsungBrowser/") {
+        Some("Samsung Internet")
+    } else if has("Firefox/") || has("FxiOS/") {
+        Some("Firefox")
+    } else if has("Chrome/") || has("CriOS/") || has("Chromium/") {
+        Some("Chrome")
+    } else if has("Safari/") && has("Version/") {
+        Some("Safari")
+    } else if ua.starts_with("curl/") {
+        Some("curl")
+    } else {
+        None
+    };
+    let os = if has("iPhone") || has("iPad") || has("iPod") {
+        Some("iOS")
+    } else if has("Android") {
+        Some("Android")
+    } else if has("Windows") {
+        Some("Windows")
+    } else if has("CrOS") {
+        Some("ChromeOS")
+    } else if has("Macintosh") || has("Mac OS X") {
+        Some("macOS")
+    } else if has("Linux") || has("X11") {
+        Some("Linux")
+    } else {
+        None
+    };
+    match (browser, os) {
+        (Some(b), Some(o)) => format!("{b} on {o}"),
+        (Some(b), None) => b.to_string(),
+        (None, Some(o)) => format!("A browser on {o}"),
+        (None, None) if ua.trim().is_empty() => "Unknown browser".to_string(),
+        (None, None) => "Other browser".to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::browser_summary;
+
+    #[test]
+    fn summarises_common_user_agents() {
+        let cases = [
+            (
+                "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36",
+                "Chrome on Linux",
+            ),
+            (
+                "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36 Edg/131.0.0.0",
+                "Edge on Windows",
+            ),
+            (
+                "Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.1 Safari/605.1.15",
+                "Safari on macOS",
+            ),
+            (
+                "Mozilla/5.0 (iPhone; CPU iPhone OS 17_1 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.1 Mobile/15E148 Safari/604.1",
+                "Safari on iOS",
+            ),
+            (
+                "Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Mobile Safari/537.36",
+                "Chrome on Android",
+            ),
+            (
+                "Mozilla/5.0 (X11; Ubuntu; Linux x86_64; rv:132.0) Gecko/20100101 Firefox/132.0",
+                "Firefox on Linux",
+            ),
+            (
+                "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/130.0.0.0 Safari/537.36 OPR/115.0.0.0",
+                "Opera on Windows",
+            ),
+            ("curl/8.5.0", "curl"),
+            ("", "Unknown browser"),
+            ("something-else/1.0", "Other browser"),
+        ];
+        for (ua, want) in cases {
+            assert_eq!(browser_summary(ua), want, "{ua}");
+        }
+    }
 }

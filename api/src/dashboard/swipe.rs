@@ -95,7 +95,7 @@ pub fn design_card(f: &SwipeFile, with_check: bool, actions: &str) -> String {
     };
     let check = if with_check {
         format!(
-            r#"<label class="check pick" for="pick-{id}"><input type="checkbox" id="pick-{id}" name="swipe_file_id" value="{id}"> <span class="sr-only">Select {alt}</span><span aria-hidden="true">Select</span></label>"#,
+            r#"<label class="check pick" for="pick-{id}"><input type="checkbox" id="pick-{id}" name="swipe_file_id" value="{id}"> <span class="sr-only">Select {alt}, design {id}</span><span aria-hidden="true">Select</span></label>"#,
             id = esc(&f.id),
             alt = esc(&alt),
         )
@@ -333,9 +333,9 @@ fn filter_form(
         r#"<form method="get" action="/dashboard/swipe" class="card swipe-filters" role="search" aria-label="Search the swipe file">
 <label for="swipe-q">Search by words</label>
 <div class="search-row"><input type="search" id="swipe-q" name="q" value="{q}" placeholder="e.g. coffee, sale"><button type="submit">Search</button></div>
-{like}<div class="facets">{groups}</div>
+{like}<details class="facets-toggle"{open}><summary>Filters</summary><div class="facets">{groups}</div>
 <label class="check" for="f-archived"><input type="checkbox" id="f-archived" name="archived" value="true"{arch}> Show archived designs only</label>
-<button type="submit" class="secondary">Apply filters</button>
+<button type="submit" class="secondary">Apply filters</button></details>
 <p><a href="/dashboard/swipe">Clear search and filters</a></p></form>"#,
         q = esc(v.text.as_deref().unwrap_or("")),
         like = v
@@ -345,6 +345,13 @@ fn filter_form(
             .map(|l| format!(r#"<input type="hidden" name="like" value="{}">"#, esc(l)))
             .unwrap_or_default(),
         arch = if v.archived { " checked" } else { "" },
+        // Collapsed on a phone unless a filter is chosen (the CSS always shows it on a
+        // desktop), so the chosen filters are never hidden.
+        open = if v.archived || swipe_files::FACETS.iter().any(|d| !v.values(d).is_empty()) {
+            " open"
+        } else {
+            ""
+        },
     )
 }
 

@@ -203,14 +203,23 @@ async fn operator_section(
     )
     .fetch_all(&state.db.read)
     .await?;
+    // Options carry the name alone, so a long "Name (org_…)" is not cut off in a narrow
+    // select; the id follows only where two organisations share a name, and is the
+    // option's `title` either way.
     let mut options = String::new();
     for (id, name) in &orgs {
         let sel = if *id == m.org_id { " selected" } else { "" };
+        let shared = orgs.iter().filter(|(_, n)| n == name).count() > 1;
+        let text = if shared {
+            format!("{name} ({id})")
+        } else {
+            name.clone()
+        };
         options.push_str(&format!(
-            r#"<option value="{}"{sel}>{} ({})</option>"#,
+            r#"<option value="{}" title="{}"{sel}>{}</option>"#,
             esc(id),
-            esc(name),
-            esc(id)
+            esc(id),
+            esc(&text)
         ));
     }
     let mut rows = String::new();
@@ -230,7 +239,7 @@ async fn operator_section(
     Ok(format!(
         r#"<section class="card" aria-labelledby="topup-h"><h2 id="topup-h">Top up a wallet <span class="badge">operator</span></h2>
 {err}<form method="post" action="/dashboard/wallet/top-up" class="grid-form">{csrf}
-<div><label for="org">Organisation</label><select id="org" name="org" required>{options}</select></div>
+<div class="full-row"><label for="org">Organisation</label><select id="org" name="org" required aria-describedby="org-hint">{options}</select><p id="org-hint" class="hint">Listed by name (the id follows where two share a name); the one you are signed in to, <code>{this_org}</code>, is preselected.</p></div>
 <div><label for="amount">Amount in dollars</label><input id="amount" name="amount" inputmode="decimal" placeholder="25.00" required pattern="\$?[0-9]{{1,9}}(\.[0-9]{{1,2}})?"></div>
 <div><label for="reference">Reference</label><input id="reference" name="reference" required maxlength="{rmax}" placeholder="Invoice or payment id" aria-describedby="ref-hint"></div>
 <div><button type="submit">Top up</button></div></form>
@@ -240,6 +249,7 @@ async fn operator_section(
         err = error.map(|e| notice("error", &esc(e))).unwrap_or_default(),
         csrf = csrf_field(&m.csrf_token),
         rmax = REFERENCE_MAX,
+        this_org = esc(&m.org_id),
     ))
 }
 

@@ -3,6 +3,10 @@
 //! Forms shown before sign-in are protected by a double-submit cookie: the page sets
 //! `adforge_csrf` (HttpOnly) and puts the same random value in the form; the POST must
 //! carry both, equal. A cross-site page can neither read the cookie nor set it.
+//!
+//! The sessions list names each browser by a short "Chrome on Linux" (`browser_summary`, a
+//! small reading of our own, no user-agent library); the stored string (its first 200
+//! characters) is the cell's `title`.
 
 use axum::body::Bytes;
 use axum::extract::{Path, Request, State};

@@ -7,6 +7,10 @@
 //! (`swipe_files::create`, `list`, `search`, `set_archived`, `subscribe`), so validation,
 //! visibility and errors are the API's; an API error is shown as a page with its message
 //! and status (a 404 is the dashboard's not-found page).
+//!
+//! The facets sit in a `<details>`: CSS shows them on a desktop (summary hidden) and folds
+//! them below 721 px, open when a filter is chosen; no script. Each design's checkbox is
+//! named "Select {label}, design {id}", as two designs can share a label.
 
 use std::fmt::Write;
 

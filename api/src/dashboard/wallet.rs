@@ -1,7 +1,9 @@
 //! The wallet: balance, open holds, the ledger with filters (kind, date range, paging) and
 //! its CSV export; operators top up any organisation with a required reference (online
 //! payment cannot be reached from here), members see how to ask for a top-up. The
-//! `INSUFFICIENT_BALANCE` message links here (`--dashboard-url`'s default).
+//! `INSUFFICIENT_BALANCE` message links here (`--dashboard-url`'s default). The top-up
+//! picker lists organisations by name (the id only where two share a name; always as the
+//! option's `title`) on a full-width row, so long entries are not cut off on a phone.
 
 use axum::body::Bytes;
 use axum::extract::State;

@@ -635,6 +635,18 @@ async fn an_operator_top_up_lets_the_api_spend() {
 
     // An operator (a member of another organisation) tops up this one; a reference is required.
     let op = member(&s, &ops.id, "op@example.com", Role::Owner, true).await;
+    // The picker lists organisations by name; the id follows only where two share a name.
+    let twin: Org = s.org("Acme").await;
+    let picker = op.get("/dashboard/wallet").await;
+    for id in [&org.id, &twin.id] {
+        let opt = format!(r#"<option value="{id}" title="{id}">Acme ({id})</option>"#);
+        assert!(picker.text.contains(&opt), "{opt} in {}", picker.text);
+    }
+    let own = format!(
+        r#"<option value="{0}" title="{0}" selected>Service</option>"#,
+        ops.id
+    );
+    assert!(picker.text.contains(&own), "{own} in {}", picker.text);
     let r = op
         .submit(
             "/dashboard/wallet",

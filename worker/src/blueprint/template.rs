@@ -8,6 +8,15 @@
 //! with `badge_label`, `logo`. Text boxes are the reference's blocks widened into the free
 //! space around them (new copy is rarely as short as the reference's), with shrink-to-fit
 //! down to 35 % of the reference's size.
+//!
+//! **Gap rule.** A text box keeps at least [`MIN_TEXT_GAP_EM`] of its own font size (the
+//! reference's size, the largest shrink-to-fit may use) of air above the next element below
+//! it in the same column (button, supporting text, picture). Where the reference is tighter
+//! than that, the elements below are moved down while the canvas has room above its bottom
+//! margin ([`make_room`]); what room is still missing is taken from the text box, so the
+//! copy shrinks (shrink-to-fit, then the preflight's lower minimum) rather than come close.
+//! The quality rules ([`crate::generate::quality`]) reject any text box that overlaps or
+//! nearly touches another slot's box.
 
 use serde_json::{Map, Value, json};
 
@@ -15,6 +24,107 @@ use super::{
     Align, Background, Blueprint, MIN_PRODUCT_SHARE, Rect, Rgb, Shape, ShapeRole, TextBlock,
     TextRole,
 };
+
+/// Least air between a text box and the next element below it in its column, in the
+/// text's own font size (em): 0.75 em, a little more than the gap between two lines.
+pub const MIN_TEXT_GAP_EM: f32 = 0.75;
+
+/// Lowest an element moved down to make room may reach (fraction of the height from the
+/// top): the reference's bottom margin, kept between 3 % and 10 % of the height.
+fn floor_of(bp: &Blueprint) -> f32 {
+    1.0 - bp.margins[3].clamp(0.03, 0.1)
+}
+
+/// A text block's font size (em) as a fraction of the canvas height.
+fn em_of(t: &TextBlock) -> f32 {
+    // Glyph extent of a line ≈ 0.9 em in mixed case, 0.72 em in capitals.
+    t.line_height / if t.upper { 0.72 } else { 0.9 }
+}
+
+/// Whether `o` lies below `t` in the same column (their spans overlap side to side).
+fn below(t: &Rect, o: &Rect) -> bool {
+    o.y >= t.bottom() - 1e-4 && o.x < t.right() && o.right() > t.x
+}
+
+/// The blueprint with the elements below each drawn text block moved down, where the
+/// reference leaves less than [`MIN_TEXT_GAP_EM`] between them and the canvas has room.
+/// Everything below the moved element in the same column moves with it.
+pub fn make_room(bp: &Blueprint) -> Blueprint {
+    let mut bp = bp.clone();
+    let floor = floor_of(&bp);
+    let drawn = [TextRole::Headline, TextRole::Supporting, TextRole::Eyebrow];
+    let mut order: Vec<usize> = (0..bp.texts.len())
+        .filter(|&i| drawn.contains(&bp.texts[i].role))
+        .collect();
+    // Top to bottom, so a move made for one block is seen by the next.
+    order.sort_by(|&a, &b| bp.texts[a].rect.y.total_cmp(&bp.texts[b].rect.y));
+    for i in order {
+        let t = bp.texts[i].clone();
+        let need = MIN_TEXT_GAP_EM * em_of(&t);
+        let next = bp
+            .texts
+            .iter()
+            .enumerate()
+            .filter(|(j, _)| *j != i)
+            .map(|(_, o)| o.rect)
+            .chain(
+                bp.shapes
+                    .iter()
+                    .filter(|s| s.role != ShapeRole::Panel)
+                    .map(|s| s.rect),
+            )
+            .chain(bp.images.iter().map(|m| m.rect))
+            .filter(|o| below(&t.rect, o))
+            .map(|o| o.y)
+            .fold(f32::INFINITY, f32::min);
+        if !next.is_finite() || next - t.rect.bottom() >= need {
+            continue;
+        }
+        // The column below the block, from the next element down.
+        let col = Rect {
+            x: t.rect.x,
+            y: next,
+            w: t.rect.w,
+            h: 1.0 - next,
+        };
+        let moves = |o: &Rect| o.y >= next - 1e-4 && o.x < col.right() && o.right() > col.x;
+        let lowest = bp
+            .texts
+            .iter()
+            .map(|o| o.rect)
+            .chain(bp.shapes.iter().map(|s| s.rect))
+            .chain(bp.images.iter().map(|m| m.rect))
+            .chain(bp.logo)
+            .filter(|o| moves(o))
+            .map(|o| o.bottom())
+            .fold(0.0, f32::max);
+        let dy = (need - (next - t.rect.bottom())).min(floor - lowest);
+        if dy <= 0.0 {
+            continue;
+        }
+        // A button's label block moves with its button (it lies inside it).
+        let moved: Vec<Rect> = bp
+            .shapes
+            .iter()
+            .map(|s| s.rect)
+            .filter(|o| moves(o))
+            .collect();
+        for r in bp
+            .texts
+            .iter_mut()
+            .map(|o| &mut o.rect)
+            .chain(bp.shapes.iter_mut().map(|s| &mut s.rect))
+            .chain(bp.images.iter_mut().map(|m| &mut m.rect))
+            .chain(bp.logo.iter_mut())
+        {
+            let inside_moved = moved.iter().any(|m| m.contains_center(r));
+            if moves(r) || inside_moved {
+                r.y += dy;
+            }
+        }
+    }
+    bp
+}
 
 /// The palette role standing in for a colour of the reference: light grounds stay light,
 /// dark greys stay dark, colours become the brand's colour.
@@ -128,7 +238,8 @@ impl Writer<'_> {
             - if container.right() < 1.0 { pad } else { 0.0 };
         let mut left = lo_x;
         let mut right = hi_x;
-        let mut bottom = (t.rect.bottom() + t.rect.h.max(t.line_height * 2.0)).min(
+        let mut gap_limit = f32::INFINITY;
+        let bottom = (t.rect.bottom() + t.rect.h.max(t.line_height * 2.0)).min(
             container
                 .bottom()
                 .min(1.0 - m[3].min(1.0 - t.rect.bottom())),
@@ -142,9 +253,9 @@ impl Writer<'_> {
                 } else if o.right() <= t.rect.x {
                     left = left.max(o.right() + pad);
                 }
-            } else if o.y >= t.rect.bottom() && o.x < t.rect.right() && o.right() > t.rect.x {
-                // Keep at least half a line of air above what follows.
-                bottom = bottom.min(o.y - pad.max(0.5 * t.line_height));
+            } else if below(&t.rect, o) {
+                // The gap rule: air above what follows (see the module docs).
+                gap_limit = gap_limit.min(o.y - pad.max(MIN_TEXT_GAP_EM * em_of(t)));
             }
         }
         let (mut x0, mut x1) = match t.align {
@@ -160,16 +271,21 @@ impl Writer<'_> {
             x0 = t.rect.x;
             x1 = t.rect.right();
         }
-        let bottom = bottom.max(t.rect.bottom());
         // A little room for the glyphs' side bearings and line gap.
         let grow = t.line_height * 0.15;
         let top = (t.rect.y - grow).max(0.0);
+        // Never past what lies below (the next element less the gap, or the margin): where
+        // the reference itself is tighter and [`make_room`] found no room, the box is
+        // shortened, to one line at the least.
+        let bottom = bottom
+            .max(t.rect.bottom() + grow)
+            .min(gap_limit)
+            .max(top + t.line_height);
         Rect {
             x: x0,
             y: top,
             w: x1 - x0,
-            // Never past what lies below: the next element or the margin.
-            h: bottom.max(t.rect.bottom() + grow) - top,
+            h: bottom - top,
         }
     }
 
@@ -249,6 +365,7 @@ fn placeholder(slot: &str) -> &'static str {
 
 /// The blueprint as a template (see the module docs).
 pub fn template(bp: &Blueprint) -> Value {
+    let bp = &make_room(bp);
     let (w, h) = (bp.width.max(1) as f32, bp.height.max(1) as f32);
     let mut wr = Writer {
         bp,
@@ -601,6 +718,129 @@ mod tests {
             assert_eq!(n["name"], Value::from(id.clone()));
         }
         adforge_renderer::Tree::from_value(t).unwrap();
+    }
+
+    /// A 16:9 blueprint: a two-line headline on the right with a button `gap` (of the
+    /// height) below it, and the reference's bottom margin under the button.
+    fn landscape(gap: f32) -> Blueprint {
+        use crate::blueprint::SolidShape;
+        let head = Rect {
+            x: 0.5,
+            y: 0.3,
+            w: 0.4,
+            h: 0.2,
+        };
+        let button = Rect {
+            x: 0.5,
+            y: head.bottom() + gap,
+            w: 0.18,
+            h: 0.09,
+        };
+        Blueprint {
+            source_width: 1920,
+            source_height: 1080,
+            width: 3840,
+            height: 2160,
+            margins: [0.1, 0.3, 0.1, 1.0 - button.bottom()],
+            shapes: vec![SolidShape {
+                rect: button,
+                shape: Shape::Rounded { radius: 0.5 },
+                color: [20, 33, 61],
+                role: ShapeRole::Button,
+            }],
+            texts: vec![TextBlock {
+                role: TextRole::Headline,
+                rect: head,
+                lines: 2,
+                line_height: 0.07,
+                align: Align::Left,
+                color: [255, 255, 255],
+                weight: 800,
+                upper: false,
+            }],
+            ..bp()
+        }
+    }
+
+    /// Box of a node in canvas pixels: (top, bottom).
+    fn span(t: &Value, id: &str) -> (f64, f64) {
+        let n = &t["nodes"][id];
+        let y = n["y"].as_f64().unwrap();
+        (y, y + n["height"].as_f64().unwrap())
+    }
+
+    #[test]
+    fn a_long_headline_above_a_button_keeps_the_gap() {
+        let renderer = adforge_renderer::Renderer::with_defaults();
+        // Roomy (the reference's own gap), tight with room below (the button moves down),
+        // and tight at the bottom margin (the headline box is shortened).
+        for (gap, moves) in [(0.12, false), (0.02, true), (0.0, false)] {
+            let mut bp = landscape(gap);
+            if gap == 0.0 {
+                bp.margins[3] = 0.03;
+                bp.shapes[0].rect.y = 0.97 - bp.shapes[0].rect.h;
+                bp.texts[0].rect.y = bp.shapes[0].rect.y - bp.texts[0].rect.h;
+            }
+            let mut t = template(&bp);
+            let head = &t["nodes"]["headline"];
+            let em = head["textFit"]["maxFontSize"].as_f64().unwrap();
+            let (_, head_bottom) = span(&t, "headline");
+            let (cta_top, cta_bottom) = span(&t, "cta");
+            let want = f64::from(MIN_TEXT_GAP_EM) * em;
+            assert!(
+                cta_top - head_bottom >= want - 0.2,
+                "gap {gap}: {} px between headline and button, want {want}",
+                cta_top - head_bottom
+            );
+            let ref_top = f64::from(bp.shapes[0].rect.y * 2160.0);
+            assert_eq!(
+                cta_top > ref_top + 1.0,
+                moves,
+                "gap {gap}: button at {cta_top}"
+            );
+            assert!(cta_bottom <= 2160.0 * 0.97 + 0.2, "{cta_bottom}");
+            // A headline three times the reference's length fits its box (shrink-to-fit)
+            // and no text box comes near another slot's.
+            t["nodes"]["headline"]["characters"] = Value::from(
+                "Our lightest, fastest and most comfortable running shoe yet, made for you",
+            );
+            let tree = adforge_renderer::Tree::from_value(t.clone()).unwrap();
+            let report = renderer
+                .render(
+                    &tree,
+                    &adforge_renderer::RenderOptions {
+                        width: Some(540),
+                        encode_png: false,
+                    },
+                )
+                .unwrap()
+                .report;
+            assert!(
+                !report.warnings.iter().any(|w| matches!(
+                    w,
+                    adforge_renderer::Warning::TextOverflow { .. }
+                        | adforge_renderer::Warning::TextTruncated { .. }
+                )),
+                "gap {gap}: {:?}",
+                report.warnings
+            );
+            assert!(
+                report.warnings.iter().any(|w| matches!(
+                    w,
+                    adforge_renderer::Warning::TextShrunk { node, .. } if node == "headline"
+                )),
+                "gap {gap}: the long headline was not shrunk: {:?}",
+                report.warnings
+            );
+            assert_eq!(crate::generate::quality::crowded_text(&t), None);
+        }
+        // The rule itself: a headline box that reaches into the button's air is reported.
+        let mut t = template(&landscape(0.12));
+        let (cta_top, _) = span(&t, "cta");
+        let y = t["nodes"]["headline"]["y"].as_f64().unwrap();
+        t["nodes"]["headline"]["height"] = Value::from(cta_top - y - 2.0);
+        let why = crate::generate::quality::crowded_text(&t).unwrap();
+        assert!(why.contains("headline") && why.contains("cta"), "{why}");
     }
 
     #[test]

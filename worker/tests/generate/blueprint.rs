@@ -310,6 +310,9 @@ async fn ads_follow_their_reference() {
                 errs.push(format!("{w:?}"));
             }
         }
+        if let Some(why) = quality::crowded_text(&tree) {
+            errs.push(why);
+        }
         if let Some(share) = quality::product_share(&tree)
             && share < adforge_worker::blueprint::MIN_PRODUCT_SHARE
         {

@@ -29,6 +29,7 @@ mod openapi_doc;
 mod ops;
 mod own_files;
 mod paging;
+mod postgres;
 mod resources;
 mod search;
 mod swipe;

@@ -206,7 +206,7 @@ async fn search(sizes: Vec<usize>) {
             for &i in chunk {
                 let id = format!("sf_bench{i:07}");
                 let own = i % 2 == 0;
-                sqlx::query(
+                adforge_api::store::query(
                     "INSERT INTO swipe_files (id, org_id, data_source_id, source, blob_key, status, aspect_ratio, industry, created_at, updated_at) \
                      VALUES (?, ?, ?, ?, 'x', 'ready', ?, ?, '2026-01-01T00:00:00.000Z', '2026-01-01T00:00:00.000Z')",
                 )
@@ -220,7 +220,7 @@ async fn search(sizes: Vec<usize>) {
                 .await
                 .expect("insert");
                 for (kind, dim) in [(vectors::TEXT, 384), (vectors::IMAGE, 1280)] {
-                    sqlx::query("INSERT INTO swipe_file_vectors (swipe_file_id, kind, model_id, dim, vector) VALUES (?, ?, 'bench', ?, ?)")
+                    adforge_api::store::query("INSERT INTO swipe_file_vectors (swipe_file_id, kind, model_id, dim, vector) VALUES (?, ?, 'bench', ?, ?)")
                         .bind(&id)
                         .bind(kind)
                         .bind(dim as i64)

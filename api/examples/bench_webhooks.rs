@@ -118,6 +118,7 @@ async fn main() {
     let args = ServeArgs {
         listen: "127.0.0.1:0".parse().unwrap(),
         data_dir: dir.path().to_path_buf(),
+        database_url: None,
         public_url: None,
         log: "warn".into(),
         log_json: false,
@@ -153,7 +154,7 @@ async fn main() {
         .as_str()
         .unwrap()
         .to_string();
-    sqlx::query("UPDATE wallets SET balance_cents = 1000000000 WHERE org_id = ?")
+    adforge_api::store::query("UPDATE wallets SET balance_cents = 1000000000 WHERE org_id = ?")
         .bind(&org_id)
         .execute(&db.write)
         .await

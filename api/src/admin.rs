@@ -16,6 +16,9 @@ pub struct AdminArgs {
     /// The data dir of the server to administer.
     #[arg(long, env = "ADFORGE_DATA_DIR", default_value = "./data")]
     pub data_dir: PathBuf,
+    /// The server's PostgreSQL database, when it runs on one (`serve --database-url`).
+    #[arg(long, env = "ADFORGE_DATABASE_URL")]
+    pub database_url: Option<String>,
     /// The server's blob store (for imports): the same flags as `serve`'s.
     #[command(flatten)]
     pub blob: crate::blob_args::BlobArgs,
@@ -153,11 +156,11 @@ pub enum WalletCommand {
 /// # Errors
 /// Unknown ids, invalid arguments, database failures.
 pub async fn run(args: AdminArgs) -> Result<(), Error> {
-    let db = Db::open(&args.data_dir).await?;
+    let db = Db::connect(args.database_url.as_deref(), &args.data_dir).await?;
     let out = match args.command {
         AdminCommand::Org(OrgCommand::Create { name }) => create_org(&db, &name).await?,
         AdminCommand::Org(OrgCommand::List) => {
-            let rows: Vec<(String, String, String)> = sqlx::query_as(
+            let rows: Vec<(String, String, String)> = crate::store::query_as(
                 "SELECT id, name, created_at FROM organizations ORDER BY created_at",
             )
             .fetch_all(&db.read)
@@ -238,12 +241,12 @@ pub async fn run(args: AdminArgs) -> Result<(), Error> {
                    "rejected": results.iter().filter_map(|(n, r)| r.as_ref().err().map(|e| json!({"file": n, "error": e}))).collect::<Vec<_>>()})
         }
         AdminCommand::DataSource(DataSourceCommand::List) => {
-            let rows: Vec<(String, String, bool, i64)> = sqlx::query_as(
+            let rows: Vec<(String, String, crate::store::Flag, i64)> = crate::store::query_as(
                 "SELECT s.id, s.name, s.is_default, (SELECT COUNT(*) FROM swipe_files f WHERE f.data_source_id = s.id) FROM data_sources s ORDER BY s.seq",
             )
             .fetch_all(&db.read)
             .await?;
-            json!({"data": rows.into_iter().map(|(id, name, is_default, n)| json!({"id": id, "name": name, "is_default": is_default, "designs": n})).collect::<Vec<_>>()})
+            json!({"data": rows.into_iter().map(|(id, name, is_default, n)| json!({"id": id, "name": name, "is_default": is_default.0, "designs": n})).collect::<Vec<_>>()})
         }
     };
     println!("{out}");
@@ -251,10 +254,11 @@ pub async fn run(args: AdminArgs) -> Result<(), Error> {
 }
 
 async fn require_org(db: &Db, org: &str) -> Result<(), Error> {
-    let found: Option<String> = sqlx::query_scalar("SELECT id FROM organizations WHERE id = ?")
-        .bind(org)
-        .fetch_optional(&db.read)
-        .await?;
+    let found: Option<String> =
+        crate::store::query_scalar("SELECT id FROM organizations WHERE id = ?")
+            .bind(org)
+            .fetch_optional(&db.read)
+            .await?;
     found.map(|_| ()).ok_or_else(|| {
         Error::Invalid(format!(
             "no organization `{org}`; list them with `adforge admin org list`"
@@ -274,13 +278,13 @@ pub async fn create_org(db: &Db, name: &str) -> Result<Value, Error> {
     let id = crate::ids::new_id("org");
     let now = crate::timestamp::now();
     let mut tx = db.begin_write().await?;
-    sqlx::query("INSERT INTO organizations (id, name, created_at) VALUES (?, ?, ?)")
+    crate::store::query("INSERT INTO organizations (id, name, created_at) VALUES (?, ?, ?)")
         .bind(&id)
         .bind(name)
         .bind(&now)
         .execute(&mut *tx)
         .await?;
-    sqlx::query(
+    crate::store::query(
         "INSERT INTO wallets (org_id, balance_cents, held_cents, updated_at) VALUES (?, 0, 0, ?)",
     )
     .bind(&id)
@@ -356,12 +360,12 @@ async fn top_up(db: &Db, org: &str, amount: &str, reference: Option<&str>) -> Re
 async fn wallet_show(db: &Db, org: &str) -> Result<Value, Error> {
     require_org(db, org).await?;
     let (balance, held): (i64, i64) =
-        sqlx::query_as("SELECT balance_cents, held_cents FROM wallets WHERE org_id = ?")
+        crate::store::query_as("SELECT balance_cents, held_cents FROM wallets WHERE org_id = ?")
             .bind(org)
             .fetch_optional(&db.read)
             .await?
             .unwrap_or((0, 0));
-    let ledger: Vec<(String, String, i64, Option<String>, String)> = sqlx::query_as(
+    let ledger: Vec<(String, String, i64, Option<String>, String)> = crate::store::query_as(
         "SELECT id, kind, amount_cents, reference, created_at FROM wallet_ledger WHERE org_id = ? ORDER BY seq DESC LIMIT 50",
     )
     .bind(org)
@@ -384,7 +388,7 @@ async fn wallet_show(db: &Db, org: &str) -> Result<Value, Error> {
 /// # Errors
 /// Database failures.
 pub async fn ensure_default_org(db: &Db) -> Result<Option<Value>, Error> {
-    let count: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM organizations")
+    let count: i64 = crate::store::query_scalar("SELECT COUNT(*) FROM organizations")
         .fetch_one(&db.read)
         .await?;
     if count > 0 {

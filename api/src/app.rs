@@ -160,7 +160,7 @@ impl Server {
             crate::metrics::Metrics::new()
                 .map_err(|e| Error::Invalid(format!("cannot set up metrics: {e}")))?,
         );
-        let db = Db::open(&args.data_dir).await?;
+        let db = Db::connect(args.database_url.as_deref(), &args.data_dir).await?;
         let public_url = args
             .public_url
             .clone()

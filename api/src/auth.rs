@@ -247,7 +247,7 @@ impl KeyCache {
             return Ok(Some(caller.clone()));
         }
         let now = crate::timestamp::now();
-        let row: Option<(String, String, String, Option<i64>, Option<String>)> = sqlx::query_as(
+        let row: Option<(String, String, String, Option<i64>, Option<String>)> = crate::store::query_as(
             "SELECT id, org_id, scopes, rate_limit, last_used_at FROM api_keys WHERE secret_hash = ? AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > ?)",
         )
         .bind(hash)
@@ -290,7 +290,7 @@ fn note_use(db: &Db, key_id: &str, last_used: Option<&str>) {
     }
     let (db, key_id) = (db.clone(), key_id.to_string());
     tokio::spawn(async move {
-        let r = sqlx::query("UPDATE api_keys SET last_used_at = ? WHERE id = ?")
+        let r = crate::store::query("UPDATE api_keys SET last_used_at = ? WHERE id = ?")
             .bind(crate::timestamp::now())
             .bind(&key_id)
             .execute(&db.write)
@@ -348,7 +348,7 @@ impl KeyInfo {
 /// # Errors
 /// Database failures.
 pub async fn issue_key(
-    conn: &mut sqlx::SqliteConnection,
+    conn: &mut sqlx::AnyConnection,
     org_id: &str,
     grants: &Grants,
     rate_limit: Option<u32>,
@@ -357,7 +357,7 @@ pub async fn issue_key(
 ) -> Result<NewKey, sqlx::Error> {
     let id = crate::ids::new_id("key");
     let secret = crate::ids::new_api_key_secret();
-    sqlx::query(
+    crate::store::query(
         "INSERT INTO api_keys (id, org_id, secret_hash, last4, scopes, rate_limit, created_at, created_by, rotated_from) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
     )
     .bind(&id)
@@ -391,7 +391,7 @@ pub async fn revoke_key(
     key_id: &str,
 ) -> Result<Option<String>, sqlx::Error> {
     let mut tx = db.begin_write().await?;
-    let r = sqlx::query(
+    let r = crate::store::query(
         "UPDATE api_keys SET revoked_at = coalesce(revoked_at, ?) WHERE id = ? AND (?3 IS NULL OR org_id = ?3)",
     )
     .bind(crate::timestamp::now())
@@ -402,10 +402,11 @@ pub async fn revoke_key(
     if r.rows_affected() == 0 {
         return Ok(None);
     }
-    let at: Option<String> = sqlx::query_scalar("SELECT revoked_at FROM api_keys WHERE id = ?")
-        .bind(key_id)
-        .fetch_one(&mut *tx)
-        .await?;
+    let at: Option<String> =
+        crate::store::query_scalar("SELECT revoked_at FROM api_keys WHERE id = ?")
+            .bind(key_id)
+            .fetch_one(&mut *tx)
+            .await?;
     tx.commit().await?;
     Ok(at)
 }
@@ -424,7 +425,7 @@ pub async fn rotate_key(
 ) -> Result<Option<(NewKey, String)>, sqlx::Error> {
     let mut tx = db.begin_write().await?;
     let now = crate::timestamp::now();
-    let old: Option<(String, Option<i64>, Option<String>)> = sqlx::query_as(
+    let old: Option<(String, Option<i64>, Option<String>)> = crate::store::query_as(
         "SELECT scopes, rate_limit, expires_at FROM api_keys WHERE id = ? AND org_id = ? AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > ?)",
     )
     .bind(key_id)
@@ -452,7 +453,7 @@ pub async fn rotate_key(
         Some(key_id),
     )
     .await?;
-    sqlx::query("UPDATE api_keys SET expires_at = ? WHERE id = ?")
+    crate::store::query("UPDATE api_keys SET expires_at = ? WHERE id = ?")
         .bind(&ends)
         .bind(key_id)
         .execute(&mut *tx)
@@ -476,7 +477,7 @@ pub async fn list_keys(db: &Db, org_id: &str) -> Result<Vec<KeyInfo>, sqlx::Erro
         Option<String>,
         Option<String>,
         Option<String>,
-    )> = sqlx::query_as(
+    )> = crate::store::query_as(
         "SELECT id, last4, scopes, rate_limit, created_at, revoked_at, expires_at, last_used_at, rotated_from FROM api_keys WHERE org_id = ? ORDER BY created_at DESC, id",
     )
     .bind(org_id)

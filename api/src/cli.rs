@@ -42,6 +42,11 @@ pub struct ServeArgs {
     /// Folder for the SQLite database (adforge.sqlite3) and the blob folder (blobs/).
     #[arg(long, env = "ADFORGE_DATA_DIR", default_value = "./data")]
     pub data_dir: PathBuf,
+    /// PostgreSQL instead of the SQLite file, for several API nodes sharing one database:
+    /// `postgres://user:password@host:5432/adforge`. Migrations run at start (several
+    /// nodes starting at once take turns).
+    #[arg(long, env = "ADFORGE_DATABASE_URL")]
+    pub database_url: Option<String>,
     /// Absolute URL clients reach this server at; every URL handed out starts with it.
     /// Default: http:// + the listen address (http://127.0.0.1:8080).
     #[arg(long, env = "ADFORGE_PUBLIC_URL")]

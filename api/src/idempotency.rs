@@ -36,7 +36,7 @@ use sha2::{Digest, Sha256};
 use crate::auth::Caller;
 use crate::error::{ApiError, ErrorCode};
 use crate::store::{Db, DeferredCommit};
-use sqlx::SqliteConnection;
+use sqlx::AnyConnection;
 
 /// How long a stored response is replayed.
 pub const RETENTION_SECS: i64 = 24 * 60 * 60;
@@ -128,7 +128,7 @@ struct Stored {
 
 /// The live (unexpired, finished) record of a key, if any.
 async fn stored(db: &Db, key_id: &str, idem_key: &str) -> Result<Option<Stored>, ApiError> {
-    let row: Option<(String, Option<i64>, Option<Vec<u8>>, Option<String>)> = sqlx::query_as(
+    let row: Option<(String, Option<i64>, Option<Vec<u8>>, Option<String>)> = crate::store::query_as(
         "SELECT request_hash, response_status, response_body, response_location FROM idempotency_keys \
          WHERE api_key_id = ? AND idem_key = ? AND state = 'done' AND created_at >= ?",
     )
@@ -148,7 +148,7 @@ async fn stored(db: &Db, key_id: &str, idem_key: &str) -> Result<Option<Stored>,
 /// Stores a response unless a live record of the key exists. Returns whether it was stored.
 /// Expired records and claims left by versions before crash-safe storage are replaced.
 async fn store(
-    conn: &mut SqliteConnection,
+    conn: &mut AnyConnection,
     key_id: &str,
     idem_key: &str,
     hash: &str,
@@ -156,7 +156,7 @@ async fn store(
     body: &[u8],
     location: Option<&str>,
 ) -> Result<bool, sqlx::Error> {
-    let done = sqlx::query(
+    let done = crate::store::query(
         "INSERT INTO idempotency_keys (api_key_id, idem_key, request_hash, state, response_status, response_body, \
          response_location, created_at) \
          VALUES (?, ?, ?, 'done', ?, ?, ?, ?) \
@@ -322,7 +322,7 @@ pub async fn idempotency(
 /// # Errors
 /// Database failures.
 pub async fn purge_expired(db: &Db) -> Result<u64, sqlx::Error> {
-    let r = sqlx::query("DELETE FROM idempotency_keys WHERE created_at < ?")
+    let r = crate::store::query("DELETE FROM idempotency_keys WHERE created_at < ?")
         .bind(crate::timestamp::seconds_ago(RETENTION_SECS))
         .execute(&db.write)
         .await?;

@@ -20,7 +20,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use adforge_worker::{AdCompleted, AdFailed, Event, Job, JobQueue};
-use sqlx::SqliteConnection;
+use sqlx::AnyConnection;
 use tokio::sync::Notify;
 
 use crate::error::ApiResult;
@@ -69,13 +69,15 @@ impl Jobs {
     ///
     /// # Errors
     /// Database failures.
-    pub async fn stage(conn: &mut SqliteConnection, job: &Job) -> ApiResult<()> {
-        sqlx::query("INSERT INTO job_outbox (job_id, payload, created_at) VALUES (?, ?, ?)")
-            .bind(job.job_id())
-            .bind(crate::store::to_json_text(job))
-            .bind(crate::timestamp::now())
-            .execute(conn)
-            .await?;
+    pub async fn stage(conn: &mut AnyConnection, job: &Job) -> ApiResult<()> {
+        crate::store::query(
+            "INSERT INTO job_outbox (job_id, payload, created_at) VALUES (?, ?, ?)",
+        )
+        .bind(job.job_id())
+        .bind(crate::store::to_json_text(job))
+        .bind(crate::timestamp::now())
+        .execute(conn)
+        .await?;
         Ok(())
     }
 
@@ -87,7 +89,7 @@ impl Jobs {
     /// Sends every outbox row to the queue, oldest first, deleting each once enqueued.
     async fn drain(&self) -> Result<usize, String> {
         let rows: Vec<(i64, String)> =
-            sqlx::query_as("SELECT seq, payload FROM job_outbox ORDER BY seq LIMIT 100")
+            crate::store::query_as("SELECT seq, payload FROM job_outbox ORDER BY seq LIMIT 100")
                 .fetch_all(&self.db.read)
                 .await
                 .map_err(|e| e.to_string())?;
@@ -101,7 +103,7 @@ impl Jobs {
                     tracing::error!(seq, error = %e, "dropping an outbox row that is not a job")
                 }
             }
-            sqlx::query("DELETE FROM job_outbox WHERE seq = ?")
+            crate::store::query("DELETE FROM job_outbox WHERE seq = ?")
                 .bind(seq)
                 .execute(&self.db.write)
                 .await
@@ -133,12 +135,12 @@ impl Jobs {
     /// # Errors
     /// Database failures.
     pub async fn resume(&self) -> Result<usize, sqlx::Error> {
-        let mut jobs: Vec<String> = sqlx::query_scalar(
+        let mut jobs: Vec<String> = crate::store::query_scalar(
             "SELECT job FROM image_ads WHERE status = 'processing' AND deleted_at IS NULL",
         )
         .fetch_all(&self.db.read)
         .await?;
-        let swipes: Vec<(String, Option<String>, String)> = sqlx::query_as(
+        let swipes: Vec<(String, Option<String>, String)> = crate::store::query_as(
             "SELECT id, org_id, blob_key FROM swipe_files WHERE status = 'processing'",
         )
         .fetch_all(&self.db.read)
@@ -152,10 +154,11 @@ impl Jobs {
         }));
         // Design templates whose analysis or preview is running (deleted ones too: their
         // result is still applied).
-        let templates: Vec<String> =
-            sqlx::query_scalar("SELECT job FROM design_templates WHERE status = 'processing'")
-                .fetch_all(&self.db.read)
-                .await?;
+        let templates: Vec<String> = crate::store::query_scalar(
+            "SELECT job FROM design_templates WHERE status = 'processing'",
+        )
+        .fetch_all(&self.db.read)
+        .await?;
         jobs.extend(templates);
         let mut n = 0;
         for payload in jobs {
@@ -223,8 +226,8 @@ struct AdState {
     charged_at: Option<String>,
 }
 
-async fn ad_state(conn: &mut SqliteConnection, ad_id: &str) -> ApiResult<Option<AdState>> {
-    let row: Option<(String, String, i64, bool, i64, Option<String>)> = sqlx::query_as(
+async fn ad_state(conn: &mut AnyConnection, ad_id: &str) -> ApiResult<Option<AdState>> {
+    let row: Option<(String, String, i64, crate::store::Flag, i64, Option<String>)> = crate::store::query_as(
         "SELECT org_id, status, current_version, editable, price_cents, charged_at FROM image_ads WHERE id = ?",
     )
     .bind(ad_id)
@@ -235,7 +238,7 @@ async fn ad_state(conn: &mut SqliteConnection, ad_id: &str) -> ApiResult<Option<
             org_id,
             status,
             current_version,
-            editable,
+            editable: editable.0,
             price_cents,
             charged_at,
         },
@@ -297,7 +300,7 @@ async fn completed(
         .as_ref()
         .filter(|_| ad.editable)
         .map(crate::store::to_json_text);
-    sqlx::query(
+    crate::store::query(
         "UPDATE image_ads SET status = 'completed', progress = NULL, image_url = ?, width = ?, height = ?, \
          duration_ms = ?, completed_at = ?, updated_at = ?, current_json_tree = coalesce(?, current_json_tree), \
          error_code = NULL, error_message = NULL WHERE id = ?",
@@ -314,7 +317,7 @@ async fn completed(
     .await?;
     if ad.editable {
         if c.version == 1 {
-            sqlx::query(
+            crate::store::query(
                 "INSERT INTO image_ad_versions (id, ad_id, org_id, version_number, json_tree, image_url, width, height, \
                  status, created_at, completed_at) VALUES (?, ?, ?, 1, ?, ?, ?, ?, 'completed', ?, ?) \
                  ON CONFLICT(ad_id, version_number) DO NOTHING",
@@ -331,7 +334,7 @@ async fn completed(
             .execute(&mut *tx)
             .await?;
         } else {
-            sqlx::query(
+            crate::store::query(
                 "UPDATE image_ad_versions SET image_url = ?, width = ?, height = ?, status = 'completed', completed_at = ? \
                  WHERE ad_id = ? AND version_number = ?",
             )
@@ -348,7 +351,7 @@ async fn completed(
     let charge = ad.charged_at.is_none();
     if charge {
         crate::wallet::capture(&mut tx, &ad.org_id, ad.price_cents, &c.ad_id).await?;
-        sqlx::query("UPDATE image_ads SET charged_at = ? WHERE id = ?")
+        crate::store::query("UPDATE image_ads SET charged_at = ? WHERE id = ?")
             .bind(&now)
             .bind(&c.ad_id)
             .execute(&mut *tx)
@@ -395,7 +398,7 @@ async fn failed(
         return Ok(None);
     }
     let now = crate::timestamp::now();
-    sqlx::query(
+    crate::store::query(
         "UPDATE image_ads SET status = 'failed', progress = NULL, error_code = ?, error_message = ?, updated_at = ? WHERE id = ?",
     )
     .bind(&f.code)
@@ -404,7 +407,7 @@ async fn failed(
     .bind(&f.ad_id)
     .execute(&mut *tx)
     .await?;
-    sqlx::query(
+    crate::store::query(
         "UPDATE image_ad_versions SET status = 'failed', error_code = ?, error_message = ? WHERE ad_id = ? AND version_number = ?",
     )
     .bind(&f.code)
@@ -431,7 +434,7 @@ async fn failed(
 /// Writes the webhook event of an ad's state change, with the ad as GET shows it now, in
 /// the transaction of the change.
 async fn record_ad_event(
-    conn: &mut SqliteConnection,
+    conn: &mut AnyConnection,
     org_id: &str,
     ad_id: &str,
     event_type: &str,

@@ -131,7 +131,7 @@ where
 
 async fn readyz(State(state): State<AppState>) -> Response {
     let database = probe("database", async {
-        sqlx::query_scalar::<_, i64>("SELECT 1")
+        crate::store::query_scalar::<i64>("SELECT 1")
             .fetch_one(&state.db.read)
             .await
             .map(|_| ())
@@ -220,7 +220,7 @@ async fn render(state: &AppState) -> Response {
         Ok(Err(e)) => tracing::warn!(error = %e, "queue stats unavailable"),
         Err(_) => tracing::warn!("queue stats timed out"),
     }
-    match sqlx::query_scalar::<_, i64>("SELECT COUNT(*) FROM job_outbox")
+    match crate::store::query_scalar::<i64>("SELECT COUNT(*) FROM job_outbox")
         .fetch_one(&state.db.read)
         .await
     {

@@ -7,7 +7,7 @@
 //! write transaction (`BEGIN IMMEDIATE`), which serialises them, so two holds can never
 //! both see the same available money.
 
-use sqlx::SqliteConnection;
+use sqlx::AnyConnection;
 
 use crate::error::{ApiError, ApiResult, ErrorCode};
 
@@ -38,9 +38,9 @@ pub fn dollars(cents: i64) -> String {
 ///
 /// # Errors
 /// Database failures.
-pub async fn balance(conn: &mut SqliteConnection, org_id: &str) -> ApiResult<Balance> {
+pub async fn balance(conn: &mut AnyConnection, org_id: &str) -> ApiResult<Balance> {
     let row: Option<(i64, i64)> =
-        sqlx::query_as("SELECT balance_cents, held_cents FROM wallets WHERE org_id = ?")
+        crate::store::query_as("SELECT balance_cents, held_cents FROM wallets WHERE org_id = ?")
             .bind(org_id)
             .fetch_optional(conn)
             .await?;
@@ -52,13 +52,13 @@ pub async fn balance(conn: &mut SqliteConnection, org_id: &str) -> ApiResult<Bal
 }
 
 async fn ledger(
-    conn: &mut SqliteConnection,
+    conn: &mut AnyConnection,
     org_id: &str,
     kind: &str,
     cents: i64,
     reference: &str,
 ) -> ApiResult<()> {
-    sqlx::query("INSERT INTO wallet_ledger (id, org_id, kind, amount_cents, reference, created_at) VALUES (?, ?, ?, ?, ?, ?)")
+    crate::store::query("INSERT INTO wallet_ledger (id, org_id, kind, amount_cents, reference, created_at) VALUES (?, ?, ?, ?, ?, ?)")
         .bind(crate::ids::new_id("wle"))
         .bind(org_id)
         .bind(kind)
@@ -77,14 +77,14 @@ async fn ledger(
 /// # Errors
 /// Database failures.
 pub async fn top_up(
-    conn: &mut SqliteConnection,
+    conn: &mut AnyConnection,
     org_id: &str,
     cents: i64,
     reference: Option<&str>,
     created_by: Option<&str>,
 ) -> Result<Balance, sqlx::Error> {
     let now = crate::timestamp::now();
-    sqlx::query(
+    crate::store::query(
         "INSERT INTO wallets (org_id, balance_cents, held_cents, updated_at) VALUES (?1, ?2, 0, ?3) \
          ON CONFLICT(org_id) DO UPDATE SET balance_cents = balance_cents + ?2, updated_at = ?3",
     )
@@ -93,7 +93,7 @@ pub async fn top_up(
     .bind(&now)
     .execute(&mut *conn)
     .await?;
-    sqlx::query("INSERT INTO wallet_ledger (id, org_id, kind, amount_cents, reference, created_at, created_by) VALUES (?, ?, 'top_up', ?, ?, ?, ?)")
+    crate::store::query("INSERT INTO wallet_ledger (id, org_id, kind, amount_cents, reference, created_at, created_by) VALUES (?, ?, 'top_up', ?, ?, ?, ?)")
         .bind(crate::ids::new_id("wle"))
         .bind(org_id)
         .bind(cents)
@@ -103,7 +103,7 @@ pub async fn top_up(
         .execute(&mut *conn)
         .await?;
     let (balance_cents, held_cents): (i64, i64) =
-        sqlx::query_as("SELECT balance_cents, held_cents FROM wallets WHERE org_id = ?")
+        crate::store::query_as("SELECT balance_cents, held_cents FROM wallets WHERE org_id = ?")
             .bind(org_id)
             .fetch_one(&mut *conn)
             .await?;
@@ -142,12 +142,12 @@ pub struct LedgerFilter {
 /// # Errors
 /// Database failures.
 pub async fn ledger_entries(
-    conn: &mut SqliteConnection,
+    conn: &mut AnyConnection,
     org_id: &str,
     filter: &LedgerFilter,
     limit: i64,
 ) -> Result<Vec<LedgerEntry>, sqlx::Error> {
-    let rows: Vec<(i64, String, String, i64, Option<String>, String)> = sqlx::query_as(
+    let rows: Vec<(i64, String, String, i64, Option<String>, String)> = crate::store::query_as(
         "SELECT seq, id, kind, amount_cents, reference, created_at FROM wallet_ledger \
          WHERE org_id = ?1 AND (?2 IS NULL OR kind = ?2) AND (?3 IS NULL OR created_at >= ?3) \
          AND (?4 IS NULL OR created_at < ?4) AND (?5 IS NULL OR seq < ?5) ORDER BY seq DESC LIMIT ?6",
@@ -180,11 +180,11 @@ pub async fn ledger_entries(
 /// # Errors
 /// Database failures.
 pub async fn open_holds(
-    conn: &mut SqliteConnection,
+    conn: &mut AnyConnection,
     org_id: &str,
     limit: i64,
 ) -> Result<Vec<(String, i64, String)>, sqlx::Error> {
-    sqlx::query_as(
+    crate::store::query_as(
         "SELECT coalesce(h.reference, ''), h.amount_cents, h.created_at FROM wallet_ledger h \
          WHERE h.org_id = ?1 AND h.kind = 'hold' AND NOT EXISTS (SELECT 1 FROM wallet_ledger x \
          WHERE x.org_id = ?1 AND x.reference = h.reference AND x.kind IN ('charge', 'release') AND x.seq > h.seq) \
@@ -202,7 +202,7 @@ pub async fn open_holds(
 /// 402 INSUFFICIENT_BALANCE with the amounts and the top-up link when the available
 /// balance is short; database failures.
 pub async fn hold(
-    conn: &mut SqliteConnection,
+    conn: &mut AnyConnection,
     org_id: &str,
     cents: i64,
     reference: &str,
@@ -221,12 +221,14 @@ pub async fn hold(
             ),
         ));
     }
-    sqlx::query("UPDATE wallets SET held_cents = held_cents + ?, updated_at = ? WHERE org_id = ?")
-        .bind(cents)
-        .bind(crate::timestamp::now())
-        .bind(org_id)
-        .execute(&mut *conn)
-        .await?;
+    crate::store::query(
+        "UPDATE wallets SET held_cents = held_cents + ?, updated_at = ? WHERE org_id = ?",
+    )
+    .bind(cents)
+    .bind(crate::timestamp::now())
+    .bind(org_id)
+    .execute(&mut *conn)
+    .await?;
     ledger(conn, org_id, "hold", cents, reference).await?;
     Ok(Balance {
         balance_cents: b.balance_cents,
@@ -240,13 +242,13 @@ pub async fn hold(
 /// # Errors
 /// Database failures.
 pub async fn capture(
-    conn: &mut SqliteConnection,
+    conn: &mut AnyConnection,
     org_id: &str,
     cents: i64,
     reference: &str,
 ) -> ApiResult<()> {
-    sqlx::query(
-        "UPDATE wallets SET balance_cents = balance_cents - ?1, held_cents = max(held_cents - ?1, 0), updated_at = ?2 WHERE org_id = ?3",
+    crate::store::query(
+        "UPDATE wallets SET balance_cents = balance_cents - ?1, held_cents = CASE WHEN held_cents > ?1 THEN held_cents - ?1 ELSE 0 END, updated_at = ?2 WHERE org_id = ?3",
     )
     .bind(cents)
     .bind(crate::timestamp::now())
@@ -261,13 +263,13 @@ pub async fn capture(
 /// # Errors
 /// Database failures.
 pub async fn release(
-    conn: &mut SqliteConnection,
+    conn: &mut AnyConnection,
     org_id: &str,
     cents: i64,
     reference: &str,
 ) -> ApiResult<()> {
-    sqlx::query(
-        "UPDATE wallets SET held_cents = max(held_cents - ?, 0), updated_at = ? WHERE org_id = ?",
+    crate::store::query(
+        "UPDATE wallets SET held_cents = CASE WHEN held_cents > ?1 THEN held_cents - ?1 ELSE 0 END, updated_at = ?2 WHERE org_id = ?3",
     )
     .bind(cents)
     .bind(crate::timestamp::now())
@@ -287,7 +289,7 @@ mod tests {
         let db = Db::open(dir.path()).await.unwrap();
         let org = crate::admin::create_org(&db, "W").await.unwrap();
         let id = org["id"].as_str().unwrap().to_string();
-        sqlx::query("UPDATE wallets SET balance_cents = ? WHERE org_id = ?")
+        crate::store::query("UPDATE wallets SET balance_cents = ? WHERE org_id = ?")
             .bind(cents)
             .bind(&id)
             .execute(&db.write)
@@ -383,12 +385,13 @@ mod tests {
                 held_cents: 0
             }
         );
-        let kinds: Vec<String> =
-            sqlx::query_scalar("SELECT kind FROM wallet_ledger WHERE org_id = ? ORDER BY seq")
-                .bind(&org)
-                .fetch_all(&mut *tx)
-                .await
-                .unwrap();
+        let kinds: Vec<String> = crate::store::query_scalar(
+            "SELECT kind FROM wallet_ledger WHERE org_id = ? ORDER BY seq",
+        )
+        .bind(&org)
+        .fetch_all(&mut *tx)
+        .await
+        .unwrap();
         assert_eq!(kinds, ["hold", "hold", "charge", "release"]);
         tx.commit().await.unwrap();
     }

@@ -62,7 +62,7 @@ async fn a_restarted_api_resumes_processing_ads() {
         .as_str()
         .unwrap()
         .to_string();
-    sqlx::query("UPDATE wallets SET balance_cents = 1000 WHERE org_id = ?")
+    adforge_api::store::query("UPDATE wallets SET balance_cents = 1000 WHERE org_id = ?")
         .bind(&org_id)
         .execute(&db.write)
         .await
@@ -163,11 +163,12 @@ async fn a_restarted_api_resumes_processing_ads() {
     drop(second);
     assert_eq!(status, "completed");
     assert_eq!(template_status, "completed");
-    let (balance, held): (i64, i64) =
-        sqlx::query_as("SELECT balance_cents, held_cents FROM wallets WHERE org_id = ?")
-            .bind(&org_id)
-            .fetch_one(&db.read)
-            .await
-            .unwrap();
+    let (balance, held): (i64, i64) = adforge_api::store::query_as(
+        "SELECT balance_cents, held_cents FROM wallets WHERE org_id = ?",
+    )
+    .bind(&org_id)
+    .fetch_one(&db.read)
+    .await
+    .unwrap();
     assert_eq!((balance, held), (900, 0));
 }

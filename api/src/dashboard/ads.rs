@@ -137,25 +137,25 @@ struct Catalog {
 
 async fn catalog(state: &AppState, org_id: &str) -> Result<Catalog, DashError> {
     let db = &state.db.read;
-    let brands: Named = sqlx::query_as(
+    let brands: Named = crate::store::query_as(
         "SELECT id, name, '' FROM brands WHERE org_id = ? AND deleted_at IS NULL ORDER BY name, id",
     )
     .bind(org_id)
     .fetch_all(db)
     .await?;
-    let products: Named = sqlx::query_as(
+    let products: Named = crate::store::query_as(
         "SELECT id, name, brand_id FROM products WHERE org_id = ? AND deleted_at IS NULL AND archived_at IS NULL ORDER BY name, id",
     )
     .bind(org_id)
     .fetch_all(db)
     .await?;
-    let audiences: Named = sqlx::query_as(
+    let audiences: Named = crate::store::query_as(
         "SELECT id, name, product_id FROM audiences WHERE org_id = ? AND deleted_at IS NULL AND archived_at IS NULL ORDER BY name, id",
     )
     .bind(org_id)
     .fetch_all(db)
     .await?;
-    let variants: Named = sqlx::query_as(
+    let variants: Named = crate::store::query_as(
         "SELECT id, name, product_id FROM product_variants WHERE org_id = ? AND deleted_at IS NULL AND archived_at IS NULL ORDER BY name, id",
     )
     .bind(org_id)

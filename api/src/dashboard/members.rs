@@ -125,25 +125,29 @@ pub async fn add_member(
     );
     let now = crate::timestamp::now();
     let mut tx = db.begin_write().await?;
-    let existing: Option<(String, bool)> =
-        sqlx::query_as("SELECT id, is_operator FROM profiles WHERE email = ?")
-            .bind(&email)
-            .fetch_optional(&mut *tx)
-            .await?;
+    let existing: Option<(String, bool)> = crate::store::query_as::<(String, crate::store::Flag)>(
+        "SELECT id, is_operator FROM profiles WHERE email = ?",
+    )
+    .bind(&email)
+    .fetch_optional(&mut *tx)
+    .await?
+    .map(|(id, op)| (id, op.0));
     let (profile_id, is_operator) = match existing {
         Some((id, was)) => {
             if operator && !was {
-                sqlx::query("UPDATE profiles SET is_operator = 1, updated_at = ? WHERE id = ?")
-                    .bind(&now)
-                    .bind(&id)
-                    .execute(&mut *tx)
-                    .await?;
+                crate::store::query(
+                    "UPDATE profiles SET is_operator = 1, updated_at = ? WHERE id = ?",
+                )
+                .bind(&now)
+                .bind(&id)
+                .execute(&mut *tx)
+                .await?;
             }
             (id, was || operator)
         }
         None => {
             let id = crate::ids::new_id("prof");
-            sqlx::query("INSERT INTO profiles (id, email, name, is_operator, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)")
+            crate::store::query("INSERT INTO profiles (id, email, name, is_operator, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)")
                 .bind(&id)
                 .bind(&email)
                 .bind(&name)
@@ -155,7 +159,7 @@ pub async fn add_member(
             (id, operator)
         }
     };
-    sqlx::query(
+    crate::store::query(
         "INSERT INTO memberships (profile_id, org_id, role, created_at) VALUES (?, ?, ?, ?) \
          ON CONFLICT(profile_id, org_id) DO UPDATE SET role = excluded.role",
     )
@@ -169,7 +173,7 @@ pub async fn add_member(
     let expires = crate::timestamp::format(
         time::OffsetDateTime::now_utc() + time::Duration::seconds(LINK_TTL_SECS),
     );
-    sqlx::query("INSERT INTO sign_in_links (token_hash, profile_id, org_id, created_at, expires_at) VALUES (?, ?, ?, ?, ?)")
+    crate::store::query("INSERT INTO sign_in_links (token_hash, profile_id, org_id, created_at, expires_at) VALUES (?, ?, ?, ?, ?)")
         .bind(sha256_hex(&token))
         .bind(&profile_id)
         .bind(org_id)
@@ -246,7 +250,7 @@ pub async fn open_link(
     db: &Db,
     token: &str,
 ) -> Result<Option<(String, String, String)>, sqlx::Error> {
-    sqlx::query_as(
+    crate::store::query_as(
         "SELECT l.profile_id, l.org_id, p.email FROM sign_in_links l JOIN profiles p ON p.id = l.profile_id \
          WHERE l.token_hash = ? AND l.used_at IS NULL AND l.expires_at > ?",
     )
@@ -268,7 +272,7 @@ pub async fn redeem_link(
 ) -> Result<Option<(String, String)>, sqlx::Error> {
     let now = crate::timestamp::now();
     let mut tx = db.begin_write().await?;
-    let found: Option<(String, String)> = sqlx::query_as(
+    let found: Option<(String, String)> = crate::store::query_as(
         "UPDATE sign_in_links SET used_at = ?1 WHERE token_hash = ?2 AND used_at IS NULL AND expires_at > ?1 \
          RETURNING profile_id, org_id",
     )
@@ -279,7 +283,7 @@ pub async fn redeem_link(
     let Some((profile_id, org_id)) = found else {
         return Ok(None);
     };
-    sqlx::query("UPDATE profiles SET password_hash = ?, updated_at = ? WHERE id = ?")
+    crate::store::query("UPDATE profiles SET password_hash = ?, updated_at = ? WHERE id = ?")
         .bind(password_hash)
         .bind(&now)
         .bind(&profile_id)
@@ -298,7 +302,7 @@ pub async fn find_for_sign_in(
     db: &Db,
     email: &str,
 ) -> Result<Option<(String, Option<String>, String)>, sqlx::Error> {
-    sqlx::query_as(
+    crate::store::query_as(
         "SELECT p.id, p.password_hash, m.org_id FROM profiles p JOIN memberships m ON m.profile_id = p.id \
          WHERE p.email = ? ORDER BY m.created_at, m.org_id LIMIT 1",
     )
@@ -320,7 +324,7 @@ pub async fn create_session(
     let token = new_token();
     let id = crate::ids::new_id("dss");
     let now = crate::timestamp::now();
-    sqlx::query("INSERT INTO dashboard_sessions (id, profile_id, org_id, token_hash, csrf_token, user_agent, created_at, last_seen_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)")
+    crate::store::query("INSERT INTO dashboard_sessions (id, profile_id, org_id, token_hash, csrf_token, user_agent, created_at, last_seen_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)")
         .bind(&id)
         .bind(profile_id)
         .bind(org_id)
@@ -356,8 +360,8 @@ pub struct SessionMember {
 /// Database failures.
 pub async fn session_member(db: &Db, token: &str) -> Result<Option<SessionMember>, sqlx::Error> {
     let idle_limit = crate::timestamp::seconds_ago(SESSION_IDLE_SECS);
-    let row: Option<(String, String, String, String, String, bool, String, String, String, String)> =
-        sqlx::query_as(
+    let row: Option<(String, String, String, String, String, crate::store::Flag, String, String, String, String)> =
+        crate::store::query_as(
             "SELECT s.id, s.csrf_token, s.last_seen_at, p.id, p.email, p.is_operator, p.name, o.id, o.name, m.role \
              FROM dashboard_sessions s JOIN profiles p ON p.id = s.profile_id \
              JOIN memberships m ON m.profile_id = s.profile_id AND m.org_id = s.org_id \
@@ -383,14 +387,15 @@ pub async fn session_member(db: &Db, token: &str) -> Result<Option<SessionMember
     else {
         return Ok(None);
     };
+    let is_operator = is_operator.0;
     if last_seen < crate::timestamp::seconds_ago(LAST_SEEN_PRECISION_SECS) {
-        sqlx::query("UPDATE dashboard_sessions SET last_seen_at = ? WHERE id = ?")
+        crate::store::query("UPDATE dashboard_sessions SET last_seen_at = ? WHERE id = ?")
             .bind(crate::timestamp::now())
             .bind(&session_id)
             .execute(&db.write)
             .await?;
     }
-    let orgs: Vec<(String, String)> = sqlx::query_as(
+    let orgs: Vec<(String, String)> = crate::store::query_as(
         "SELECT o.id, o.name FROM memberships m JOIN organizations o ON o.id = m.org_id \
          WHERE m.profile_id = ? ORDER BY o.name, o.id",
     )
@@ -422,7 +427,7 @@ pub async fn switch_org(
     profile_id: &str,
     org_id: &str,
 ) -> Result<bool, sqlx::Error> {
-    let r = sqlx::query(
+    let r = crate::store::query(
         "UPDATE dashboard_sessions SET org_id = ?1 WHERE id = ?2 AND profile_id = ?3 \
          AND EXISTS (SELECT 1 FROM memberships WHERE profile_id = ?3 AND org_id = ?1)",
     )
@@ -449,13 +454,14 @@ pub struct SessionInfo {
 /// # Errors
 /// Database failures.
 pub async fn list_sessions(db: &Db, profile_id: &str) -> Result<Vec<SessionInfo>, sqlx::Error> {
-    let rows: Vec<(String, Option<String>, String, String, Option<String>)> = sqlx::query_as(
-        "SELECT id, user_agent, created_at, last_seen_at, revoked_at FROM dashboard_sessions \
+    let rows: Vec<(String, Option<String>, String, String, Option<String>)> =
+        crate::store::query_as(
+            "SELECT id, user_agent, created_at, last_seen_at, revoked_at FROM dashboard_sessions \
          WHERE profile_id = ? ORDER BY seq DESC LIMIT 50",
-    )
-    .bind(profile_id)
-    .fetch_all(&db.read)
-    .await?;
+        )
+        .bind(profile_id)
+        .fetch_all(&db.read)
+        .await?;
     Ok(rows
         .into_iter()
         .map(
@@ -479,7 +485,7 @@ pub async fn revoke_session(
     profile_id: &str,
     session_id: &str,
 ) -> Result<bool, sqlx::Error> {
-    let r = sqlx::query(
+    let r = crate::store::query(
         "UPDATE dashboard_sessions SET revoked_at = coalesce(revoked_at, ?) WHERE id = ? AND profile_id = ?",
     )
     .bind(crate::timestamp::now())
@@ -506,7 +512,7 @@ pub struct MemberInfo {
 /// # Errors
 /// Database failures.
 pub async fn list_members(db: &Db, org_id: &str) -> Result<Vec<MemberInfo>, sqlx::Error> {
-    let rows: Vec<(String, String, String, String, bool, String)> = sqlx::query_as(
+    let rows: Vec<(String, String, String, String, crate::store::Flag, String)> = crate::store::query_as(
         "SELECT p.id, p.email, p.name, m.role, p.password_hash IS NOT NULL, m.created_at FROM memberships m \
          JOIN profiles p ON p.id = m.profile_id WHERE m.org_id = ? ORDER BY m.created_at, p.email",
     )
@@ -521,7 +527,7 @@ pub async fn list_members(db: &Db, org_id: &str) -> Result<Vec<MemberInfo>, sqlx
                 email,
                 name,
                 role: Role::parse(&role).unwrap_or(Role::Member),
-                has_password,
+                has_password: has_password.0,
                 since,
             },
         )

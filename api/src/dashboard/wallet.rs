@@ -196,10 +196,10 @@ async fn operator_section(
     error: Option<&str>,
 ) -> Result<String, DashError> {
     let orgs: Vec<(String, String)> =
-        sqlx::query_as("SELECT id, name FROM organizations ORDER BY name, id")
+        crate::store::query_as("SELECT id, name FROM organizations ORDER BY name, id")
             .fetch_all(&state.db.read)
             .await?;
-    let recent: Vec<(String, String, i64, Option<String>, String)> = sqlx::query_as(
+    let recent: Vec<(String, String, i64, Option<String>, String)> = crate::store::query_as(
         "SELECT l.org_id, o.name, l.amount_cents, l.reference, l.created_at FROM wallet_ledger l \
          JOIN organizations o ON o.id = l.org_id WHERE l.kind = 'top_up' ORDER BY l.seq DESC LIMIT 10",
     )
@@ -321,10 +321,11 @@ pub async fn top_up(
     let org = form.get("org").unwrap_or("").trim();
     let reference = form.get("reference").unwrap_or("").trim();
     let amount = form.get("amount").unwrap_or("");
-    let known: Option<String> = sqlx::query_scalar("SELECT id FROM organizations WHERE id = ?")
-        .bind(org)
-        .fetch_optional(&state.db.read)
-        .await?;
+    let known: Option<String> =
+        crate::store::query_scalar("SELECT id FROM organizations WHERE id = ?")
+            .bind(org)
+            .fetch_optional(&state.db.read)
+            .await?;
     let cents = crate::admin::parse_amount(amount).filter(|c| *c > 0);
     let problem = if known.is_none() {
         Some("Choose an organisation.")

@@ -38,7 +38,7 @@ pub struct Audience {
     pub description: Option<String>,
     /// Free-form traits (a JSON object of at most 16 KiB). Ad generation reads
     /// `age_range`, `pain_points`, `motivations` and `tone` when present.
-    #[sqlx(json(nullable))]
+    #[sqlx(try_from = "crate::store::JsonText")]
     #[schema(value_type = Option<Object>)]
     pub details: Option<Map<String, Value>>,
     pub duplicated_from_id: Option<String>,
@@ -90,7 +90,7 @@ pub struct AudienceUpdate {
 ///
 /// # Errors
 /// 404 AUDIENCE_NOT_FOUND.
-pub async fn load<'e, E: sqlx::SqliteExecutor<'e>>(
+pub async fn load<'e, E: sqlx::AnyExecutor<'e>>(
     ex: E,
     org_id: &str,
     id: &str,
@@ -100,10 +100,10 @@ pub async fn load<'e, E: sqlx::SqliteExecutor<'e>>(
 
 /// The active audiences of a product, oldest first.
 pub async fn active_of_product(
-    ex: &mut sqlx::SqliteConnection,
+    ex: &mut sqlx::AnyConnection,
     product_id: &str,
 ) -> ApiResult<Vec<Audience>> {
-    Ok(sqlx::query_as::<_, Audience>(&format!(
+    Ok(crate::store::query_as::<Audience>(&format!(
         "SELECT {COLUMNS} FROM audiences AS t WHERE t.product_id = ? AND t.deleted_at IS NULL \
          AND t.archived_at IS NULL ORDER BY t.seq"
     ))
@@ -112,8 +112,8 @@ pub async fn active_of_product(
     .await?)
 }
 
-async fn insert(tx: &mut sqlx::SqliteConnection, org_id: &str, a: &Audience) -> ApiResult<()> {
-    sqlx::query(
+async fn insert(tx: &mut sqlx::AnyConnection, org_id: &str, a: &Audience) -> ApiResult<()> {
+    crate::store::query(
         "INSERT INTO audiences (id, org_id, product_id, name, search_name, description, details, duplicated_from_id, \
          archived_at, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
     )
@@ -135,7 +135,7 @@ async fn insert(tx: &mut sqlx::SqliteConnection, org_id: &str, a: &Audience) -> 
 
 /// Inserts a copy of `a` under `product_id` (same name).
 pub async fn insert_copy(
-    tx: &mut sqlx::SqliteConnection,
+    tx: &mut sqlx::AnyConnection,
     org_id: &str,
     a: &Audience,
     product_id: &str,
@@ -301,7 +301,7 @@ async fn update_audience(
     description.apply_nullable(&mut a.description);
     body.details.apply_nullable(&mut a.details);
     a.updated_at = crate::timestamp::now();
-    sqlx::query("UPDATE audiences SET name = ?, search_name = ?, description = ?, details = ?, updated_at = ? WHERE id = ? AND org_id = ?")
+    crate::store::query("UPDATE audiences SET name = ?, search_name = ?, description = ?, details = ?, updated_at = ? WHERE id = ? AND org_id = ?")
         .bind(&a.name)
         .bind(a.name.to_lowercase())
         .bind(&a.description)

@@ -61,16 +61,16 @@ pub struct Brand {
     /// Named palettes of hex colours, e.g. `{"primary": ["#0A2540", "#635BFF"]}`. Names are
     /// 1–50 characters; each palette holds 1–20 colours as `#RGB`, `#RRGGBB` or `#RRGGBBAA`;
     /// at most 20 palettes. A palette named `primary` is used first by ad generation.
-    #[sqlx(json(nullable))]
+    #[sqlx(try_from = "crate::store::JsonText")]
     #[schema(value_type = Option<std::collections::HashMap<String, Vec<String>>>)]
     pub color_palettes: Option<Map<String, Value>>,
-    #[sqlx(json)]
+    #[sqlx(try_from = "crate::store::JsonText")]
     pub fonts: Vec<BrandFont>,
     /// `img_…` ids of logo images.
-    #[sqlx(json(nullable))]
+    #[sqlx(try_from = "crate::store::JsonText")]
     pub logo_image_ids: Option<Vec<String>>,
     /// Free-form metadata such as mission, voice and tagline (a JSON object of at most 16 KiB).
-    #[sqlx(json(nullable))]
+    #[sqlx(try_from = "crate::store::JsonText")]
     #[schema(value_type = Option<Object>)]
     pub details: Option<Map<String, Value>>,
     pub duplicated_from_id: Option<String>,
@@ -229,16 +229,12 @@ fn check_logos(ids: &[String], errors: &mut Vec<FieldError>) {
 ///
 /// # Errors
 /// 404 BRAND_NOT_FOUND.
-pub async fn load<'e, E: sqlx::SqliteExecutor<'e>>(
-    ex: E,
-    org_id: &str,
-    id: &str,
-) -> ApiResult<Brand> {
+pub async fn load<'e, E: sqlx::AnyExecutor<'e>>(ex: E, org_id: &str, id: &str) -> ApiResult<Brand> {
     TABLE.load(ex, org_id, id).await
 }
 
-async fn insert(tx: &mut sqlx::SqliteConnection, org_id: &str, b: &Brand) -> ApiResult<()> {
-    sqlx::query(
+async fn insert(tx: &mut sqlx::AnyConnection, org_id: &str, b: &Brand) -> ApiResult<()> {
+    crate::store::query(
         "INSERT INTO brands (id, org_id, name, description, color_palettes, fonts, logo_image_ids, details, \
          duplicated_from_id, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
     )
@@ -473,7 +469,7 @@ pub async fn update(
     logos.apply_nullable(&mut b.logo_image_ids);
     body.details.apply_nullable(&mut b.details);
     b.updated_at = crate::timestamp::now();
-    sqlx::query(
+    crate::store::query(
         "UPDATE brands SET name = ?, description = ?, color_palettes = ?, fonts = ?, logo_image_ids = ?, \
          details = ?, updated_at = ? WHERE id = ? AND org_id = ?",
     )
@@ -493,8 +489,8 @@ pub async fn update(
 }
 
 /// Counts the live products, variants and audiences under a brand.
-async fn brand_children(ex: &mut sqlx::SqliteConnection, brand_id: &str) -> ApiResult<ChildCounts> {
-    let (products, product_variants, audiences): (i64, i64, i64) = sqlx::query_as(
+async fn brand_children(ex: &mut sqlx::AnyConnection, brand_id: &str) -> ApiResult<ChildCounts> {
+    let (products, product_variants, audiences): (i64, i64, i64) = crate::store::query_as(
         "SELECT \
            (SELECT COUNT(*) FROM products WHERE brand_id = ?1 AND deleted_at IS NULL), \
            (SELECT COUNT(*) FROM product_variants v JOIN products p ON p.id = v.product_id \
@@ -559,7 +555,7 @@ async fn delete_brand(
         "UPDATE products SET deleted_at = ?1 WHERE brand_id = ?2 AND deleted_at IS NULL",
         "UPDATE brands SET deleted_at = ?1 WHERE id = ?2",
     ] {
-        sqlx::query(sql)
+        crate::store::query(sql)
             .bind(&now)
             .bind(&id)
             .execute(&mut *tx)
@@ -635,7 +631,7 @@ async fn duplicate(
     insert(&mut tx, org_id, &copy).await?;
     let mut counts = DuplicateCounts::default();
     if cascade {
-        let product_ids: Vec<String> = sqlx::query_scalar(
+        let product_ids: Vec<String> = crate::store::query_scalar(
             "SELECT id FROM products WHERE brand_id = ? AND org_id = ? AND deleted_at IS NULL AND archived_at IS NULL ORDER BY seq",
         )
         .bind(id)
@@ -651,3 +647,5 @@ async fn duplicate(
     tx.commit().await?;
     Ok((copy, counts))
 }
+
+crate::json_columns!(Vec<BrandFont>);

@@ -245,10 +245,10 @@ impl Table {
     /// The table's 404 code; database failures.
     pub async fn load<'e, T, E>(&self, ex: E, org_id: &str, id: &str) -> Result<T, ApiError>
     where
-        T: for<'r> sqlx::FromRow<'r, sqlx::sqlite::SqliteRow> + Send + Unpin,
-        E: sqlx::SqliteExecutor<'e>,
+        T: for<'r> sqlx::FromRow<'r, sqlx::any::AnyRow> + Send + Unpin,
+        E: sqlx::AnyExecutor<'e>,
     {
-        sqlx::query_as::<_, T>(&format!(
+        crate::store::query_as::<T>(&format!(
             "SELECT {} FROM {} AS t WHERE t.id = ? AND t.org_id = ? AND t.deleted_at IS NULL",
             self.columns, self.name
         ))
@@ -264,7 +264,7 @@ impl Table {
     /// # Errors
     /// The table's 404 code; database failures.
     pub async fn soft_delete(&self, db: &Db, org_id: &str, id: &str) -> Result<(), ApiError> {
-        let done = sqlx::query(&format!(
+        let done = crate::store::query(&format!(
             "UPDATE {} SET deleted_at = ? WHERE id = ? AND org_id = ? AND deleted_at IS NULL",
             self.name
         ))
@@ -306,7 +306,7 @@ pub async fn check_image_ids(
     let sql = format!(
         "SELECT id FROM images WHERE org_id = ? AND deleted_at IS NULL AND id IN ({marks})"
     );
-    let mut q = sqlx::query_scalar::<_, String>(&sql).bind(org_id);
+    let mut q = crate::store::query_scalar::<String>(&sql).bind(org_id);
     for id in ids {
         q = q.bind(id);
     }

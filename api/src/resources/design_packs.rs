@@ -134,7 +134,7 @@ fn count_items(org_id: &str, extra: &str, extra_binds: &[Bind]) -> (String, Vec<
 
 /// `SELECT … FROM design_packs p` with item_count and matched columns, and its binds.
 fn select_packs(org_id: &str, filter: Option<&SwipeFilter>) -> (String, Vec<Bind>) {
-    let (count_sql, mut binds) = count_items(org_id, "1", &[]);
+    let (count_sql, mut binds) = count_items(org_id, "1 = 1", &[]);
     let (matched_sql, matched_binds) = match filter {
         Some(f) => {
             let (w, b) = and_all(&f.conditions());
@@ -163,7 +163,7 @@ async fn previews(state: &AppState, org_id: &str, pack_id: &str) -> ApiResult<Ve
     let mut binds = vec![Bind::Text(pack_id.into())];
     binds.extend(v.binds);
     let rows: Vec<(String, String, Option<i64>, Option<i64>)> =
-        bind_as(sqlx::query_as(&sql), &binds)
+        bind_as(crate::store::query_as(&sql), &binds)
             .fetch_all(&state.db.read)
             .await?;
     Ok(rows
@@ -207,7 +207,7 @@ async fn load_row(db: &Db, org_id: &str, id: &str) -> ApiResult<PackRow> {
     binds.push(Bind::Text(id.into()));
     binds.extend(vis_binds);
     bind_as(
-        sqlx::query_as::<_, PackRow>(&format!("{select} WHERE p.id = ? AND {vis}")),
+        crate::store::query_as::<PackRow>(&format!("{select} WHERE p.id = ? AND {vis}")),
         &binds,
     )
     .fetch_optional(&db.read)
@@ -224,7 +224,7 @@ pub async fn require_visible(db: &Db, org_id: &str, id: &str) -> ApiResult<()> {
     let mut binds = vec![Bind::Text(id.into())];
     binds.extend(vis_binds);
     let found: Option<String> = bind_scalar(
-        sqlx::query_scalar(&format!(
+        crate::store::query_scalar(&format!(
             "SELECT p.id FROM design_packs p WHERE p.id = ? AND {vis}"
         )),
         &binds,
@@ -320,7 +320,7 @@ pub async fn list(
     };
     let mut tx = state.db.begin_read().await?;
     let total_count: i64 = bind_scalar(
-        sqlx::query_scalar(&format!("SELECT COUNT(*) FROM ({base}) AS c")),
+        crate::store::query_scalar(&format!("SELECT COUNT(*) FROM ({base}) AS c")),
         &binds,
     )
     .fetch_one(&mut *tx)
@@ -332,7 +332,7 @@ pub async fn list(
         let mut b = vec![Bind::Text(after.clone())];
         b.extend(vis_binds);
         let cursor: Option<(String, i64)> = bind_as(
-            sqlx::query_as(&format!(
+            crate::store::query_as(&format!(
                 "SELECT p.updated_at, p.seq FROM design_packs p WHERE p.id = ? AND {vis}"
             )),
             &b,
@@ -356,7 +356,7 @@ pub async fn list(
     }
     page_sql.push_str(" ORDER BY updated_at DESC, seq DESC LIMIT ?");
     page_binds.push(Bind::Int(limit + 1));
-    let mut rows: Vec<PackRow> = bind_as(sqlx::query_as(&page_sql), &page_binds)
+    let mut rows: Vec<PackRow> = bind_as(crate::store::query_as(&page_sql), &page_binds)
         .fetch_all(&mut *tx)
         .await?;
     tx.commit().await?;
@@ -446,7 +446,7 @@ fn check_ids(ids: &[String], errors: &mut Vec<FieldError>) -> Vec<String> {
 
 /// SWIPE_FILE_NOT_FOUND listing each of `ids` the organisation does not see.
 async fn require_designs(
-    conn: &mut sqlx::SqliteConnection,
+    conn: &mut sqlx::AnyConnection,
     org_id: &str,
     ids: &[String],
 ) -> ApiResult<()> {
@@ -456,7 +456,7 @@ async fn require_designs(
         let mut binds = vec![Bind::Text(id.clone())];
         binds.extend(v.binds.iter().cloned());
         let found: Option<String> = bind_scalar(
-            sqlx::query_scalar(&format!(
+            crate::store::query_scalar(&format!(
                 "SELECT t.id FROM swipe_files t WHERE t.id = ? AND ({})",
                 v.sql
             )),
@@ -485,14 +485,14 @@ async fn require_designs(
 
 /// Adds `ids` (checked visible) to `pack_id`; returns (added, already_present).
 async fn add(
-    conn: &mut sqlx::SqliteConnection,
+    conn: &mut sqlx::AnyConnection,
     pack_id: &str,
     ids: &[String],
 ) -> ApiResult<(Vec<String>, Vec<String>)> {
     let mut present = Vec::new();
     let mut new = Vec::new();
     for id in ids {
-        let there: Option<i64> = sqlx::query_scalar(
+        let there: Option<i64> = crate::store::query_scalar(
             "SELECT seq FROM design_pack_items WHERE pack_id = ? AND swipe_file_id = ?",
         )
         .bind(pack_id)
@@ -505,10 +505,11 @@ async fn add(
             new.push(id.clone());
         }
     }
-    let total: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM design_pack_items WHERE pack_id = ?")
-        .bind(pack_id)
-        .fetch_one(&mut *conn)
-        .await?;
+    let total: i64 =
+        crate::store::query_scalar("SELECT COUNT(*) FROM design_pack_items WHERE pack_id = ?")
+            .bind(pack_id)
+            .fetch_one(&mut *conn)
+            .await?;
     if total + new.len() as i64 > PACK_MAX {
         return Err(ApiError::new(
             ErrorCode::DesignPackFull,
@@ -520,7 +521,7 @@ async fn add(
     }
     let now = crate::timestamp::now();
     for id in &new {
-        sqlx::query(
+        crate::store::query(
             "INSERT INTO design_pack_items (pack_id, swipe_file_id, added_at) VALUES (?, ?, ?)",
         )
         .bind(pack_id)
@@ -530,7 +531,7 @@ async fn add(
         .await?;
     }
     if !new.is_empty() {
-        sqlx::query("UPDATE design_packs SET updated_at = ? WHERE id = ?")
+        crate::store::query("UPDATE design_packs SET updated_at = ? WHERE id = ?")
             .bind(&now)
             .bind(pack_id)
             .execute(&mut *conn)
@@ -584,7 +585,7 @@ pub async fn create(
     let mut tx = state.db.begin_write().await?;
     require_designs(&mut tx, org_id, &ids).await?;
     let now = crate::timestamp::now();
-    sqlx::query("INSERT INTO design_packs (id, org_id, title, description, created_by_profile, created_by_name, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)")
+    crate::store::query("INSERT INTO design_packs (id, org_id, title, description, created_by_profile, created_by_name, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)")
         .bind(&id)
         .bind(org_id)
         .bind(&title)
@@ -665,13 +666,15 @@ pub async fn update(
     super::common::finish(errors)?;
     let row = own_pack(&state.db, org_id, id).await?;
     let mut tx = state.db.begin_write().await?;
-    sqlx::query("UPDATE design_packs SET title = ?, description = ?, updated_at = ? WHERE id = ?")
-        .bind(title.unwrap_or(row.title))
-        .bind(description.unwrap_or(row.description))
-        .bind(crate::timestamp::now())
-        .bind(id)
-        .execute(&mut *tx)
-        .await?;
+    crate::store::query(
+        "UPDATE design_packs SET title = ?, description = ?, updated_at = ? WHERE id = ?",
+    )
+    .bind(title.unwrap_or(row.title))
+    .bind(description.unwrap_or(row.description))
+    .bind(crate::timestamp::now())
+    .bind(id)
+    .execute(&mut *tx)
+    .await?;
     // The response is read back through the read pool: commit now (see `commit_now`).
     tx.commit_now().await?;
     respond(state, org_id, id).await
@@ -696,11 +699,11 @@ async fn delete_pack(
     caller.require(Scope::DesignPacksWrite)?;
     own_pack(&state.db, &caller.org_id, &id).await?;
     let mut tx = state.db.begin_write().await?;
-    sqlx::query("DELETE FROM design_pack_items WHERE pack_id = ?")
+    crate::store::query("DELETE FROM design_pack_items WHERE pack_id = ?")
         .bind(&id)
         .execute(&mut *tx)
         .await?;
-    sqlx::query("DELETE FROM design_packs WHERE id = ?")
+    crate::store::query("DELETE FROM design_packs WHERE id = ?")
         .bind(&id)
         .execute(&mut *tx)
         .await?;
@@ -722,13 +725,15 @@ pub async fn set_archived(
     let now = crate::timestamp::now();
     let mut tx = state.db.begin_write().await?;
     if archive {
-        sqlx::query("UPDATE design_packs SET archived_at = ? WHERE id = ? AND archived_at IS NULL")
-            .bind(&now)
-            .bind(id)
-            .execute(&mut *tx)
-            .await?;
+        crate::store::query(
+            "UPDATE design_packs SET archived_at = ? WHERE id = ? AND archived_at IS NULL",
+        )
+        .bind(&now)
+        .bind(id)
+        .execute(&mut *tx)
+        .await?;
     } else {
-        sqlx::query("UPDATE design_packs SET archived_at = NULL WHERE id = ?")
+        crate::store::query("UPDATE design_packs SET archived_at = NULL WHERE id = ?")
             .bind(id)
             .execute(&mut *tx)
             .await?;
@@ -943,13 +948,14 @@ pub async fn remove_designs(db: &Db, org_id: &str, id: &str, ids: &[String]) -> 
     let mut tx = db.begin_write().await?;
     let (mut removed, mut not_present) = (Vec::new(), Vec::new());
     for sf in ids {
-        let n =
-            sqlx::query("DELETE FROM design_pack_items WHERE pack_id = ? AND swipe_file_id = ?")
-                .bind(id)
-                .bind(&sf)
-                .execute(&mut *tx)
-                .await?
-                .rows_affected();
+        let n = crate::store::query(
+            "DELETE FROM design_pack_items WHERE pack_id = ? AND swipe_file_id = ?",
+        )
+        .bind(id)
+        .bind(&sf)
+        .execute(&mut *tx)
+        .await?
+        .rows_affected();
         if n > 0 {
             removed.push(sf);
         } else {
@@ -957,7 +963,7 @@ pub async fn remove_designs(db: &Db, org_id: &str, id: &str, ids: &[String]) -> 
         }
     }
     if !removed.is_empty() {
-        sqlx::query("UPDATE design_packs SET updated_at = ? WHERE id = ?")
+        crate::store::query("UPDATE design_packs SET updated_at = ? WHERE id = ?")
             .bind(crate::timestamp::now())
             .bind(id)
             .execute(&mut *tx)
@@ -1008,8 +1014,9 @@ pub async fn search(
             )
         }
     };
-    let rows: Vec<(String, String, bool)> = bind_as(sqlx::query_as(&sql), &binds)
-        .fetch_all(&db.read)
-        .await?;
-    Ok(rows)
+    let rows: Vec<(String, String, crate::store::Flag)> =
+        bind_as(crate::store::query_as(&sql), &binds)
+            .fetch_all(&db.read)
+            .await?;
+    Ok(rows.into_iter().map(|(id, t, m)| (id, t, m.0)).collect())
 }

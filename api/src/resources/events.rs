@@ -39,12 +39,12 @@ impl EventRow {
     }
 }
 
-async fn load<'e, E: sqlx::SqliteExecutor<'e>>(
+async fn load<'e, E: sqlx::AnyExecutor<'e>>(
     ex: E,
     org_id: &str,
     id: &str,
 ) -> ApiResult<(String, String, String)> {
-    sqlx::query_as::<_, (String, String, String)>(
+    crate::store::query_as::<(String, String, String)>(
         "SELECT payload, type, object_id FROM events WHERE id = ? AND org_id = ?",
     )
     .bind(id)
@@ -188,7 +188,7 @@ async fn redeliver(
     let (_, event_type, object_id) = load(&mut *tx, &caller.org_id, &id).await?;
     let endpoints: Vec<String> = match &req.endpoint_id {
         Some(eid) => {
-            let enabled: Option<bool> = sqlx::query_scalar(
+            let enabled: Option<crate::store::Flag> = crate::store::query_scalar(
                 "SELECT enabled FROM webhook_endpoints WHERE id = ? AND org_id = ? AND deleted_at IS NULL",
             )
             .bind(eid)
@@ -203,22 +203,22 @@ async fn redeliver(
                         eid,
                     ));
                 }
-                Some(false) => {
+                Some(crate::store::Flag(false)) => {
                     return Err(ApiError::new(
                         ErrorCode::Conflict,
                         format!("Webhook endpoint `{eid}` is disabled; enable it with PATCH first"),
                     ));
                 }
-                Some(true) => vec![eid.clone()],
+                Some(crate::store::Flag(true)) => vec![eid.clone()],
             }
         }
         None => {
-            sqlx::query_scalar(
+            crate::store::query_scalar(
                 "SELECT id FROM webhook_endpoints WHERE org_id = ? AND enabled = 1 AND deleted_at IS NULL \
-                 AND EXISTS (SELECT 1 FROM json_each(webhook_endpoints.events) WHERE value = ?) ORDER BY seq",
+                 AND instr(events, ?) > 0 ORDER BY seq",
             )
             .bind(&caller.org_id)
-            .bind(&event_type)
+            .bind(format!("\"{event_type}\""))
             .fetch_all(&mut *tx)
             .await?
         }
@@ -239,7 +239,7 @@ async fn redeliver(
     }
     let mut deliveries = Vec::with_capacity(ids.len());
     for did in &ids {
-        let row: DeliveryRow = sqlx::query_as(&format!(
+        let row: DeliveryRow = crate::store::query_as(&format!(
             "SELECT {DELIVERY_COLUMNS} FROM webhook_deliveries AS t WHERE t.id = ?"
         ))
         .bind(did)

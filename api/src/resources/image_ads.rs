@@ -135,6 +135,7 @@ struct AdRow {
     product_variant_id: Option<String>,
     prompt: Option<String>,
     options: Option<String>,
+    #[sqlx(try_from = "crate::store::Flag")]
     editable: bool,
     sku_code: String,
     status: String,
@@ -208,12 +209,8 @@ impl AdRow {
     }
 }
 
-async fn load_row<'e, E: sqlx::SqliteExecutor<'e>>(
-    ex: E,
-    org_id: &str,
-    id: &str,
-) -> ApiResult<AdRow> {
-    sqlx::query_as::<_, AdRow>(&format!(
+async fn load_row<'e, E: sqlx::AnyExecutor<'e>>(ex: E, org_id: &str, id: &str) -> ApiResult<AdRow> {
+    crate::store::query_as::<AdRow>(&format!(
         "SELECT {COLUMNS} FROM image_ads AS t WHERE t.id = ? AND t.org_id = ? AND t.deleted_at IS NULL"
     ))
     .bind(id)
@@ -230,7 +227,7 @@ async fn load_row<'e, E: sqlx::SqliteExecutor<'e>>(
 /// # Errors
 /// Database failures.
 pub async fn snapshot(
-    conn: &mut sqlx::SqliteConnection,
+    conn: &mut sqlx::AnyConnection,
     org_id: &str,
     id: &str,
 ) -> ApiResult<Option<Value>> {
@@ -569,7 +566,7 @@ pub(crate) async fn create_from(
     let mut tx = state.db.begin_write().await?;
     wallet::hold(&mut tx, org_id, price, &id, &state.dashboard_url).await?;
     let now = crate::timestamp::now();
-    sqlx::query(
+    crate::store::query(
         "INSERT INTO image_ads (id, org_id, brand_id, product_id, audience_id, product_variant_id, reference_ad_url, prompt, \
          editable, sku_code, price_cents, status, progress, current_version, job, search_name, created_at, updated_at, \
          source_design_template_id, source_design_template_version) \
@@ -970,7 +967,7 @@ pub(crate) async fn update(
         message: "Waiting for a worker".into(),
         percentage: 0,
     };
-    sqlx::query(
+    crate::store::query(
         "INSERT INTO image_ad_versions (id, ad_id, org_id, version_number, json_tree, status, created_at) VALUES (?, ?, ?, ?, ?, 'processing', ?)",
     )
     .bind(&version_id)
@@ -981,7 +978,7 @@ pub(crate) async fn update(
     .bind(&now)
     .execute(&mut *tx)
     .await?;
-    sqlx::query(
+    crate::store::query(
         "UPDATE image_ads SET status = 'processing', progress = ?, current_version = ?, current_json_tree = ?, job = ?, \
          updated_at = ? WHERE id = ?",
     )
@@ -1027,7 +1024,7 @@ async fn delete_ad(
             format!("Image ad `{id}` is processing; delete it once it is completed or failed"),
         ));
     }
-    sqlx::query("UPDATE image_ads SET deleted_at = ? WHERE id = ?")
+    crate::store::query("UPDATE image_ads SET deleted_at = ? WHERE id = ?")
         .bind(crate::timestamp::now())
         .bind(&id)
         .execute(&mut *tx)
@@ -1049,7 +1046,7 @@ pub struct ImageAdVersion {
     pub height: Option<i64>,
     /// processing, completed or failed.
     pub status: String,
-    #[sqlx(json)]
+    #[sqlx(try_from = "crate::store::JsonText")]
     #[schema(value_type = Object)]
     pub json_tree: Value,
     pub created_at: String,
@@ -1087,7 +1084,7 @@ pub(crate) async fn versions(
     id: &str,
 ) -> ApiResult<Vec<ImageAdVersion>> {
     load_row(&state.db.read, org_id, id).await?;
-    Ok(sqlx::query_as(&format!(
+    Ok(crate::store::query_as(&format!(
         "SELECT {VERSION_COLUMNS} FROM image_ad_versions WHERE ad_id = ? AND org_id = ? ORDER BY version_number"
     ))
     .bind(id)
@@ -1112,7 +1109,7 @@ async fn get_version(
 ) -> ApiResult<Response> {
     caller.require(Scope::ImageAdsRead)?;
     load_row(&state.db.read, &caller.org_id, &id).await?;
-    let v: Option<ImageAdVersion> = sqlx::query_as(&format!(
+    let v: Option<ImageAdVersion> = crate::store::query_as(&format!(
         "SELECT {VERSION_COLUMNS} FROM image_ad_versions WHERE id = ? AND ad_id = ? AND org_id = ?"
     ))
     .bind(&version_id)

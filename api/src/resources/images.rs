@@ -84,6 +84,7 @@ struct ImageRow {
     size_bytes: i64,
     alt_text: Option<String>,
     image_type: Option<String>,
+    #[sqlx(try_from = "crate::store::Flag")]
     is_ai_generated: bool,
     logo_theme: Option<String>,
     product_id: Option<String>,
@@ -130,11 +131,11 @@ async fn load(db: &Db, org_id: &str, id: &str) -> ApiResult<ImageRow> {
 
 /// [`load`] through any connection (inside a transaction, it sees the transaction's writes).
 async fn load_with<'c>(
-    ex: impl sqlx::SqliteExecutor<'c>,
+    ex: impl sqlx::AnyExecutor<'c>,
     org_id: &str,
     id: &str,
 ) -> ApiResult<ImageRow> {
-    sqlx::query_as::<_, ImageRow>(&format!(
+    crate::store::query_as::<ImageRow>(&format!(
         "SELECT {COLUMNS} FROM images AS t WHERE t.id = ? AND t.org_id = ? AND t.deleted_at IS NULL"
     ))
     .bind(id)
@@ -386,7 +387,7 @@ async fn store(state: &AppState, org_id: &str, form: UploadForm) -> ApiResult<Im
     // Timestamps are taken under the write lock, so they agree with list order.
     let mut tx = state.db.begin_write().await?;
     let now = crate::timestamp::now();
-    sqlx::query(
+    crate::store::query(
         "INSERT INTO images (id, org_id, blob_key, width, height, format, size_bytes, alt_text, image_type, \
          is_ai_generated, logo_theme, product_id, search_text, created_at, updated_at) \
          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -442,7 +443,7 @@ pub async fn live_logos(
     let mut out = Vec::new();
     for id in ids {
         let row: Option<(String, Option<String>)> =
-            sqlx::query_as("SELECT blob_key, logo_theme FROM images WHERE id = ? AND org_id = ? AND deleted_at IS NULL")
+            crate::store::query_as("SELECT blob_key, logo_theme FROM images WHERE id = ? AND org_id = ? AND deleted_at IS NULL")
                 .bind(id)
                 .bind(org_id)
                 .fetch_optional(&state.db.read)
@@ -474,11 +475,12 @@ async fn make_derivatives(
     let image = match image {
         Some(i) => i,
         None => {
-            let key: String = sqlx::query_scalar("SELECT blob_key FROM images WHERE id = ?")
-                .bind(id)
-                .fetch_one(&db.read)
-                .await
-                .map_err(|e| e.to_string())?;
+            let key: String =
+                crate::store::query_scalar("SELECT blob_key FROM images WHERE id = ?")
+                    .bind(id)
+                    .fetch_one(&db.read)
+                    .await
+                    .map_err(|e| e.to_string())?;
             let bytes = blobs
                 .get(&key)
                 .await
@@ -508,17 +510,18 @@ async fn make_derivatives(
     }
     // Lower-cased here, not with SQL `lower()`, which folds ASCII only: the search needle
     // is lower-cased in Rust, so `Été` must be stored as `été` to be found.
-    let alt_text: Option<String> = sqlx::query_scalar("SELECT alt_text FROM images WHERE id = ?")
-        .bind(id)
-        .fetch_one(&db.read)
-        .await
-        .map_err(|e| e.to_string())?;
+    let alt_text: Option<String> =
+        crate::store::query_scalar("SELECT alt_text FROM images WHERE id = ?")
+            .bind(id)
+            .fetch_one(&db.read)
+            .await
+            .map_err(|e| e.to_string())?;
     let search_text = format!(
         "{} {}",
         alt_text.unwrap_or_default().to_lowercase(),
         description.to_lowercase()
     );
-    sqlx::query(
+    crate::store::query(
         "UPDATE images SET thumb_small_key = ?, thumb_medium_key = ?, thumb_large_key = ?, enriched_description = ?, \
          search_text = ? WHERE id = ?",
     )
@@ -536,7 +539,7 @@ async fn make_derivatives(
 
 /// Finishes images that a stopped server left without thumbnails.
 pub async fn resume_derivatives(db: &Db, blobs: &Arc<dyn BlobStore>) {
-    let ids: Vec<String> = sqlx::query_scalar(
+    let ids: Vec<String> = crate::store::query_scalar(
         "SELECT id FROM images WHERE thumb_small_key IS NULL AND deleted_at IS NULL",
     )
     .fetch_all(&db.read)
@@ -657,7 +660,7 @@ async fn delete_image(
 ) -> ApiResult<Response> {
     caller.require(Scope::ImagesWrite)?;
     let mut tx = state.db.begin_write().await?;
-    let exists: Option<String> = sqlx::query_scalar(
+    let exists: Option<String> = crate::store::query_scalar(
         "SELECT id FROM images WHERE id = ? AND org_id = ? AND deleted_at IS NULL",
     )
     .bind(&id)
@@ -668,7 +671,7 @@ async fn delete_image(
         return Err(ApiError::not_found(ErrorCode::ImageNotFound, "image", &id));
     }
     let now = crate::timestamp::now();
-    sqlx::query("UPDATE images SET deleted_at = ? WHERE id = ?")
+    crate::store::query("UPDATE images SET deleted_at = ? WHERE id = ?")
         .bind(&now)
         .bind(&id)
         .execute(&mut *tx)
@@ -678,7 +681,7 @@ async fn delete_image(
         ("brands", "logo_image_ids"),
         ("product_variants", "image_ids"),
     ] {
-        let rows: Vec<(String, String)> = sqlx::query_as(&format!(
+        let rows: Vec<(String, String)> = crate::store::query_as(&format!(
             "SELECT id, {column} FROM {table} WHERE org_id = ? AND {column} LIKE ?"
         ))
         .bind(&caller.org_id)
@@ -688,7 +691,7 @@ async fn delete_image(
         for (rid, json) in rows {
             let ids: Vec<String> = serde_json::from_str(&json).unwrap_or_default();
             let kept: Vec<&String> = ids.iter().filter(|i| **i != id).collect();
-            sqlx::query(&format!(
+            crate::store::query(&format!(
                 "UPDATE {table} SET {column} = ?, updated_at = ? WHERE id = ?"
             ))
             .bind(crate::store::to_json_text(&kept))

@@ -45,7 +45,7 @@ pub struct Product {
     /// Long-form description used to inform ad copy (at most 20,000 characters).
     pub description: Option<String>,
     /// Free-form features, benefits and USPs (a JSON object of at most 16 KiB).
-    #[sqlx(json(nullable))]
+    #[sqlx(try_from = "crate::store::JsonText")]
     #[schema(value_type = Option<Object>)]
     pub details: Option<Map<String, Value>>,
     pub duplicated_from_id: Option<String>,
@@ -116,7 +116,7 @@ pub struct ProductUpdate {
 ///
 /// # Errors
 /// 404 PRODUCT_NOT_FOUND.
-pub async fn load<'e, E: sqlx::SqliteExecutor<'e>>(
+pub async fn load<'e, E: sqlx::AnyExecutor<'e>>(
     ex: E,
     org_id: &str,
     id: &str,
@@ -124,8 +124,8 @@ pub async fn load<'e, E: sqlx::SqliteExecutor<'e>>(
     TABLE.load(ex, org_id, id).await
 }
 
-async fn insert(tx: &mut sqlx::SqliteConnection, org_id: &str, p: &Product) -> ApiResult<()> {
-    sqlx::query(
+async fn insert(tx: &mut sqlx::AnyConnection, org_id: &str, p: &Product) -> ApiResult<()> {
+    crate::store::query(
         "INSERT INTO products (id, org_id, brand_id, name, search_name, description, details, duplicated_from_id, \
          archived_at, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
     )
@@ -324,7 +324,7 @@ pub async fn update(
     description.apply_nullable(&mut p.description);
     body.details.apply_nullable(&mut p.details);
     p.updated_at = crate::timestamp::now();
-    sqlx::query("UPDATE products SET name = ?, search_name = ?, description = ?, details = ?, updated_at = ? WHERE id = ? AND org_id = ?")
+    crate::store::query("UPDATE products SET name = ?, search_name = ?, description = ?, details = ?, updated_at = ? WHERE id = ? AND org_id = ?")
         .bind(&p.name)
         .bind(p.name.to_lowercase())
         .bind(&p.description)
@@ -340,7 +340,7 @@ pub async fn update(
 
 /// Counts a product's live variants and audiences; `only_active` leaves archived ones out.
 async fn product_children(
-    ex: &mut sqlx::SqliteConnection,
+    ex: &mut sqlx::AnyConnection,
     product_id: &str,
     only_active: bool,
 ) -> ApiResult<ChildCounts> {
@@ -349,7 +349,7 @@ async fn product_children(
     } else {
         ""
     };
-    let (product_variants, audiences): (i64, i64) = sqlx::query_as(&format!(
+    let (product_variants, audiences): (i64, i64) = crate::store::query_as(&format!(
         "SELECT (SELECT COUNT(*) FROM product_variants WHERE product_id = ?1 AND deleted_at IS NULL{extra}), \
                 (SELECT COUNT(*) FROM audiences WHERE product_id = ?1 AND deleted_at IS NULL{extra})"
     ))
@@ -405,7 +405,7 @@ async fn delete_product(
         "UPDATE audiences SET deleted_at = ?1 WHERE product_id = ?2 AND deleted_at IS NULL",
         "UPDATE products SET deleted_at = ?1 WHERE id = ?2",
     ] {
-        sqlx::query(sql)
+        crate::store::query(sql)
             .bind(&now)
             .bind(&id)
             .execute(&mut *tx)
@@ -459,7 +459,7 @@ async fn duplicate_product(
 /// # Errors
 /// Database failures (the caller's transaction then rolls everything back).
 pub async fn copy_product(
-    tx: &mut sqlx::SqliteConnection,
+    tx: &mut sqlx::AnyConnection,
     org_id: &str,
     product_id: &str,
     brand_id: &str,
@@ -557,17 +557,17 @@ async fn archive_product(
     let mut changed = ChildCounts::default();
     if p.archived_at.is_none() {
         let now = crate::timestamp::now();
-        let v = sqlx::query("UPDATE product_variants SET archived_at = ? WHERE product_id = ? AND deleted_at IS NULL AND archived_at IS NULL")
+        let v = crate::store::query("UPDATE product_variants SET archived_at = ? WHERE product_id = ? AND deleted_at IS NULL AND archived_at IS NULL")
             .bind(&now)
             .bind(&id)
             .execute(&mut *tx)
             .await?;
-        let a = sqlx::query("UPDATE audiences SET archived_at = ? WHERE product_id = ? AND deleted_at IS NULL AND archived_at IS NULL")
+        let a = crate::store::query("UPDATE audiences SET archived_at = ? WHERE product_id = ? AND deleted_at IS NULL AND archived_at IS NULL")
             .bind(&now)
             .bind(&id)
             .execute(&mut *tx)
             .await?;
-        sqlx::query("UPDATE products SET archived_at = ?, updated_at = ? WHERE id = ?")
+        crate::store::query("UPDATE products SET archived_at = ?, updated_at = ? WHERE id = ?")
             .bind(&now)
             .bind(&now)
             .bind(&id)
@@ -614,19 +614,19 @@ async fn unarchive_product(
     let mut changed = ChildCounts::default();
     if let Some(at) = &p.archived_at {
         let now = crate::timestamp::now();
-        let v = sqlx::query("UPDATE product_variants SET archived_at = NULL WHERE product_id = ? AND archived_at = ?")
+        let v = crate::store::query("UPDATE product_variants SET archived_at = NULL WHERE product_id = ? AND archived_at = ?")
             .bind(&id)
             .bind(at)
             .execute(&mut *tx)
             .await?;
-        let a = sqlx::query(
+        let a = crate::store::query(
             "UPDATE audiences SET archived_at = NULL WHERE product_id = ? AND archived_at = ?",
         )
         .bind(&id)
         .bind(at)
         .execute(&mut *tx)
         .await?;
-        sqlx::query("UPDATE products SET archived_at = NULL, updated_at = ? WHERE id = ?")
+        crate::store::query("UPDATE products SET archived_at = NULL, updated_at = ? WHERE id = ?")
             .bind(&now)
             .bind(&id)
             .execute(&mut *tx)

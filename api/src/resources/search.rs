@@ -113,7 +113,7 @@ const TYPES: [SearchType; 6] = [
         hint: "t.id",
         thumbnail: "t.image_url",
         haystack: "t.search_name || ' ' || lower(t.id)",
-        active: "1",
+        active: "1 = 1",
         brand_column: "t.brand_id",
     },
 ];
@@ -220,7 +220,7 @@ async fn global_search(
             if brand_id.is_some() {
                 sql.push_str(&format!(" AND {} = ?", t.brand_column));
             }
-            let mut qa = sqlx::query_as::<_, SearchResult>(&sql)
+            let mut qa = crate::store::query_as::<SearchResult>(&sql)
                 .bind(&caller.org_id)
                 .bind(id);
             if let Some(b) = &brand_id {
@@ -250,7 +250,7 @@ async fn global_search(
             " ORDER BY substr({}, 1, ?) = ? DESC, t.seq DESC LIMIT ?",
             t.haystack
         ));
-        let mut qa = sqlx::query_as::<_, SearchResult>(&sql)
+        let mut qa = crate::store::query_as::<SearchResult>(&sql)
             .bind(&caller.org_id)
             .bind(&needle);
         if let Some(b) = &brand_id {

@@ -150,7 +150,7 @@ pub async fn load(db: &Db, org_id: &str, id: &str) -> ApiResult<SwipeRow> {
     );
     let mut binds = vec![Bind::Text(id.to_string())];
     binds.extend(v.binds);
-    bind_as(sqlx::query_as::<_, SwipeRow>(&sql), &binds)
+    bind_as(crate::store::query_as::<SwipeRow>(&sql), &binds)
         .fetch_optional(&db.read)
         .await?
         .ok_or_else(|| ApiError::not_found(ErrorCode::SwipeFileNotFound, "swipe file", id))
@@ -164,7 +164,7 @@ async fn rows_in_order(db: &Db, ids: &[String]) -> ApiResult<Vec<SwipeRow>> {
     let marks = vec!["?"; ids.len()].join(", ");
     let sql = format!("SELECT {COLUMNS} FROM swipe_files AS t WHERE t.id IN ({marks})");
     let binds: Vec<Bind> = ids.iter().cloned().map(Bind::Text).collect();
-    let rows = bind_as(sqlx::query_as::<_, SwipeRow>(&sql), &binds)
+    let rows = bind_as(crate::store::query_as::<SwipeRow>(&sql), &binds)
         .fetch_all(&db.read)
         .await?;
     Ok(ids
@@ -272,7 +272,7 @@ pub async fn create(
     let (org_id, data_source_id) = owner;
     let mut tx = db.begin_write().await?;
     let now = crate::timestamp::now();
-    sqlx::query(
+    crate::store::query(
         "INSERT INTO swipe_files (id, org_id, data_source_id, source, blob_key, width, height, aspect_ratio, status, created_at, updated_at) \
          VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'processing', ?, ?)",
     )
@@ -296,7 +296,7 @@ pub async fn create(
     Jobs::stage(&mut tx, &job).await?;
     // Read back inside the transaction: under an Idempotency-Key its commit is deferred to
     // the end of the request, so the read pool would not see the row yet.
-    let row = sqlx::query_as::<_, SwipeRow>(&format!(
+    let row = crate::store::query_as::<SwipeRow>(&format!(
         "SELECT {COLUMNS} FROM swipe_files AS t WHERE t.id = ?"
     ))
     .bind(&id)
@@ -487,7 +487,7 @@ pub async fn set_archived(
     } else {
         "UPDATE swipe_files SET archived_at = NULL, updated_at = ? WHERE id = ? AND org_id = ? AND archived_at IS NOT NULL AND ? IS NOT NULL"
     };
-    let q = sqlx::query(sql);
+    let q = crate::store::query(sql);
     let q = if archive {
         q.bind(&now).bind(&now).bind(id).bind(org_id)
     } else {
@@ -719,7 +719,7 @@ pub async fn search(state: &AppState, org_id: &str, body: SearchBody) -> ApiResu
         (vectors::TEXT, vectors::Query::new(&v.0, &v.1), None)
     } else if let Some(id) = &body.swipe_file_id {
         let row = load(&state.db, org_id, id).await?;
-        let stored: Option<(String, Vec<u8>)> = sqlx::query_as(
+        let stored: Option<(String, Vec<u8>)> = crate::store::query_as(
             "SELECT model_id, vector FROM swipe_file_vectors WHERE swipe_file_id = ? AND kind = ?",
         )
         .bind(&row.id)
@@ -809,6 +809,7 @@ pub struct DataSource {
     pub id: String,
     pub name: String,
     /// Whether the organisation's lists, search and packs include its designs.
+    #[sqlx(try_from = "crate::store::Flag")]
     pub subscribed: bool,
     /// Ready designs in the source.
     pub item_count: i64,
@@ -843,7 +844,7 @@ async fn list_data_sources(
 /// # Errors
 /// Database failures.
 pub async fn data_sources(db: &Db, org_id: &str) -> ApiResult<Vec<DataSource>> {
-    Ok(sqlx::query_as(&data_source_sql(false))
+    Ok(crate::store::query_as(&data_source_sql(false))
         .bind(org_id)
         .fetch_all(&db.read)
         .await?)
@@ -888,10 +889,11 @@ async fn set_subscription(
 /// DATA_SOURCE_NOT_FOUND; database failures.
 pub async fn subscribe(db: &Db, org_id: &str, id: &str, active: bool) -> ApiResult<DataSource> {
     let mut tx = db.begin_write().await?;
-    let exists: Option<String> = sqlx::query_scalar("SELECT id FROM data_sources WHERE id = ?")
-        .bind(id)
-        .fetch_optional(&mut *tx)
-        .await?;
+    let exists: Option<String> =
+        crate::store::query_scalar("SELECT id FROM data_sources WHERE id = ?")
+            .bind(id)
+            .fetch_optional(&mut *tx)
+            .await?;
     if exists.is_none() {
         return Err(ApiError::not_found(
             ErrorCode::DataSourceNotFound,
@@ -899,7 +901,7 @@ pub async fn subscribe(db: &Db, org_id: &str, id: &str, active: bool) -> ApiResu
             id,
         ));
     }
-    sqlx::query(
+    crate::store::query(
         "INSERT INTO data_source_subscriptions (org_id, source_id, active, updated_at) VALUES (?, ?, ?, ?) \
          ON CONFLICT(org_id, source_id) DO UPDATE SET active = excluded.active, updated_at = excluded.updated_at",
     )
@@ -911,7 +913,7 @@ pub async fn subscribe(db: &Db, org_id: &str, id: &str, active: bool) -> ApiResu
     .await?;
     // The caller reads the result back through the read pool: commit now (`commit_now`).
     tx.commit_now().await?;
-    let row: DataSource = sqlx::query_as(&data_source_sql(true))
+    let row: DataSource = crate::store::query_as(&data_source_sql(true))
         .bind(org_id)
         .bind(id)
         .fetch_one(&db.read)
@@ -924,7 +926,7 @@ pub async fn subscribe(db: &Db, org_id: &str, id: &str, active: bool) -> ApiResu
 /// # Errors
 /// Database failures.
 pub async fn subscribed_sources(db: &Db, org_id: &str) -> ApiResult<Vec<String>> {
-    Ok(sqlx::query_scalar(SUBSCRIBED_SOURCES)
+    Ok(crate::store::query_scalar(SUBSCRIBED_SOURCES)
         .bind(org_id)
         .fetch_all(&db.read)
         .await?)
@@ -982,7 +984,7 @@ pub async fn search_labels(
         ),
     };
     let rows: Vec<(String, Option<String>, Option<String>, Option<String>)> =
-        bind_as(sqlx::query_as(&sql), &binds)
+        bind_as(crate::store::query_as(&sql), &binds)
             .fetch_all(&db.read)
             .await?;
     let mut hits: Vec<(bool, String, String, Option<String>)> = Vec::new();

@@ -73,14 +73,14 @@ pub struct ProductVariant {
     pub description: Option<String>,
     /// Merchant's stock-keeping unit code; unique among the product's variants.
     pub sku: Option<String>,
-    #[sqlx(json(nullable))]
+    #[sqlx(try_from = "crate::store::JsonText")]
     pub price: Option<Price>,
     /// Free-form attributes such as colour and size (a JSON object of at most 16 KiB).
-    #[sqlx(json(nullable))]
+    #[sqlx(try_from = "crate::store::JsonText")]
     #[schema(value_type = Option<Object>)]
     pub attributes: Option<Map<String, Value>>,
     /// `img_…` ids of the variant's images, in order; the first is the main image.
-    #[sqlx(json)]
+    #[sqlx(try_from = "crate::store::JsonText")]
     pub image_ids: Vec<String>,
     pub duplicated_from_id: Option<String>,
     /// Set while archived (with its product).
@@ -173,12 +173,12 @@ const SKU_MAX: usize = 100;
 /// # Errors
 /// 409 CONFLICT naming the variant that already has the SKU.
 async fn check_sku_free(
-    conn: &mut sqlx::SqliteConnection,
+    conn: &mut sqlx::AnyConnection,
     product_id: &str,
     sku: &str,
     except: Option<&str>,
 ) -> ApiResult<()> {
-    let holder: Option<String> = sqlx::query_scalar(
+    let holder: Option<String> = crate::store::query_scalar(
         "SELECT id FROM product_variants WHERE product_id = ? AND sku = ? AND deleted_at IS NULL AND id != ?",
     )
     .bind(product_id)
@@ -201,7 +201,7 @@ async fn check_sku_free(
 ///
 /// # Errors
 /// 404 PRODUCT_VARIANT_NOT_FOUND.
-pub async fn load<'e, E: sqlx::SqliteExecutor<'e>>(
+pub async fn load<'e, E: sqlx::AnyExecutor<'e>>(
     ex: E,
     org_id: &str,
     id: &str,
@@ -211,10 +211,10 @@ pub async fn load<'e, E: sqlx::SqliteExecutor<'e>>(
 
 /// The active (not archived, not deleted) variants of a product, oldest first.
 pub async fn active_of_product(
-    ex: &mut sqlx::SqliteConnection,
+    ex: &mut sqlx::AnyConnection,
     product_id: &str,
 ) -> ApiResult<Vec<ProductVariant>> {
-    Ok(sqlx::query_as::<_, ProductVariant>(&format!(
+    Ok(crate::store::query_as::<ProductVariant>(&format!(
         "SELECT {COLUMNS} FROM product_variants AS t WHERE t.product_id = ? AND t.deleted_at IS NULL \
          AND t.archived_at IS NULL ORDER BY t.seq"
     ))
@@ -223,12 +223,8 @@ pub async fn active_of_product(
     .await?)
 }
 
-async fn insert(
-    tx: &mut sqlx::SqliteConnection,
-    org_id: &str,
-    v: &ProductVariant,
-) -> ApiResult<()> {
-    sqlx::query(
+async fn insert(tx: &mut sqlx::AnyConnection, org_id: &str, v: &ProductVariant) -> ApiResult<()> {
+    crate::store::query(
         "INSERT INTO product_variants (id, org_id, product_id, name, search_name, description, sku, price, attributes, \
          image_ids, duplicated_from_id, archived_at, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
     )
@@ -253,7 +249,7 @@ async fn insert(
 
 /// Inserts a copy of `v` under `product_id` (same name, same image references).
 pub async fn insert_copy(
-    tx: &mut sqlx::SqliteConnection,
+    tx: &mut sqlx::AnyConnection,
     org_id: &str,
     v: &ProductVariant,
     product_id: &str,
@@ -465,7 +461,7 @@ async fn update_variant(
         v.image_ids = ids;
     }
     v.updated_at = crate::timestamp::now();
-    sqlx::query(
+    crate::store::query(
         "UPDATE product_variants SET name = ?, search_name = ?, description = ?, sku = ?, price = ?, attributes = ?, \
          image_ids = ?, updated_at = ? WHERE id = ? AND org_id = ?",
     )
@@ -504,3 +500,5 @@ async fn delete_variant(
     TABLE.soft_delete(&state.db, &caller.org_id, &id).await?;
     Ok(Deleted::response(id))
 }
+
+crate::json_columns!(Option<Price>);

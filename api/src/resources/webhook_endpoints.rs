@@ -60,6 +60,7 @@ struct EndpointRow {
     url: String,
     description: Option<String>,
     events: String,
+    #[sqlx(try_from = "crate::store::Flag")]
     enabled: bool,
     disabled_reason: Option<String>,
     previous_secret_expires_at: Option<String>,
@@ -94,12 +95,12 @@ impl EndpointRow {
 ///
 /// # Errors
 /// 404 WEBHOOK_ENDPOINT_NOT_FOUND.
-async fn load_row<'e, E: sqlx::SqliteExecutor<'e>>(
+async fn load_row<'e, E: sqlx::AnyExecutor<'e>>(
     ex: E,
     org_id: &str,
     id: &str,
 ) -> ApiResult<EndpointRow> {
-    sqlx::query_as::<_, EndpointRow>(&format!(
+    crate::store::query_as::<EndpointRow>(&format!(
         "SELECT {COLUMNS} FROM webhook_endpoints AS t WHERE t.id = ? AND t.org_id = ? AND t.deleted_at IS NULL"
     ))
     .bind(id)
@@ -214,7 +215,7 @@ async fn create_endpoint(
     );
     finish(errors)?;
     let mut tx = state.db.begin_write().await?;
-    let count: i64 = sqlx::query_scalar(
+    let count: i64 = crate::store::query_scalar(
         "SELECT COUNT(*) FROM webhook_endpoints WHERE org_id = ? AND deleted_at IS NULL",
     )
     .bind(&caller.org_id)
@@ -231,7 +232,7 @@ async fn create_endpoint(
     let id = crate::ids::new_id("we");
     let secret = webhooks::new_secret();
     let now = crate::timestamp::now();
-    sqlx::query(
+    crate::store::query(
         "INSERT INTO webhook_endpoints (id, org_id, url, description, events, enabled, secret, created_at, updated_at) \
          VALUES (?, ?, ?, ?, ?, 1, ?, ?, ?)",
     )
@@ -360,7 +361,7 @@ async fn update_endpoint(
         row.enabled = on;
     }
     row.updated_at = crate::timestamp::now();
-    sqlx::query(
+    crate::store::query(
         "UPDATE webhook_endpoints SET url = ?, events = ?, description = ?, enabled = ?, disabled_reason = ?, \
          failing_since = CASE WHEN ? THEN NULL ELSE failing_since END, updated_at = ? WHERE id = ? AND org_id = ?",
     )
@@ -398,12 +399,12 @@ async fn delete_endpoint(
     let mut tx = state.db.begin_write().await?;
     load_row(&mut *tx, &caller.org_id, &id).await?;
     let now = crate::timestamp::now();
-    sqlx::query("UPDATE webhook_endpoints SET deleted_at = ?, enabled = 0 WHERE id = ?")
+    crate::store::query("UPDATE webhook_endpoints SET deleted_at = ?, enabled = 0 WHERE id = ?")
         .bind(&now)
         .bind(&id)
         .execute(&mut *tx)
         .await?;
-    sqlx::query(
+    crate::store::query(
         "UPDATE webhook_deliveries SET state = 'failed', next_attempt_ms = NULL, \
          last_error = coalesce(last_error, 'the endpoint was deleted') WHERE endpoint_id = ? AND state = 'pending' \
          AND lease_until_ms IS NULL",
@@ -442,7 +443,7 @@ async fn rotate_secret(
     let until = crate::timestamp::format(
         time::OffsetDateTime::now_utc() + time::Duration::seconds(webhooks::SECRET_GRACE_SECS),
     );
-    sqlx::query(
+    crate::store::query(
         "UPDATE webhook_endpoints SET previous_secret = secret, previous_secret_expires_at = ?, secret = ?, \
          updated_at = ? WHERE id = ?",
     )

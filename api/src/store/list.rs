@@ -12,8 +12,8 @@
 
 use std::collections::BTreeMap;
 
-use sqlx::sqlite::SqliteRow;
-use sqlx::{FromRow, Sqlite, Transaction};
+use sqlx::any::AnyRow;
+use sqlx::{Any, FromRow, Transaction};
 
 use crate::error::{ApiError, ApiResult};
 use crate::http::envelope::{FacetValue, Page};
@@ -56,7 +56,7 @@ impl Condition {
     pub fn any_of(dimension: Option<&'static str>, column: &str, values: &[String]) -> Self {
         let marks = vec!["?"; values.len()].join(", ");
         let sql = if values.is_empty() {
-            "0".to_string()
+            "1 = 0".to_string()
         } else {
             format!("{column} IN ({marks})")
         };
@@ -171,7 +171,7 @@ impl ListQuery<'_> {
     /// organisation; database failures.
     pub async fn fetch<T>(self, db: &Db, p: &ListParams) -> ApiResult<Page<T>>
     where
-        T: for<'r> FromRow<'r, SqliteRow> + Send + Unpin,
+        T: for<'r> FromRow<'r, AnyRow> + Send + Unpin,
     {
         self.fetch_in(db, p, None).await
     }
@@ -189,7 +189,7 @@ impl ListQuery<'_> {
         visible: Condition,
     ) -> ApiResult<Page<T>>
     where
-        T: for<'r> FromRow<'r, SqliteRow> + Send + Unpin,
+        T: for<'r> FromRow<'r, AnyRow> + Send + Unpin,
     {
         self.fetch_in(db, p, Some(visible)).await
     }
@@ -201,7 +201,7 @@ impl ListQuery<'_> {
         base: Option<Condition>,
     ) -> ApiResult<Page<T>>
     where
-        T: for<'r> FromRow<'r, SqliteRow> + Send + Unpin,
+        T: for<'r> FromRow<'r, AnyRow> + Send + Unpin,
     {
         let mut tx = db.begin_read().await?;
         let table = self.table;
@@ -211,7 +211,7 @@ impl ListQuery<'_> {
         } else if let Some(after) = &p.starting_after {
             let seq: Option<i64> = match &base {
                 None => {
-                    sqlx::query_scalar(&format!(
+                    crate::store::query_scalar(&format!(
                         "SELECT seq FROM {table} WHERE id = ? AND org_id = ?"
                     ))
                     .bind(after)
@@ -226,7 +226,7 @@ impl ListQuery<'_> {
                     );
                     let mut binds = vec![Bind::Text(after.clone())];
                     binds.extend(b.binds.iter().cloned());
-                    bind_scalar(sqlx::query_scalar(&sql), &binds)
+                    bind_scalar(crate::store::query_scalar(&sql), &binds)
                         .fetch_optional(&mut *tx)
                         .await?
                 }
@@ -247,7 +247,7 @@ impl ListQuery<'_> {
         let from = format!("{table} AS t {}", self.joins);
 
         let count_sql = format!("SELECT COUNT(*) FROM {from} WHERE {where_sql}");
-        let total_count: i64 = bind_scalar(sqlx::query_scalar(&count_sql), &binds)
+        let total_count: i64 = bind_scalar(crate::store::query_scalar(&count_sql), &binds)
             .fetch_one(&mut *tx)
             .await?;
 
@@ -261,7 +261,7 @@ impl ListQuery<'_> {
         let page_limit = if p.ids.is_some() { MAX_LIMIT } else { p.limit };
         page_sql.push_str(" LIMIT ?");
         page_binds.push(Bind::Int(page_limit + 1));
-        let mut items: Vec<T> = bind_as(sqlx::query_as(&page_sql), &page_binds)
+        let mut items: Vec<T> = bind_as(crate::store::query_as(&page_sql), &page_binds)
             .fetch_all(&mut *tx)
             .await?;
         let has_more = items.len() as i64 > page_limit;
@@ -286,7 +286,7 @@ impl ListQuery<'_> {
 
     async fn facets(
         &self,
-        tx: &mut Transaction<'static, Sqlite>,
+        tx: &mut Transaction<'static, Any>,
         from: &str,
         dims: &[&'static str],
         base: Option<&Condition>,
@@ -302,7 +302,7 @@ impl ListQuery<'_> {
                  WHERE {where_sql} AND {expr} IS NOT NULL \
                  GROUP BY value ORDER BY n DESC, value ASC LIMIT {MAX_FACET_VALUES}"
             );
-            let rows: Vec<(String, i64)> = bind_as(sqlx::query_as(&sql), &binds)
+            let rows: Vec<(String, i64)> = bind_as(crate::store::query_as(&sql), &binds)
                 .fetch_all(&mut **tx)
                 .await?;
             out.insert(
@@ -316,12 +316,12 @@ impl ListQuery<'_> {
     }
 }
 
-type Args<'q> = sqlx::sqlite::SqliteArguments<'q>;
+type Args<'q> = sqlx::any::AnyArguments<'q>;
 
 pub fn bind_as<'q, O>(
-    mut q: sqlx::query::QueryAs<'q, Sqlite, O, Args<'q>>,
+    mut q: sqlx::query::QueryAs<'q, Any, O, Args<'q>>,
     binds: &'q [Bind],
-) -> sqlx::query::QueryAs<'q, Sqlite, O, Args<'q>> {
+) -> sqlx::query::QueryAs<'q, Any, O, Args<'q>> {
     for b in binds {
         q = match b {
             Bind::Text(s) => q.bind(s.as_str()),
@@ -332,9 +332,9 @@ pub fn bind_as<'q, O>(
 }
 
 pub fn bind_scalar<'q, O>(
-    mut q: sqlx::query::QueryScalar<'q, Sqlite, O, Args<'q>>,
+    mut q: sqlx::query::QueryScalar<'q, Any, O, Args<'q>>,
     binds: &'q [Bind],
-) -> sqlx::query::QueryScalar<'q, Sqlite, O, Args<'q>> {
+) -> sqlx::query::QueryScalar<'q, Any, O, Args<'q>> {
     for b in binds {
         q = match b {
             Bind::Text(s) => q.bind(s.as_str()),

@@ -19,7 +19,9 @@
 use std::ops::{Deref, DerefMut};
 use std::sync::{Arc, Mutex, PoisonError};
 
-use sqlx::{Sqlite, SqliteConnection, Transaction};
+use sqlx::{Any, AnyConnection, Transaction};
+
+use super::{Engine, PG_WRITE_LOCK};
 
 type Hook = Box<dyn FnOnce() + Send>;
 
@@ -29,19 +31,29 @@ tokio::task_local! {
 
 /// An open write transaction. Dropped without [`commit`](Self::commit), it rolls back.
 pub struct WriteTx {
-    tx: Transaction<'static, Sqlite>,
+    tx: Transaction<'static, Any>,
     hooks: Vec<Hook>,
 }
 
 impl WriteTx {
-    pub(super) async fn begin(pool: &sqlx::SqlitePool) -> Result<Self, sqlx::Error> {
+    pub(super) async fn begin(pool: &sqlx::AnyPool, engine: Engine) -> Result<Self, sqlx::Error> {
         if let Ok(Some(tx)) = DEFER.try_with(DeferredCommit::take_tx) {
             return Ok(Self {
                 tx,
                 hooks: Vec::new(),
             });
         }
-        let tx = pool.begin_with("BEGIN IMMEDIATE").await?;
+        let tx = match engine {
+            Engine::Sqlite => pool.begin_with("BEGIN IMMEDIATE").await?,
+            Engine::Postgres => {
+                let mut tx = pool.begin().await?;
+                super::query("SELECT pg_advisory_xact_lock(?)")
+                    .bind(PG_WRITE_LOCK)
+                    .execute(&mut *tx)
+                    .await?;
+                tx
+            }
+        };
         Ok(Self {
             tx,
             hooks: Vec::new(),
@@ -90,21 +102,21 @@ impl WriteTx {
 }
 
 impl Deref for WriteTx {
-    type Target = SqliteConnection;
-    fn deref(&self) -> &SqliteConnection {
+    type Target = AnyConnection;
+    fn deref(&self) -> &AnyConnection {
         &self.tx
     }
 }
 
 impl DerefMut for WriteTx {
-    fn deref_mut(&mut self) -> &mut SqliteConnection {
+    fn deref_mut(&mut self) -> &mut AnyConnection {
         &mut self.tx
     }
 }
 
 #[derive(Default)]
 struct Pending {
-    tx: Option<Transaction<'static, Sqlite>>,
+    tx: Option<Transaction<'static, Any>>,
     hooks: Vec<Hook>,
 }
 
@@ -114,7 +126,7 @@ pub struct DeferredCommit(Arc<Mutex<Pending>>);
 
 /// A transaction whose commit was deferred, with the work to run after it.
 pub struct Deferred {
-    pub tx: Transaction<'static, Sqlite>,
+    pub tx: Transaction<'static, Any>,
     hooks: Vec<Hook>,
 }
 
@@ -146,7 +158,7 @@ impl DeferredCommit {
         })
     }
 
-    fn take_tx(&self) -> Option<Transaction<'static, Sqlite>> {
+    fn take_tx(&self) -> Option<Transaction<'static, Any>> {
         self.0
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
@@ -154,7 +166,7 @@ impl DeferredCommit {
             .take()
     }
 
-    fn stash(&self, tx: Transaction<'static, Sqlite>, hooks: Vec<Hook>) {
+    fn stash(&self, tx: Transaction<'static, Any>, hooks: Vec<Hook>) {
         let mut p = self.0.lock().unwrap_or_else(PoisonError::into_inner);
         p.tx = Some(tx);
         p.hooks.extend(hooks);

@@ -167,7 +167,7 @@ impl SwipeFilter {
 
 /// Joins conditions into one `AND`ed SQL text with its binds.
 pub fn and_all(conditions: &[Condition]) -> (String, Vec<Bind>) {
-    let mut sql = String::from("1");
+    let mut sql = String::from("1 = 1");
     let mut binds = Vec::new();
     for c in conditions {
         sql.push_str(" AND (");

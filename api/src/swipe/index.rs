@@ -121,7 +121,7 @@ const CHANGE_SQL: &str = "SELECT t.id, t.org_id, t.data_source_id, t.status, t.a
      t.industry, t.ad_format, t.aspect_ratio, v.model_id, v.vector \
      FROM swipe_files t LEFT JOIN swipe_file_vectors v ON v.swipe_file_id = t.id AND v.kind = ?";
 
-fn change_from_row(row: &sqlx::sqlite::SqliteRow) -> Result<Change, sqlx::Error> {
+fn change_from_row(row: &sqlx::any::AnyRow) -> Result<Change, sqlx::Error> {
     let model: Option<String> = row.try_get("model_id")?;
     let bytes: Option<Vec<u8>> = row.try_get("vector")?;
     let vector = match (model, bytes) {
@@ -133,7 +133,7 @@ fn change_from_row(row: &sqlx::sqlite::SqliteRow) -> Result<Change, sqlx::Error>
         org_id: row.try_get("org_id")?,
         data_source_id: row.try_get("data_source_id")?,
         status: row.try_get("status")?,
-        archived: row.try_get("archived")?,
+        archived: row.try_get::<crate::store::Flag, _>("archived")?.0,
         industry: row.try_get("industry")?,
         ad_format: row.try_get("ad_format")?,
         aspect_ratio: row.try_get("aspect_ratio")?,
@@ -291,19 +291,21 @@ impl SearchIndex {
             guard.as_ref().map(|x| x.marker)
         };
         let mut tx = db.begin_read().await?;
-        let rev: i64 = sqlx::query_scalar("SELECT rev FROM swipe_file_revision WHERE id = 1")
-            .fetch_optional(&mut *tx)
-            .await?
-            .unwrap_or(0);
+        let rev: i64 =
+            crate::store::query_scalar("SELECT rev FROM swipe_file_revision WHERE id = 1")
+                .fetch_optional(&mut *tx)
+                .await?
+                .unwrap_or(0);
         match marker {
             Some(m) if m == rev => Ok(()),
             Some(m) => {
-                let rows = sqlx::query(&format!("{CHANGE_SQL} WHERE t.rev > ? ORDER BY t.rev"))
-                    .bind(kind)
-                    .bind(m)
-                    .fetch_all(&mut *tx)
-                    .await?;
-                let deleted: Vec<String> = sqlx::query_scalar(
+                let rows =
+                    crate::store::query(&format!("{CHANGE_SQL} WHERE t.rev > ? ORDER BY t.rev"))
+                        .bind(kind)
+                        .bind(m)
+                        .fetch_all(&mut *tx)
+                        .await?;
+                let deleted: Vec<String> = crate::store::query_scalar(
                     "SELECT swipe_file_id FROM swipe_file_deletions WHERE rev > ? ORDER BY rev",
                 )
                 .bind(m)
@@ -338,7 +340,7 @@ impl SearchIndex {
                 };
                 {
                     let sql = format!("{CHANGE_SQL} ORDER BY t.seq");
-                    let mut rows = sqlx::query(&sql).bind(kind).fetch(&mut *tx);
+                    let mut rows = crate::store::query(&sql).bind(kind).fetch(&mut *tx);
                     while let Some(row) = rows.try_next().await? {
                         index.apply(change_from_row(&row)?);
                     }
@@ -368,16 +370,18 @@ impl SearchIndex {
     /// Database failures.
     pub async fn search(&self, db: &Db, s: &Search<'_>) -> Result<Vec<(f32, String)>, sqlx::Error> {
         self.refresh(db, s.kind).await?;
-        let subscribed: Vec<String> = sqlx::query_scalar(SUBSCRIBED_SOURCES)
+        let subscribed: Vec<String> = crate::store::query_scalar(SUBSCRIBED_SOURCES)
             .bind(s.org_id)
             .fetch_all(&db.read)
             .await?;
         let pack = match &s.filter.design_pack_id {
             Some(p) => Some(
-                sqlx::query_scalar("SELECT swipe_file_id FROM design_pack_items WHERE pack_id = ?")
-                    .bind(p)
-                    .fetch_all(&db.read)
-                    .await?,
+                crate::store::query_scalar(
+                    "SELECT swipe_file_id FROM design_pack_items WHERE pack_id = ?",
+                )
+                .bind(p)
+                .fetch_all(&db.read)
+                .await?,
             ),
             None => None,
         };
@@ -702,7 +706,7 @@ mod tests {
         conds.extend(s.filter.conditions());
         let (where_sql, binds) = and_all(&conds);
         let ids: Vec<(String,)> = bind_as(
-            sqlx::query_as(&format!(
+            crate::store::query_as(&format!(
                 "SELECT t.id FROM swipe_files AS t WHERE {where_sql}"
             )),
             &binds,
@@ -715,7 +719,7 @@ mod tests {
             if s.exclude == Some(id.as_str()) {
                 continue;
             }
-            let v: Option<(String, Vec<u8>)> = sqlx::query_as(
+            let v: Option<(String, Vec<u8>)> = crate::store::query_as(
                 "SELECT model_id, vector FROM swipe_file_vectors WHERE swipe_file_id = ? AND kind = ?",
             )
             .bind(&id)
@@ -745,7 +749,7 @@ mod tests {
 
     async fn exec(db: &Db, sql: &str, binds: &[&str]) {
         let mut tx = db.begin_write().await.unwrap();
-        let mut q = sqlx::query(sql);
+        let mut q = crate::store::query(sql);
         for b in binds {
             q = q.bind(*b);
         }
@@ -778,7 +782,7 @@ mod tests {
             let aspect = pick(rng, &ASPECT_RATIOS.map(|(k, _)| k)[..3]);
             let archived =
                 (org.is_some() && rng.below(6) == 0).then_some("2026-01-01T00:00:00.000Z");
-            sqlx::query(
+            crate::store::query(
                 "INSERT INTO swipe_files (id, org_id, data_source_id, source, blob_key, status, aspect_ratio, industry, ad_format, archived_at, created_at, updated_at) \
                  VALUES (?, ?, ?, 'upload', 'x', ?, ?, ?, ?, ?, '2026-01-01T00:00:00.000Z', '2026-01-01T00:00:00.000Z')",
             )
@@ -795,7 +799,7 @@ mod tests {
                 };
                 last = v.clone();
                 let model = if rng.below(10) == 0 { "other" } else { "m" };
-                sqlx::query("INSERT INTO swipe_file_vectors (swipe_file_id, kind, model_id, dim, vector) VALUES (?, 'text', ?, 24, ?)")
+                crate::store::query("INSERT INTO swipe_file_vectors (swipe_file_id, kind, model_id, dim, vector) VALUES (?, 'text', ?, 24, ?)")
                     .bind(&id).bind(model).bind(vectors::encode(&v))
                     .execute(&mut *tx)
                     .await
@@ -961,7 +965,7 @@ mod tests {
             .await;
             let v = vectors::encode(&rng.unit(24));
             let mut tx = db.begin_write().await.unwrap();
-            sqlx::query("INSERT INTO swipe_file_vectors (swipe_file_id, kind, model_id, dim, vector) VALUES (?, 'text', 'm', 24, ?) ON CONFLICT DO NOTHING")
+            crate::store::query("INSERT INTO swipe_file_vectors (swipe_file_id, kind, model_id, dim, vector) VALUES (?, 'text', 'm', 24, ?) ON CONFLICT DO NOTHING")
                 .bind(id).bind(v).execute(&mut *tx).await.unwrap();
             tx.commit().await.unwrap();
         }
@@ -980,7 +984,7 @@ mod tests {
         )
         .await;
         exec(&db, "DELETE FROM swipe_files WHERE id = ?", &[&ids[10]]).await;
-        let deleted: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM swipe_file_deletions")
+        let deleted: i64 = crate::store::query_scalar("SELECT COUNT(*) FROM swipe_file_deletions")
             .fetch_one(&db.read)
             .await
             .unwrap();

@@ -98,7 +98,7 @@ pub async fn apply_ingested(
 ) -> crate::error::ApiResult<bool> {
     let mut tx = db.begin_write().await?;
     let now = crate::timestamp::now();
-    let changed = sqlx::query(
+    let changed = crate::store::query(
         "UPDATE swipe_files SET status = 'ready', error = NULL, thumb_key = ?, width = ?, height = ?, \
          aspect_ratio = ?, industry = ?, ad_format = ?, caption = ?, labels = ?, ocr_text = ?, updated_at = ? \
          WHERE id = ? AND status = 'processing'",
@@ -122,7 +122,7 @@ pub async fn apply_ingested(
             (vectors::IMAGE, &r.image_model, &r.image_vector),
             (vectors::TEXT, &r.text_model, &r.text_vector),
         ] {
-            sqlx::query(
+            crate::store::query(
                 "INSERT INTO swipe_file_vectors (swipe_file_id, kind, model_id, dim, vector) VALUES (?, ?, ?, ?, ?) \
                  ON CONFLICT(swipe_file_id, kind) DO UPDATE SET model_id = excluded.model_id, dim = excluded.dim, vector = excluded.vector",
             )
@@ -152,7 +152,7 @@ pub async fn apply_failed(
     error: &str,
 ) -> crate::error::ApiResult<bool> {
     let mut tx = db.begin_write().await?;
-    let changed = sqlx::query(
+    let changed = crate::store::query(
         "UPDATE swipe_files SET status = 'failed', error = ?, updated_at = ? WHERE id = ? AND status = 'processing'",
     )
     .bind(error)
@@ -171,12 +171,12 @@ pub async fn apply_failed(
 /// Writes the webhook event of an upload's state change, with the design as GET shows it
 /// now; nothing for a managed design (no organisation to tell).
 async fn record_event(
-    conn: &mut sqlx::SqliteConnection,
+    conn: &mut sqlx::AnyConnection,
     blobs: &dyn crate::blob::BlobStore,
     id: &str,
     event_type: &str,
 ) -> crate::error::ApiResult<()> {
-    let row: Option<crate::resources::swipe_files::SwipeRow> = sqlx::query_as(&format!(
+    let row: Option<crate::resources::swipe_files::SwipeRow> = crate::store::query_as(&format!(
         "SELECT {} FROM swipe_files AS t WHERE t.id = ?",
         crate::resources::swipe_files::COLUMNS
     ))

@@ -34,13 +34,15 @@ pub async fn create(db: &Db, name: &str, is_default: bool) -> Result<String, Err
     }
     let id = crate::ids::new_id("sfs");
     let mut tx = db.begin_write().await?;
-    sqlx::query("INSERT INTO data_sources (id, name, is_default, created_at) VALUES (?, ?, ?, ?)")
-        .bind(&id)
-        .bind(name)
-        .bind(is_default)
-        .bind(crate::timestamp::now())
-        .execute(&mut *tx)
-        .await?;
+    crate::store::query(
+        "INSERT INTO data_sources (id, name, is_default, created_at) VALUES (?, ?, ?, ?)",
+    )
+    .bind(&id)
+    .bind(name)
+    .bind(is_default)
+    .bind(crate::timestamp::now())
+    .execute(&mut *tx)
+    .await?;
     tx.commit().await?;
     Ok(id)
 }
@@ -75,10 +77,11 @@ pub async fn import_folder(
     source_id: &str,
     folder: &Path,
 ) -> Result<Vec<(String, Result<String, String>)>, Error> {
-    let found: Option<String> = sqlx::query_scalar("SELECT id FROM data_sources WHERE id = ?")
-        .bind(source_id)
-        .fetch_optional(&db.read)
-        .await?;
+    let found: Option<String> =
+        crate::store::query_scalar("SELECT id FROM data_sources WHERE id = ?")
+            .bind(source_id)
+            .fetch_optional(&db.read)
+            .await?;
     if found.is_none() {
         return Err(Error::Invalid(format!(
             "no data source `{source_id}`; list them with `adforge admin data-source list`"
@@ -120,7 +123,7 @@ pub async fn ensure_default_collection(
     folder: &Path,
 ) -> Result<Option<(String, usize)>, Error> {
     let existing: Option<String> =
-        sqlx::query_scalar("SELECT id FROM data_sources WHERE is_default = 1 LIMIT 1")
+        crate::store::query_scalar("SELECT id FROM data_sources WHERE is_default = 1 LIMIT 1")
             .fetch_optional(&db.read)
             .await?;
     if existing.is_some() || !folder.is_dir() {
@@ -172,7 +175,7 @@ pub async fn create_placement_packs(db: &Db, source_id: &str) -> Result<usize, E
     let now = crate::timestamp::now();
     let mut created = 0;
     for (ratio, title, description) in PLACEMENT_PACKS {
-        let designs: Vec<String> = sqlx::query_scalar(
+        let designs: Vec<String> = crate::store::query_scalar(
             "SELECT id FROM swipe_files WHERE data_source_id = ? AND aspect_ratio = ? ORDER BY seq",
         )
         .bind(source_id)
@@ -183,7 +186,7 @@ pub async fn create_placement_packs(db: &Db, source_id: &str) -> Result<usize, E
             continue;
         }
         let pack = crate::ids::new_id("dp");
-        sqlx::query(
+        crate::store::query(
             "INSERT INTO design_packs (id, data_source_id, title, description, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)",
         )
         .bind(&pack)
@@ -198,7 +201,7 @@ pub async fn create_placement_packs(db: &Db, source_id: &str) -> Result<usize, E
             .iter()
             .take(crate::resources::design_packs::PACK_MAX as usize)
         {
-            sqlx::query(
+            crate::store::query(
                 "INSERT INTO design_pack_items (pack_id, swipe_file_id, added_at) VALUES (?, ?, ?)",
             )
             .bind(&pack)

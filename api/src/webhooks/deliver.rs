@@ -137,6 +137,7 @@ struct Due {
     secret: String,
     previous_secret: Option<String>,
     previous_secret_expires_at: Option<String>,
+    #[sqlx(try_from = "crate::store::Flag")]
     enabled: bool,
     deleted_at: Option<String>,
     payload: String,
@@ -229,8 +230,8 @@ impl Deliverer {
 
     /// How long until the earliest pending delivery is due (its lease expired included).
     async fn next_due_in(&self) -> Option<Duration> {
-        let next: Option<i64> = sqlx::query_scalar(
-            "SELECT min(max(d.next_attempt_ms, coalesce(d.lease_until_ms, 0))) FROM webhook_deliveries d \
+        let next: Option<i64> = crate::store::query_scalar(
+            "SELECT min(CASE WHEN d.next_attempt_ms > coalesce(d.lease_until_ms, 0) THEN d.next_attempt_ms ELSE coalesce(d.lease_until_ms, 0) END) FROM webhook_deliveries d \
              WHERE d.state = 'pending' AND NOT EXISTS (SELECT 1 FROM webhook_deliveries p \
                  WHERE p.endpoint_id = d.endpoint_id AND p.object_id = d.object_id AND p.state = 'pending' \
                  AND p.seq < d.seq)",
@@ -249,7 +250,7 @@ impl Deliverer {
         let now = now_ms();
         // A cheap look on the read pool first: most wake-ups find nothing due, and those
         // should not take the single write connection.
-        let any: Option<i64> = sqlx::query_scalar(
+        let any: Option<i64> = crate::store::query_scalar(
             "SELECT 1 FROM webhook_deliveries WHERE state = 'pending' AND next_attempt_ms <= ? \
              AND (lease_until_ms IS NULL OR lease_until_ms <= ?) LIMIT 1",
         )
@@ -261,7 +262,7 @@ impl Deliverer {
             return Ok(Vec::new());
         }
         let mut tx = self.db.begin_write().await?;
-        let due: Vec<Due> = sqlx::query_as(
+        let due: Vec<Due> = crate::store::query_as(
             "SELECT d.id, d.org_id, d.endpoint_id, d.event_id, d.attempts, w.url, w.secret, w.previous_secret, \
              w.previous_secret_expires_at, w.enabled, w.deleted_at, e.payload \
              FROM webhook_deliveries d JOIN webhook_endpoints w ON w.id = d.endpoint_id JOIN events e ON e.id = d.event_id \
@@ -284,7 +285,7 @@ impl Deliverer {
                 } else {
                     "the endpoint is disabled"
                 };
-                sqlx::query(
+                crate::store::query(
                     "UPDATE webhook_deliveries SET state = 'failed', next_attempt_ms = NULL, lease_until_ms = NULL, \
                      last_error = ? WHERE id = ?",
                 )
@@ -294,7 +295,7 @@ impl Deliverer {
                 .await?;
                 continue;
             }
-            sqlx::query(
+            crate::store::query(
                 "UPDATE webhook_deliveries SET lease_until_ms = ?, attempts = attempts + 1 WHERE id = ?",
             )
             .bind(lease_until)
@@ -425,7 +426,7 @@ impl Deliverer {
         let now = crate::timestamp::now();
         let mut tx = self.db.begin_write().await?;
         if o.error.is_none() {
-            sqlx::query(
+            crate::store::query(
                 "UPDATE webhook_deliveries SET state = 'delivered', next_attempt_ms = NULL, lease_until_ms = NULL, \
                  last_status = ?, last_error = NULL, latency_ms = ?, last_attempt_at = ?, delivered_at = ? \
                  WHERE id = ? AND state = 'pending'",
@@ -437,7 +438,7 @@ impl Deliverer {
             .bind(&due.id)
             .execute(&mut *tx)
             .await?;
-            sqlx::query("UPDATE webhook_endpoints SET failing_since = NULL WHERE id = ?")
+            crate::store::query("UPDATE webhook_endpoints SET failing_since = NULL WHERE id = ?")
                 .bind(&due.endpoint_id)
                 .execute(&mut *tx)
                 .await?;
@@ -450,7 +451,7 @@ impl Deliverer {
             let delay = i64::try_from(self.backoff(due.attempts).as_millis()).unwrap_or(0);
             ("pending", Some(now_ms() + delay))
         };
-        sqlx::query(
+        crate::store::query(
             "UPDATE webhook_deliveries SET state = ?, next_attempt_ms = ?, lease_until_ms = NULL, last_status = ?, \
              last_error = ?, latency_ms = ?, last_attempt_at = ? WHERE id = ? AND state = 'pending'",
         )
@@ -463,7 +464,7 @@ impl Deliverer {
         .bind(&due.id)
         .execute(&mut *tx)
         .await?;
-        sqlx::query(
+        crate::store::query(
             "UPDATE webhook_endpoints SET failing_since = coalesce(failing_since, ?) WHERE id = ?",
         )
         .bind(&now)
@@ -471,7 +472,7 @@ impl Deliverer {
         .execute(&mut *tx)
         .await?;
         let since: Option<String> =
-            sqlx::query_scalar("SELECT failing_since FROM webhook_endpoints WHERE id = ?")
+            crate::store::query_scalar("SELECT failing_since FROM webhook_endpoints WHERE id = ?")
                 .bind(&due.endpoint_id)
                 .fetch_optional(&mut *tx)
                 .await?
@@ -483,7 +484,7 @@ impl Deliverer {
                 "Every delivery attempt since {since} failed (last: {}); re-enable with PATCH enabled=true once the endpoint works",
                 o.error.as_deref().unwrap_or("unknown")
             );
-            sqlx::query(
+            crate::store::query(
                 "UPDATE webhook_endpoints SET enabled = 0, disabled_reason = ?, updated_at = ? WHERE id = ? AND enabled = 1",
             )
             .bind(&reason)
@@ -491,7 +492,7 @@ impl Deliverer {
             .bind(&due.endpoint_id)
             .execute(&mut *tx)
             .await?;
-            sqlx::query(
+            crate::store::query(
                 "UPDATE webhook_deliveries SET state = 'failed', next_attempt_ms = NULL, lease_until_ms = NULL, \
                  last_error = coalesce(last_error, 'the endpoint was disabled') \
                  WHERE endpoint_id = ? AND state = 'pending' AND (lease_until_ms IS NULL OR id = ?)",

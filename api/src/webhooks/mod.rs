@@ -21,7 +21,7 @@ use hmac::{Hmac, Mac};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use sha2::Sha256;
-use sqlx::SqliteConnection;
+use sqlx::AnyConnection;
 use utoipa::ToSchema;
 use utoipa::openapi::RefOr;
 use utoipa::openapi::schema::{ObjectBuilder, Schema, SchemaType, Type};
@@ -150,7 +150,7 @@ pub fn signature_header(t: i64, secrets: &[&str], body: &[u8]) -> String {
 /// # Errors
 /// Database failures (the caller's transaction then rolls back, state change included).
 pub async fn record(
-    conn: &mut SqliteConnection,
+    conn: &mut AnyConnection,
     org_id: &str,
     event_type: &str,
     object_id: &str,
@@ -163,7 +163,7 @@ pub async fn record(
         created_at: crate::timestamp::now(),
         data: EventData { object },
     };
-    sqlx::query(
+    crate::store::query(
         "INSERT INTO events (id, org_id, type, object_id, payload, created_at) VALUES (?, ?, ?, ?, ?, ?)",
     )
     .bind(&event.id)
@@ -174,12 +174,13 @@ pub async fn record(
     .bind(&event.created_at)
     .execute(&mut *conn)
     .await?;
-    let endpoints: Vec<String> = sqlx::query_scalar(
+    let endpoints: Vec<String> = crate::store::query_scalar(
         "SELECT id FROM webhook_endpoints WHERE org_id = ? AND enabled = 1 AND deleted_at IS NULL \
-         AND EXISTS (SELECT 1 FROM json_each(webhook_endpoints.events) WHERE value = ?) ORDER BY seq",
+         AND instr(events, ?) > 0 ORDER BY seq",
     )
     .bind(org_id)
-    .bind(event_type)
+    // `events` is a JSON array of plain names: the quoted name matches exactly one entry.
+    .bind(format!("\"{event_type}\""))
     .fetch_all(&mut *conn)
     .await?;
     for endpoint_id in endpoints {
@@ -193,7 +194,7 @@ pub async fn record(
 /// # Errors
 /// Database failures.
 pub async fn insert_delivery(
-    conn: &mut SqliteConnection,
+    conn: &mut AnyConnection,
     org_id: &str,
     endpoint_id: &str,
     event_id: &str,
@@ -202,7 +203,7 @@ pub async fn insert_delivery(
 ) -> ApiResult<String> {
     let id = crate::ids::new_id("whd");
     let now_ms = deliver::now_ms();
-    sqlx::query(
+    crate::store::query(
         "INSERT INTO webhook_deliveries (id, org_id, endpoint_id, event_id, event_type, object_id, state, attempts, \
          next_attempt_ms, created_at, created_ms) VALUES (?, ?, ?, ?, ?, ?, 'pending', 0, ?, ?, ?)",
     )

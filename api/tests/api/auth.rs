@@ -149,7 +149,7 @@ async fn secrets_are_stored_only_as_hashes() {
     let s = TestServer::start().await;
     let org = s.org("Hashes").await;
     s.get(&org, "/v1/brands").await.expect(200, None);
-    let stored: Vec<String> = sqlx::query_scalar("SELECT secret_hash FROM api_keys")
+    let stored: Vec<String> = adforge_api::store::query_scalar("SELECT secret_hash FROM api_keys")
         .fetch_all(&s.db.read)
         .await
         .unwrap();

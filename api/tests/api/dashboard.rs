@@ -559,7 +559,7 @@ async fn another_organisations_ids_are_not_found() {
         .id
         .clone();
     assert!(!theirs_page.text.contains(&my_key));
-    let their_session: String = sqlx::query_scalar(
+    let their_session: String = adforge_api::store::query_scalar(
         "SELECT s.id FROM dashboard_sessions s JOIN profiles p ON p.id = s.profile_id WHERE p.email = 'b@example.com'",
     )
     .fetch_one(&s.db.read)
@@ -785,7 +785,7 @@ async fn owners_invite_members_and_sessions_can_be_revoked() {
     let second = Browser::new(&s);
     assert_eq!(second.sign_in("o@example.com", PASSWORD).await.status, 303);
     let list = second.get("/dashboard/sessions").await;
-    let first_id: String = sqlx::query_scalar(
+    let first_id: String = adforge_api::store::query_scalar(
         "SELECT s.id FROM dashboard_sessions s JOIN profiles p ON p.id = s.profile_id WHERE p.email = 'o@example.com' ORDER BY s.seq LIMIT 1",
     )
     .fetch_one(&s.db.read)

@@ -311,7 +311,7 @@ async fn an_ad_created_and_edited_in_the_dashboard_completes_as_version_2() {
             .contains("/files/images/"),
         "the upload went through the images code: {ad}"
     );
-    let charges: Vec<i64> = sqlx::query_scalar(
+    let charges: Vec<i64> = adforge_api::store::query_scalar(
         "SELECT amount_cents FROM wallet_ledger WHERE org_id = ? AND kind = 'charge' AND reference = ?",
     )
     .bind(&org.id)

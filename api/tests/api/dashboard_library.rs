@@ -134,7 +134,7 @@ async fn upload_search_more_like_this_and_a_pack_with_its_author() {
     assert_eq!(pack.body["data"]["title"], "Launch ideas");
     assert_eq!(pack.body["data"]["item_count"], 2);
     let (profile_id, name): (String, String) =
-        sqlx::query_as("SELECT id, name FROM profiles WHERE email = ?")
+        adforge_api::store::query_as("SELECT id, name FROM profiles WHERE email = ?")
             .bind("lib@example.test")
             .fetch_one(&s.db.read)
             .await

@@ -188,12 +188,14 @@ fn png_size(bytes: &[u8]) -> (u32, u32) {
 }
 
 async fn top_up(s: &TestServer, org: &Org, cents: i64) {
-    sqlx::query("UPDATE wallets SET balance_cents = balance_cents + ? WHERE org_id = ?")
-        .bind(cents)
-        .bind(&org.id)
-        .execute(&s.db.write)
-        .await
-        .unwrap();
+    adforge_api::store::query(
+        "UPDATE wallets SET balance_cents = balance_cents + ? WHERE org_id = ?",
+    )
+    .bind(cents)
+    .bind(&org.id)
+    .execute(&s.db.write)
+    .await
+    .unwrap();
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -373,7 +375,7 @@ async fn analyse_edit_version_and_make_an_ad() {
     assert_eq!(t2["status"], "completed", "{t2}");
     assert_eq!(t2["json_tree_version"], 2);
     assert_eq!(t2["current_json_tree"], edited);
-    let deliveries: i64 = sqlx::query_scalar(
+    let deliveries: i64 = adforge_api::store::query_scalar(
         "SELECT COUNT(*) FROM webhook_deliveries WHERE event_type = 'design_template.completed' AND object_id = ?",
     )
     .bind(&id)
@@ -475,12 +477,13 @@ async fn analyse_edit_version_and_make_an_ad() {
     let (status, _, image) = s.fetch(ad["image_url"].as_str().unwrap()).await;
     assert_eq!(status.as_u16(), 200);
     assert_eq!(png_size(&image), (w as u32, h as u32));
-    let (balance, held): (i64, i64) =
-        sqlx::query_as("SELECT balance_cents, held_cents FROM wallets WHERE org_id = ?")
-            .bind(&org.id)
-            .fetch_one(&s.db.read)
-            .await
-            .unwrap();
+    let (balance, held): (i64, i64) = adforge_api::store::query_as(
+        "SELECT balance_cents, held_cents FROM wallets WHERE org_id = ?",
+    )
+    .bind(&org.id)
+    .fetch_one(&s.db.read)
+    .await
+    .unwrap();
     assert_eq!((balance, held), (600, 0));
     // The ad's tree is the edited template's, filled: its nodes keep the template's boxes.
     let nodes = ad["current_json_tree"]["nodes"].as_object().unwrap();
@@ -741,7 +744,7 @@ async fn processing_lists_facets_deletion_scopes_and_isolation() {
         ("home", "product_shot", "processing"),
     ];
     for (id, (industry, format, status)) in ids.iter().zip(spread) {
-        sqlx::query(
+        adforge_api::store::query(
             "UPDATE design_templates SET industry = ?, ad_format = ?, status = ? WHERE id = ?",
         )
         .bind(industry)

@@ -34,16 +34,18 @@ async fn embedded(adjust: impl FnOnce(&mut adforge_api::cli::ServeArgs)) -> (Emb
 }
 
 async fn embedded_top_up(e: &Embedded, org: &Org, cents: i64) {
-    sqlx::query("UPDATE wallets SET balance_cents = balance_cents + ? WHERE org_id = ?")
-        .bind(cents)
-        .bind(&org.id)
-        .execute(&e.s.db.write)
-        .await
-        .expect("top up");
+    adforge_api::store::query(
+        "UPDATE wallets SET balance_cents = balance_cents + ? WHERE org_id = ?",
+    )
+    .bind(cents)
+    .bind(&org.id)
+    .execute(&e.s.db.write)
+    .await
+    .expect("top up");
 }
 
 async fn embedded_wallet(e: &Embedded, org: &Org) -> (i64, i64) {
-    sqlx::query_as("SELECT balance_cents, held_cents FROM wallets WHERE org_id = ?")
+    adforge_api::store::query_as("SELECT balance_cents, held_cents FROM wallets WHERE org_id = ?")
         .bind(&org.id)
         .fetch_one(&e.s.db.read)
         .await
@@ -51,12 +53,14 @@ async fn embedded_wallet(e: &Embedded, org: &Org) -> (i64, i64) {
 }
 
 async fn embedded_ledger(e: &Embedded, org: &Org, kind: &str) -> i64 {
-    sqlx::query_scalar("SELECT COUNT(*) FROM wallet_ledger WHERE org_id = ? AND kind = ?")
-        .bind(&org.id)
-        .bind(kind)
-        .fetch_one(&e.s.db.read)
-        .await
-        .expect("ledger")
+    adforge_api::store::query_scalar(
+        "SELECT COUNT(*) FROM wallet_ledger WHERE org_id = ? AND kind = ?",
+    )
+    .bind(&org.id)
+    .bind(kind)
+    .fetch_one(&e.s.db.read)
+    .await
+    .expect("ledger")
 }
 
 /// 20 concurrent creates against a balance for 10 flat ads: exactly 10 admitted. (No

@@ -37,12 +37,14 @@ async fn ready(s: &TestServer, org: &Org, dollars: &str) -> (Catalog, String) {
 
 async fn top_up(s: &TestServer, org: &Org, dollars: &str) {
     let cents = adforge_api::admin::parse_amount(dollars).unwrap();
-    sqlx::query("UPDATE wallets SET balance_cents = balance_cents + ? WHERE org_id = ?")
-        .bind(cents)
-        .bind(&org.id)
-        .execute(&s.db.write)
-        .await
-        .unwrap();
+    adforge_api::store::query(
+        "UPDATE wallets SET balance_cents = balance_cents + ? WHERE org_id = ?",
+    )
+    .bind(cents)
+    .bind(&org.id)
+    .execute(&s.db.write)
+    .await
+    .unwrap();
 }
 
 fn create_body(c: &Catalog, reference: &str) -> Value {
@@ -123,11 +125,12 @@ async fn create_checks_relations_in_order() {
         .expect(400, Some("VALIDATION_ERROR"));
     // Nothing was created or held by any of these.
     assert_eq!(s.get(&org, "/v1/image-ads").await.body["total_count"], 0);
-    let held: i64 = sqlx::query_scalar("SELECT held_cents FROM wallets WHERE org_id = ?")
-        .bind(&org.id)
-        .fetch_one(&s.db.read)
-        .await
-        .unwrap();
+    let held: i64 =
+        adforge_api::store::query_scalar("SELECT held_cents FROM wallets WHERE org_id = ?")
+            .bind(&org.id)
+            .fetch_one(&s.db.read)
+            .await
+            .unwrap();
     assert_eq!(held, 0);
 }
 
@@ -382,7 +385,7 @@ async fn wait_settled(s: &TestServer, org: &Org, id: &str) -> Value {
 }
 
 async fn wallet(s: &TestServer, org: &Org) -> (i64, i64) {
-    sqlx::query_as("SELECT balance_cents, held_cents FROM wallets WHERE org_id = ?")
+    adforge_api::store::query_as("SELECT balance_cents, held_cents FROM wallets WHERE org_id = ?")
         .bind(&org.id)
         .fetch_one(&s.db.read)
         .await
@@ -654,12 +657,13 @@ async fn flat_and_editable_ads_complete_edit_and_bill_once() {
         (500, 0),
         "re-renders are not charged"
     );
-    let ledger: Vec<String> =
-        sqlx::query_scalar("SELECT kind FROM wallet_ledger WHERE org_id = ? AND kind = 'charge'")
-            .bind(&org.id)
-            .fetch_all(&s.db.read)
-            .await
-            .unwrap();
+    let ledger: Vec<String> = adforge_api::store::query_scalar(
+        "SELECT kind FROM wallet_ledger WHERE org_id = ? AND kind = 'charge'",
+    )
+    .bind(&org.id)
+    .fetch_all(&s.db.read)
+    .await
+    .unwrap();
     assert_eq!(ledger.len(), 2);
 
     // Invalid trees are refused naming the problem; base64 image data too.

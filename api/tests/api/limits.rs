@@ -189,12 +189,13 @@ async fn idempotent_replay_mismatch_and_conflict() {
 
     // A claim that an older version left in SQL (its process may be long dead) is never
     // waited out: in-flight claims live in the running process only.
-    let key_id: String = sqlx::query_scalar("SELECT id FROM api_keys WHERE secret_hash = ?")
-        .bind(adforge_api::auth::hash_key(&org.key))
-        .fetch_one(&s.db.read)
-        .await
-        .unwrap();
-    sqlx::query("INSERT INTO idempotency_keys (api_key_id, idem_key, request_hash, state, created_at) VALUES (?, 'k-4', 'h', 'in_flight', ?)")
+    let key_id: String =
+        adforge_api::store::query_scalar("SELECT id FROM api_keys WHERE secret_hash = ?")
+            .bind(adforge_api::auth::hash_key(&org.key))
+            .fetch_one(&s.db.read)
+            .await
+            .unwrap();
+    adforge_api::store::query("INSERT INTO idempotency_keys (api_key_id, idem_key, request_hash, state, created_at) VALUES (?, 'k-4', 'h', 'in_flight', ?)")
         .bind(&key_id)
         .bind(adforge_api::timestamp::now())
         .execute(&s.db.write)

@@ -115,11 +115,13 @@ async fn metrics_count_a_completed_ad_its_charge_and_its_render_stages() {
         .upload(&org, crate::support::jpeg(120, 150, [30, 60, 90]), &[])
         .await
         .expect(201, None);
-    sqlx::query("UPDATE wallets SET balance_cents = balance_cents + 1000 WHERE org_id = ?")
-        .bind(&org.id)
-        .execute(&s.db.write)
-        .await
-        .unwrap();
+    adforge_api::store::query(
+        "UPDATE wallets SET balance_cents = balance_cents + 1000 WHERE org_id = ?",
+    )
+    .bind(&org.id)
+    .execute(&s.db.write)
+    .await
+    .unwrap();
     let ad = s
         .post(
             &org,

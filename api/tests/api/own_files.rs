@@ -173,7 +173,7 @@ async fn patch_checks_image_urls_like_the_fetch() {
     let s = TestServer::start_with(|a| a.allow_private_urls = false).await;
     let org = s.org("PatchUrls").await;
     let (c, src) = ready(&s, &org).await;
-    sqlx::query("UPDATE wallets SET balance_cents = 10000 WHERE org_id = ?")
+    adforge_api::store::query("UPDATE wallets SET balance_cents = 10000 WHERE org_id = ?")
         .bind(&org.id)
         .execute(&s.db.write)
         .await

@@ -597,7 +597,7 @@ async fn duplicate_rolls_back_when_a_step_fails() {
     .expect(201, None);
     // Inject a failure part-way: the database refuses the copy of the audience "Late",
     // after the brand, both products, the variant and one audience were already written.
-    sqlx::query(
+    adforge_api::store::query(
         "CREATE TRIGGER fail_copy BEFORE INSERT ON audiences WHEN NEW.name = 'Late' AND NEW.duplicated_from_id IS NOT NULL \
          BEGIN SELECT RAISE(ABORT, 'injected failure'); END",
     )
@@ -632,23 +632,25 @@ async fn duplicate_rolls_back_when_a_step_fails() {
         s.get(&org, "/v1/audiences").await.body["total_count"].clone(),
     );
     assert_eq!(before, after, "nothing of the failed duplicate remains");
-    let rows: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM brands WHERE name = 'Acme - copy'")
-        .fetch_one(&s.db.read)
-        .await
-        .unwrap();
+    let rows: i64 =
+        adforge_api::store::query_scalar("SELECT COUNT(*) FROM brands WHERE name = 'Acme - copy'")
+            .fetch_one(&s.db.read)
+            .await
+            .unwrap();
     assert_eq!(rows, 0);
     // Product duplicate is all-or-nothing too.
     s.post(&org, &format!("/v1/products/{p2}/duplicate"), json!({}))
         .await
         .expect(500, Some("INTERNAL_ERROR"));
-    let prods: i64 =
-        sqlx::query_scalar("SELECT COUNT(*) FROM products WHERE name = 'Second - copy'")
-            .fetch_one(&s.db.read)
-            .await
-            .unwrap();
+    let prods: i64 = adforge_api::store::query_scalar(
+        "SELECT COUNT(*) FROM products WHERE name = 'Second - copy'",
+    )
+    .fetch_one(&s.db.read)
+    .await
+    .unwrap();
     assert_eq!(prods, 0);
     // With the fault gone, the same request succeeds.
-    sqlx::query("DROP TRIGGER fail_copy")
+    adforge_api::store::query("DROP TRIGGER fail_copy")
         .execute(&s.db.write)
         .await
         .unwrap();

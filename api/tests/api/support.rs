@@ -88,10 +88,18 @@ impl TestServer {
 
     /// Starts a server after `adjust` has changed its arguments (e.g. `workers = 0`).
     pub async fn start_with(adjust: impl FnOnce(&mut ServeArgs)) -> Self {
+        // `ADFORGE_TEST_LOG=error` (any tracing filter) shows the servers' logs.
+        if let Ok(filter) = std::env::var("ADFORGE_TEST_LOG") {
+            let _ = tracing_subscriber::fmt()
+                .with_env_filter(tracing_subscriber::EnvFilter::new(filter))
+                .with_test_writer()
+                .try_init();
+        }
         let dir = tempfile::tempdir().expect("temp dir");
         let mut args = ServeArgs {
             listen: "127.0.0.1:0".parse().expect("addr"),
             data_dir: dir.path().to_path_buf(),
+            database_url: None,
             public_url: None,
             log: "warn".into(),
             log_json: false,

@@ -928,7 +928,7 @@ async fn design_packs_follow_every_rule() {
     let mut fillers = Vec::new();
     for i in 0..498 {
         let id = format!("sf_filler{i:04}");
-        sqlx::query("INSERT INTO swipe_files (id, org_id, source, blob_key, status, created_at, updated_at) VALUES (?, ?, 'upload', 'x', 'ready', '2026-01-01T00:00:00.000Z', '2026-01-01T00:00:00.000Z')")
+        adforge_api::store::query("INSERT INTO swipe_files (id, org_id, source, blob_key, status, created_at, updated_at) VALUES (?, ?, 'upload', 'x', 'ready', '2026-01-01T00:00:00.000Z', '2026-01-01T00:00:00.000Z')")
             .bind(&id).bind(&a.id).execute(&mut *tx).await.unwrap();
         fillers.push(id);
     }

@@ -109,11 +109,13 @@ async fn ready(s: &TestServer, org: &Org) -> (Catalog, String) {
         .upload(org, jpeg(120, 150, [30, 60, 90]), &[])
         .await
         .expect(201, None);
-    sqlx::query("UPDATE wallets SET balance_cents = balance_cents + 1000 WHERE org_id = ?")
-        .bind(&org.id)
-        .execute(&s.db.write)
-        .await
-        .unwrap();
+    adforge_api::store::query(
+        "UPDATE wallets SET balance_cents = balance_cents + 1000 WHERE org_id = ?",
+    )
+    .bind(&org.id)
+    .execute(&s.db.write)
+    .await
+    .unwrap();
     let url = reference.body["data"]["src"].as_str().unwrap().to_string();
     (c, url)
 }
@@ -624,7 +626,7 @@ async fn endpoint_urls_types_scopes_and_life_cycle() {
         create_endpoint(&s, &org, "https://8.8.8.8/guarded", &["image_ad.failed"]).await;
     // Another endpoint has been failing for 4 days: its next failure disables it.
     let (dying, _) = create_endpoint(&s, &org, "https://8.8.8.8/dying", &["image_ad.failed"]).await;
-    sqlx::query(
+    adforge_api::store::query(
         "UPDATE webhook_endpoints SET url = 'https://127.0.0.1:9/guarded' WHERE id IN (?, ?)",
     )
     .bind(&guarded)
@@ -632,7 +634,7 @@ async fn endpoint_urls_types_scopes_and_life_cycle() {
     .execute(&s.db.write)
     .await
     .unwrap();
-    sqlx::query("UPDATE webhook_endpoints SET failing_since = ? WHERE id = ?")
+    adforge_api::store::query("UPDATE webhook_endpoints SET failing_since = ? WHERE id = ?")
         .bind(adforge_api::timestamp::seconds_ago(4 * 24 * 3600))
         .bind(&dying)
         .execute(&s.db.write)

@@ -15,8 +15,8 @@ struct State {
     version: i64,
 }
 
-async fn state(conn: &mut sqlx::SqliteConnection, id: &str) -> ApiResult<Option<State>> {
-    let row: Option<(String, String, i64)> = sqlx::query_as(
+async fn state(conn: &mut sqlx::AnyConnection, id: &str) -> ApiResult<Option<State>> {
+    let row: Option<(String, String, i64)> = crate::store::query_as(
         "SELECT org_id, status, json_tree_version FROM design_templates WHERE id = ?",
     )
     .bind(id)
@@ -55,7 +55,7 @@ pub async fn completed(db: &Db, c: &AdCompleted) -> ApiResult<bool> {
             "composition": result.composition,
             "note": result.note,
         });
-        sqlx::query(
+        crate::store::query(
             "UPDATE design_templates SET status = 'completed', current_json_tree = ?, preview_url = ?, width = ?, \
              height = ?, aspect_ratio = ?, duration_ms = ?, analysis = ?, reference_colours = ?, error = NULL, \
              industry = coalesce(industry, ?), ad_format = coalesce(ad_format, ?), version_created_at = ?, \
@@ -78,7 +78,7 @@ pub async fn completed(db: &Db, c: &AdCompleted) -> ApiResult<bool> {
         .await?;
     } else {
         // An edited tree may have changed the root's size.
-        sqlx::query(
+        crate::store::query(
             "UPDATE design_templates SET status = 'completed', preview_url = ?, width = ?, height = ?, \
              aspect_ratio = ?, duration_ms = ?, error = NULL, updated_at = ? WHERE id = ?",
         )
@@ -113,7 +113,7 @@ pub async fn failed(db: &Db, f: &AdFailed) -> ApiResult<bool> {
     }
     let now = crate::timestamp::now();
     if f.version == 1 {
-        sqlx::query(
+        crate::store::query(
             "UPDATE design_templates SET status = 'failed', error = ?, updated_at = ? WHERE id = ?",
         )
         .bind(&f.message)
@@ -123,7 +123,7 @@ pub async fn failed(db: &Db, f: &AdFailed) -> ApiResult<bool> {
         .await?;
         record(&mut tx, &t.org_id, &f.ad_id, "design_template.failed").await?;
     } else {
-        sqlx::query(
+        crate::store::query(
             "UPDATE design_templates SET status = 'completed', preview_url = NULL, error = ?, updated_at = ? WHERE id = ?",
         )
         .bind(format!(
@@ -141,7 +141,7 @@ pub async fn failed(db: &Db, f: &AdFailed) -> ApiResult<bool> {
 }
 
 async fn record(
-    conn: &mut sqlx::SqliteConnection,
+    conn: &mut sqlx::AnyConnection,
     org_id: &str,
     id: &str,
     event_type: &str,

@@ -191,7 +191,7 @@ pub(crate) enum Deletion {
 }
 
 /// The template `id` of `org_id`, or 404 DESIGN_TEMPLATE_NOT_FOUND.
-pub(crate) async fn load_row<'e, E: sqlx::SqliteExecutor<'e>>(
+pub(crate) async fn load_row<'e, E: sqlx::AnyExecutor<'e>>(
     ex: E,
     org_id: &str,
     id: &str,
@@ -201,7 +201,7 @@ pub(crate) async fn load_row<'e, E: sqlx::SqliteExecutor<'e>>(
         Deletion::LiveOnly => " AND t.deleted_at IS NULL",
         Deletion::Any => "",
     };
-    sqlx::query_as::<_, TemplateRow>(&format!(
+    crate::store::query_as::<TemplateRow>(&format!(
         "SELECT {COLUMNS} FROM design_templates AS t WHERE t.id = ? AND t.org_id = ?{live}"
     ))
     .bind(id)
@@ -239,7 +239,7 @@ pub(crate) fn require_ready(row: &TemplateRow, action: &str) -> ApiResult<()> {
 /// # Errors
 /// Database failures.
 pub async fn snapshot(
-    conn: &mut sqlx::SqliteConnection,
+    conn: &mut sqlx::AnyConnection,
     org_id: &str,
     id: &str,
 ) -> ApiResult<Option<Value>> {
@@ -397,7 +397,7 @@ pub async fn create(
     });
     let now = crate::timestamp::now();
     let mut tx = state.db.begin_write().await?;
-    sqlx::query(
+    crate::store::query(
         "INSERT INTO design_templates (id, org_id, reference_image_url, swipe_file_id, status, json_tree_version, \
          version_created_at, industry, ad_format, job, created_at, updated_at) \
          VALUES (?, ?, ?, ?, 'processing', 1, ?, ?, ?, ?, ?, ?)",
@@ -602,7 +602,7 @@ async fn update_template(
     let row = load_row(&mut *tx, &caller.org_id, &id, Deletion::LiveOnly).await?;
     require_ready(&row, "edit it")?;
     let now = crate::timestamp::now();
-    sqlx::query(
+    crate::store::query(
         "INSERT INTO design_template_versions (template_id, org_id, json_tree_version, json_tree, preview_url, \
          change_summary, created_at, replaced_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
     )
@@ -625,7 +625,7 @@ async fn update_template(
         json_tree: Some(body.current_json_tree.clone()),
         classify: false,
     });
-    sqlx::query(
+    crate::store::query(
         "UPDATE design_templates SET status = 'processing', current_json_tree = ?, json_tree_version = ?, \
          change_summary = ?, version_created_at = ?, error = NULL, job = ?, updated_at = ? WHERE id = ?",
     )
@@ -703,12 +703,14 @@ pub(crate) async fn set_deleted(
     let row = load_row(&mut *tx, org_id, id, Deletion::Any).await?;
     if row.deleted_at.is_some() != delete {
         let now = crate::timestamp::now();
-        sqlx::query("UPDATE design_templates SET deleted_at = ?, updated_at = ? WHERE id = ?")
-            .bind(delete.then(|| now.clone()))
-            .bind(&now)
-            .bind(id)
-            .execute(&mut *tx)
-            .await?;
+        crate::store::query(
+            "UPDATE design_templates SET deleted_at = ?, updated_at = ? WHERE id = ?",
+        )
+        .bind(delete.then(|| now.clone()))
+        .bind(&now)
+        .bind(id)
+        .execute(&mut *tx)
+        .await?;
     }
     let row = load_row(&mut *tx, org_id, id, Deletion::Any).await?;
     tx.commit().await?;

@@ -109,7 +109,7 @@ pub async fn versions(
 ) -> ApiResult<Vec<DesignTemplateVersion>> {
     let mut tx = state.db.begin_read().await?;
     let row = load_row(&mut *tx, org_id, id, Deletion::Any).await?;
-    let mut versions: Vec<DesignTemplateVersion> = sqlx::query_as::<_, VersionRow>(&format!(
+    let mut versions: Vec<DesignTemplateVersion> = crate::store::query_as::<VersionRow>(&format!(
         "SELECT {COLUMNS} FROM design_template_versions WHERE template_id = ? AND org_id = ? ORDER BY json_tree_version"
     ))
     .bind(id)
@@ -161,7 +161,7 @@ pub async fn get_template_version(
         tx.commit().await?;
         return current(row).map(envelope::ok).ok_or_else(missing);
     }
-    let v: Option<VersionRow> = sqlx::query_as(&format!(
+    let v: Option<VersionRow> = crate::store::query_as(&format!(
         "SELECT {COLUMNS} FROM design_template_versions WHERE template_id = ? AND org_id = ? AND json_tree_version = ?"
     ))
     .bind(&id)

@@ -234,6 +234,31 @@ impl ApiError {
 impl From<sqlx::Error> for ApiError {
     fn from(e: sqlx::Error) -> Self {
         // The single place where database failures become client-visible errors.
+        // An unreachable database (PostgreSQL down or restarting, the pool exhausted) is the
+        // service's trouble, not the client's: 503 with Retry-After, like a busy SQLite.
+        let unreachable = match &e {
+            sqlx::Error::Io(_)
+            | sqlx::Error::Tls(_)
+            | sqlx::Error::PoolTimedOut
+            | sqlx::Error::PoolClosed
+            | sqlx::Error::WorkerCrashed => true,
+            // SQLSTATE class 08 (connection exception), 57P01–57P03 (shutdown, cannot
+            // connect now), 53300 (too many connections).
+            sqlx::Error::Database(db) => db.code().is_some_and(|c| {
+                c.starts_with("08") || matches!(c.as_ref(), "57P01" | "57P02" | "57P03" | "53300")
+            }),
+            _ => false,
+        };
+        if unreachable {
+            return Self {
+                retry_after: Some(1),
+                internal: Some(e.to_string()),
+                ..Self::new(
+                    ErrorCode::ServiceUnavailable,
+                    "The database cannot be reached; retry shortly",
+                )
+            };
+        }
         if let sqlx::Error::Database(db) = &e {
             let msg = db.message();
             if msg.contains("database is locked") || msg.contains("busy") {

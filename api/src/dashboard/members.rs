@@ -151,7 +151,7 @@ pub async fn add_member(
                 .bind(&id)
                 .bind(&email)
                 .bind(&name)
-                .bind(operator)
+                .bind(i64::from(operator))
                 .bind(&now)
                 .bind(&now)
                 .execute(&mut *tx)

@@ -580,7 +580,7 @@ pub(crate) async fn create_from(
     .bind(body.product_variant_id.as_ref().map(|_| r.variant_id.clone()))
     .bind(&body.reference_ad_url)
     .bind(&prompt)
-    .bind(body.editable)
+    .bind(i64::from(body.editable))
     .bind(sku)
     .bind(price)
     .bind(crate::store::to_json_text(&queued))

@@ -401,7 +401,7 @@ async fn store(state: &AppState, org_id: &str, form: UploadForm) -> ApiResult<Im
     .bind(size)
     .bind(&form.alt_text)
     .bind(&form.image_type)
-    .bind(form.is_ai_generated)
+    .bind(i64::from(form.is_ai_generated))
     .bind(&logo_theme)
     .bind(&form.product_id)
     .bind(search_text)

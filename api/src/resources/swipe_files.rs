@@ -907,7 +907,7 @@ pub async fn subscribe(db: &Db, org_id: &str, id: &str, active: bool) -> ApiResu
     )
     .bind(org_id)
     .bind(id)
-    .bind(active)
+    .bind(i64::from(active))
     .bind(crate::timestamp::now())
     .execute(&mut *tx)
     .await?;

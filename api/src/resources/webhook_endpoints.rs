@@ -368,7 +368,7 @@ async fn update_endpoint(
     .bind(&row.url)
     .bind(&row.events)
     .bind(&row.description)
-    .bind(row.enabled)
+    .bind(i64::from(row.enabled))
     .bind(&row.disabled_reason)
     .bind(enabled == Some(true))
     .bind(&row.updated_at)

@@ -39,7 +39,7 @@ pub async fn create(db: &Db, name: &str, is_default: bool) -> Result<String, Err
     )
     .bind(&id)
     .bind(name)
-    .bind(is_default)
+    .bind(i64::from(is_default))
     .bind(crate::timestamp::now())
     .execute(&mut *tx)
     .await?;

@@ -86,7 +86,7 @@ pub async fn top_up(
     let now = crate::timestamp::now();
     crate::store::query(
         "INSERT INTO wallets (org_id, balance_cents, held_cents, updated_at) VALUES (?1, ?2, 0, ?3) \
-         ON CONFLICT(org_id) DO UPDATE SET balance_cents = balance_cents + ?2, updated_at = ?3",
+         ON CONFLICT(org_id) DO UPDATE SET balance_cents = wallets.balance_cents + ?2, updated_at = ?3",
     )
     .bind(org_id)
     .bind(cents)

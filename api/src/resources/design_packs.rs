@@ -316,7 +316,7 @@ pub async fn list(
     let base = if matched {
         format!("SELECT * FROM ({inner}) AS x WHERE matched > 0")
     } else {
-        format!("SELECT * FROM ({inner}) AS x WHERE 1")
+        format!("SELECT * FROM ({inner}) AS x WHERE 1 = 1")
     };
     let mut tx = state.db.begin_read().await?;
     let total_count: i64 = bind_scalar(

@@ -31,6 +31,10 @@ mod redis_server;
 #[path = "../../api/tests/api/moto.rs"]
 mod moto;
 
+#[path = "../../api/tests/api/postgres.rs"]
+#[allow(dead_code)]
+mod postgres;
+
 mod cluster;
 mod crash;
 mod gpu_worker;

@@ -597,13 +597,26 @@ async fn duplicate_rolls_back_when_a_step_fails() {
     .expect(201, None);
     // Inject a failure part-way: the database refuses the copy of the audience "Late",
     // after the brand, both products, the variant and one audience were already written.
-    adforge_api::store::query(
-        "CREATE TRIGGER fail_copy BEFORE INSERT ON audiences WHEN NEW.name = 'Late' AND NEW.duplicated_from_id IS NOT NULL \
-         BEGIN SELECT RAISE(ABORT, 'injected failure'); END",
-    )
-    .execute(&s.db.write)
-    .await
-    .unwrap();
+    let postgres = s.db.engine() == adforge_api::store::Engine::Postgres;
+    let inject: &[&str] = if postgres {
+        &[
+            "CREATE FUNCTION fail_copy() RETURNS trigger LANGUAGE plpgsql AS \
+             $$ BEGIN RAISE EXCEPTION 'injected failure'; END $$",
+            "CREATE TRIGGER fail_copy BEFORE INSERT ON audiences FOR EACH ROW \
+             WHEN (NEW.name = 'Late' AND NEW.duplicated_from_id IS NOT NULL) EXECUTE FUNCTION fail_copy()",
+        ]
+    } else {
+        &[
+            "CREATE TRIGGER fail_copy BEFORE INSERT ON audiences WHEN NEW.name = 'Late' AND NEW.duplicated_from_id IS NOT NULL \
+           BEGIN SELECT RAISE(ABORT, 'injected failure'); END",
+        ]
+    };
+    for sql in inject {
+        adforge_api::store::query(sql)
+            .execute(&s.db.write)
+            .await
+            .unwrap();
+    }
     let before = (
         s.get(&org, "/v1/brands").await.body["total_count"].clone(),
         s.get(&org, "/v1/products").await.body["total_count"].clone(),
@@ -650,7 +663,12 @@ async fn duplicate_rolls_back_when_a_step_fails() {
     .unwrap();
     assert_eq!(prods, 0);
     // With the fault gone, the same request succeeds.
-    adforge_api::store::query("DROP TRIGGER fail_copy")
+    let drop = if postgres {
+        "DROP TRIGGER fail_copy ON audiences"
+    } else {
+        "DROP TRIGGER fail_copy"
+    };
+    adforge_api::store::query(drop)
         .execute(&s.db.write)
         .await
         .unwrap();

@@ -116,6 +116,11 @@ impl TestServer {
             models_dir: None,
             default_collection: None,
         };
+        // `ADFORGE_TEST_POSTGRES=1` runs the server on a fresh database of this binary's
+        // throwaway PostgreSQL cluster instead of a SQLite file.
+        if std::env::var_os("ADFORGE_TEST_POSTGRES").is_some_and(|v| v == "1") {
+            args.database_url = Some(crate::postgres::shared().create_database());
+        }
         adjust(&mut args);
         let server = Server::bind(&args).await.expect("server binds");
         let base = format!("http://{}", server.addr);

@@ -43,6 +43,8 @@ images and ads already made from it keep working.
 `limit` 1–100 (default 20), `starting_after` = the id of the last item received (any other
 value is 400), newest first. `total_count` is exact. Follow `has_more`. `ids` takes at most
 100 ids. Unknown query parameters are rejected with 400 naming the allowed ones.
+Facet values come most frequent first, ties in byte order of the value (uppercase before
+lowercase), the same on SQLite and PostgreSQL.
 
 ## Rate limits
 100 requests per rolling 60 seconds per key unless the key has an override. Every

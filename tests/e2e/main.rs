@@ -41,6 +41,7 @@ mod gpu_worker;
 mod memory;
 mod restart;
 mod s3;
+mod scale_out;
 mod shared_limits;
 mod shutdown;
 mod webhooks;

@@ -15,6 +15,7 @@ mod dashboard_ads;
 mod dashboard_library;
 mod design_templates;
 mod embedded;
+mod engines;
 mod envelope;
 mod error_shapes;
 // Shared with the process-level tests of `tests/`, which use the helpers this binary does not.

@@ -1,0 +1,151 @@
+//! The two engines' schemas are one schema: every SQLite migration has a PostgreSQL twin
+//! with the same version and name, and after both sets have run the tables, columns (names,
+//! order, types, defaults) and indexes are the same.
+
+use std::collections::BTreeSet;
+
+use adforge_api::store::{Db, query_as};
+
+/// SQLite type → the PostgreSQL type its twin column has (api/migrations-postgres/0001).
+fn pg_type(sqlite: &str) -> &str {
+    match sqlite {
+        "INTEGER" => "bigint",
+        "TEXT" => "text",
+        "BLOB" => "bytea",
+        "REAL" => "double precision",
+        other => panic!("a SQLite column of type {other} has no PostgreSQL mapping yet"),
+    }
+}
+
+/// A default as both engines print it, without PostgreSQL's `::type` cast.
+fn default(d: Option<String>) -> Option<String> {
+    d.map(|d| d.split("::").next().unwrap_or_default().to_string())
+}
+
+type Column = (String, i64, String, String, Option<String>);
+
+async fn sqlite_columns(db: &Db) -> Vec<Column> {
+    let rows: Vec<(String, i64, String, String, Option<String>)> = query_as(
+        "SELECT m.name, p.cid, p.name, p.type, p.dflt_value FROM sqlite_master m, pragma_table_info(m.name) p \
+         WHERE m.type = 'table' AND m.name NOT LIKE 'sqlite_%' AND m.name NOT LIKE '_sqlx%' ORDER BY m.name, p.cid",
+    )
+    .fetch_all(&db.read)
+    .await
+    .unwrap();
+    rows.into_iter()
+        .map(|(t, pos, c, ty, d)| (t, pos, c, pg_type(&ty).to_string(), default(d)))
+        .collect()
+}
+
+async fn postgres_columns(db: &Db) -> Vec<Column> {
+    let rows: Vec<(String, i64, String, String, Option<String>)> = query_as(
+        "SELECT CAST(table_name AS TEXT), CAST(ordinal_position AS BIGINT) - 1, CAST(column_name AS TEXT), \
+         CAST(data_type AS TEXT), CAST(column_default AS TEXT) FROM information_schema.columns \
+         WHERE table_schema = current_schema() AND table_name NOT LIKE '\\_sqlx%' \
+         ORDER BY table_name, ordinal_position",
+    )
+    .fetch_all(&db.read)
+    .await
+    .unwrap();
+    rows.into_iter()
+        .map(|(t, pos, c, ty, d)| (t, pos, c, ty, default(d)))
+        .collect()
+}
+
+/// (table, columns, unique) of every index, the primary keys' included.
+type Index = (String, String, bool);
+
+async fn sqlite_indexes(db: &Db) -> BTreeSet<Index> {
+    let rows: Vec<(String, String, i64, String)> = query_as(
+        "SELECT m.name, l.name, l.\"unique\", \
+         (SELECT group_concat(name, ',') FROM (SELECT i.name FROM pragma_index_info(l.name) i ORDER BY i.seqno)) \
+         FROM sqlite_master m, pragma_index_list(m.name) l \
+         WHERE m.type = 'table' AND m.name NOT LIKE 'sqlite_%' AND m.name NOT LIKE '_sqlx%'",
+    )
+    .fetch_all(&db.read)
+    .await
+    .unwrap();
+    let mut out: BTreeSet<Index> = rows
+        .into_iter()
+        .map(|(t, _, unique, cols)| (t, cols, unique != 0))
+        .collect();
+    // An INTEGER PRIMARY KEY is SQLite's rowid, not an index; PostgreSQL indexes it.
+    let rowid_keys: Vec<(String, String)> = query_as(
+        "SELECT m.name, p.name FROM sqlite_master m, pragma_table_info(m.name) p \
+         WHERE m.type = 'table' AND m.name NOT LIKE 'sqlite_%' AND m.name NOT LIKE '_sqlx%' \
+         AND p.pk = 1 AND p.type = 'INTEGER' \
+         AND (SELECT count(*) FROM pragma_table_info(m.name) k WHERE k.pk > 0) = 1",
+    )
+    .fetch_all(&db.read)
+    .await
+    .unwrap();
+    out.extend(rowid_keys.into_iter().map(|(t, c)| (t, c, true)));
+    out
+}
+
+async fn postgres_indexes(db: &Db) -> BTreeSet<Index> {
+    let rows: Vec<(String, String, bool)> = query_as(
+        "SELECT CAST(t.relname AS TEXT), \
+         array_to_string(ARRAY(SELECT CAST(a.attname AS TEXT) FROM unnest(ix.indkey) WITH ORDINALITY AS k(n, o) \
+           JOIN pg_attribute a ON a.attrelid = t.oid AND a.attnum = k.n ORDER BY k.o), ','), \
+         ix.indisunique \
+         FROM pg_index ix JOIN pg_class t ON t.oid = ix.indrelid \
+         WHERE t.relnamespace = CAST(current_schema() AS regnamespace) AND t.relname NOT LIKE '\\_sqlx%'",
+    )
+    .fetch_all(&db.read)
+    .await
+    .unwrap();
+    rows.into_iter().collect()
+}
+
+async fn migrations(db: &Db) -> Vec<(i64, String)> {
+    query_as("SELECT version, description FROM _sqlx_migrations ORDER BY version")
+        .fetch_all(&db.read)
+        .await
+        .unwrap()
+}
+
+#[tokio::test]
+async fn sqlite_and_postgresql_migrations_make_the_same_schema() {
+    let dir = tempfile::tempdir().unwrap();
+    let sqlite = Db::open(dir.path()).await.unwrap();
+    let url = crate::postgres::shared().create_database();
+    let postgres = Db::connect(Some(&url), dir.path()).await.unwrap();
+
+    let versions = migrations(&sqlite).await;
+    assert!(versions.len() >= 8, "{versions:?}");
+    assert_eq!(
+        versions,
+        migrations(&postgres).await,
+        "every migration in api/migrations has a twin with the same version and name in \
+         api/migrations-postgres"
+    );
+
+    let (lite, pg) = (
+        sqlite_columns(&sqlite).await,
+        postgres_columns(&postgres).await,
+    );
+    assert!(lite.iter().any(|c| c.0 == "swipe_files" && c.2 == "rev"));
+    let only = |a: &[Column], b: &[Column]| -> Vec<Column> {
+        a.iter().filter(|c| !b.contains(c)).cloned().collect()
+    };
+    assert_eq!(
+        (only(&lite, &pg), only(&pg, &lite)),
+        (vec![], vec![]),
+        "columns only on SQLite, only on PostgreSQL (table, position, name, type, default)"
+    );
+
+    let (lite, pg) = (
+        sqlite_indexes(&sqlite).await,
+        postgres_indexes(&postgres).await,
+    );
+    assert!(lite.contains(&("images".into(), "org_id,seq".into(), false)));
+    assert_eq!(
+        (
+            lite.difference(&pg).collect::<Vec<_>>(),
+            pg.difference(&lite).collect::<Vec<_>>()
+        ),
+        (vec![], vec![]),
+        "indexes only on SQLite, only on PostgreSQL (table, columns, unique)"
+    );
+}

@@ -95,7 +95,7 @@ class T:
         self.frame("cta", x, y, w, h, role=role, parent=parent,
                    cornerRadius=h / 2 if radius is None else radius, clipsContent=False)
         self.text("cta_label", "cta", 0, 0, w, h, size, on="cta", weight=600, align="CENTER",
-                  valign="CENTER", parent="cta", min_ratio=0.5)
+                  valign="CENTER", parent="cta", min_ratio=0.5, maxLines=1)
 
 
 def root(h, role="background"):

@@ -375,8 +375,11 @@ impl<'a> Ctx<'a> {
         let fixed_h = n.sizing_v != Sizing::Hug;
         let width = if hug_w { None } else { Some(w) };
         let trunc_h = (style.auto_resize == AutoResize::Truncate).then_some(h);
+        // Lines dropped by `maxLines` do not fit either: with `textFit` a one-line label
+        // shrinks to one line rather than losing words to an ellipsis.
         let fits = |s: &ShapedText| {
             !s.broke_word
+                && !s.truncated
                 && (!fixed_h || s.height <= h + 0.5)
                 && (width.is_none() || s.width <= w + 0.5)
         };

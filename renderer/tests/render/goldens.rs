@@ -210,3 +210,36 @@ fn accepted_but_unsupported_features_are_reported() {
     assert_eq!(features.len(), 1, "{features:?}");
     assert!(features.iter().all(|f| f.contains("not supported yet")));
 }
+
+/// `textFit` with `maxLines: 1` (a button label) shrinks the text onto one line instead of
+/// dropping words to an ellipsis or wrapping, even where two lines would fit the height.
+#[test]
+fn shrink_to_fit_keeps_a_one_line_label_on_one_line() {
+    let text = r#"{"root": "f", "nodes": {
+        "f": {"id": "f", "type": "FRAME", "x": 0, "y": 0, "width": 200, "height": 80, "children": ["t"]},
+        "t": {"id": "t", "type": "TEXT", "x": 10, "y": 0, "width": 180, "height": 80,
+              "characters": "Edited with a longer label", "fontFamily": "Inter", "fontSize": 30,
+              "textAutoResize": "NONE", "textAlignVertical": "CENTER", "maxLines": 1,
+              "textFit": {"minFontSize": 6, "maxFontSize": 30}}}}"#;
+    let tree = adforge_renderer::Tree::parse(text).unwrap();
+    let r = crate::harness::renderer()
+        .render(
+            &tree,
+            &adforge_renderer::RenderOptions {
+                width: Some(200),
+                encode_png: false,
+            },
+        )
+        .unwrap();
+    let fitted = &r.report.fitted_text;
+    assert_eq!(fitted.len(), 1);
+    assert!(fitted[0].font_size < 20.0, "{fitted:?}");
+    assert!(
+        !has(&r, |w| matches!(
+            w,
+            Warning::TextTruncated { .. } | Warning::TextOverflow { .. }
+        )),
+        "{:?}",
+        r.report.warnings
+    );
+}

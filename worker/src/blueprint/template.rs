@@ -332,6 +332,11 @@ impl Writer<'_> {
         if t.upper {
             n.insert("textCase".into(), Value::from("UPPER"));
         }
+        if slot == "cta_label" {
+            // A button label stays on one line: longer copy (or an edit) shrinks it instead
+            // of wrapping it inside the pill. (A badge's label may wrap: badges are round.)
+            n.insert("maxLines".into(), json!(1));
+        }
         n.insert("fills".into(), solid(t.color));
         let copy_slot = match slot {
             "badge_label" => "eyebrow",
@@ -350,6 +355,48 @@ impl Writer<'_> {
         );
         n
     }
+}
+
+/// The text column a logo heads, if any: the span of the placed text boxes below it that
+/// share its horizontal extent, with the logo's alignment in that span (the edge or centre
+/// it is nearest to). None when nothing is below it, or when widening the logo box to the
+/// column would run into an image or shape.
+fn logo_column(logo: &Rect, texts: &[Rect], blockers: &[Rect]) -> Option<(Rect, &'static str)> {
+    let below: Vec<&Rect> = texts
+        .iter()
+        .filter(|t| {
+            t.y >= logo.bottom() - logo.h * 0.25 && t.x < logo.right() && t.right() > logo.x
+        })
+        .collect();
+    let left = below.iter().map(|t| t.x).reduce(f32::min)?;
+    let right = below.iter().map(|t| t.right()).reduce(f32::max)?;
+    let (lcx, _) = logo.center();
+    if lcx < left || lcx > right || right - left < logo.w {
+        return None;
+    }
+    let col = Rect {
+        x: left,
+        y: logo.y,
+        w: right - left,
+        h: logo.h,
+    };
+    let hit = |b: &Rect| {
+        b.x < col.right() && b.right() > col.x && b.y < col.bottom() && b.bottom() > col.y
+    };
+    if blockers.iter().any(hit) {
+        return None;
+    }
+    let d_left = (logo.x - left).abs();
+    let d_centre = (lcx - (left + right) / 2.0).abs();
+    let d_right = (logo.right() - right).abs();
+    let align = if d_left <= d_centre && d_left <= d_right {
+        "LEFT"
+    } else if d_centre <= d_right {
+        "CENTER"
+    } else {
+        "RIGHT"
+    };
+    Some((col, align))
 }
 
 fn placeholder(slot: &str) -> &'static str {
@@ -522,6 +569,7 @@ pub fn template(bp: &Blueprint) -> Value {
 
     // Text blocks.
     let drawn = [TextRole::Headline, TextRole::Supporting, TextRole::Eyebrow];
+    let mut placed: Vec<Rect> = Vec::new();
     let blocks: Vec<&TextBlock> = bp
         .texts
         .iter()
@@ -553,6 +601,7 @@ pub fn template(bp: &Blueprint) -> Value {
             .map(|p| p.1)
             .unwrap_or(full);
         let r = wr.widen(t, &others, container);
+        placed.push(r);
         let node = wr.text_node(t, &r, slot, &on, false);
         wr.add(slot, node, true);
     }
@@ -593,6 +642,25 @@ pub fn template(bp: &Blueprint) -> Value {
             n.insert("x".into(), json!(round1((x + lw / 2.0 - bw / 2.0) as f32)));
         }
         n.insert("$align".into(), Value::from(align));
+        let blockers: Vec<Rect> = bp
+            .images
+            .iter()
+            .map(|i| i.rect)
+            .chain(
+                bp.shapes
+                    .iter()
+                    .filter(|s| s.role != ShapeRole::Panel)
+                    .map(|s| s.rect),
+            )
+            .collect();
+        if let Some((col, col_align)) = logo_column(&logo, &placed, &blockers) {
+            // The logo heads a text column: its box spans the column and lines up with it,
+            // so a wordmark sits on one line over the headline's edge (or centre).
+            let (cx, _, cw, _) = wr.px(&col);
+            n.insert("x".into(), json!(round1(cx as f32)));
+            n.insert("width".into(), json!(round1(cw as f32)));
+            n.insert("$align".into(), Value::from(col_align));
+        }
         wr.add("logo", n, true);
     }
 
@@ -656,6 +724,28 @@ pub fn sample_tree(bp: &Blueprint) -> Value {
 mod tests {
     use super::*;
     use crate::blueprint::{ImageRegion, TextBlock};
+
+    fn rect(x: f32, y: f32, w: f32, h: f32) -> Rect {
+        Rect { x, y, w, h }
+    }
+
+    /// A logo over a text column spans the column and takes the edge it is nearest to, so
+    /// a wordmark lines up with the headline; a blocked or lone logo keeps its own box.
+    #[test]
+    fn a_logo_heading_a_column_spans_it_and_lines_up() {
+        let texts = [rect(0.53, 0.2, 0.42, 0.2), rect(0.53, 0.5, 0.44, 0.1)];
+        let logo = rect(0.59, 0.06, 0.09, 0.04);
+        let (col, align) = logo_column(&logo, &texts, &[]).unwrap();
+        assert_eq!(align, "LEFT");
+        assert!((col.x - 0.53).abs() < 1e-6 && (col.right() - 0.97).abs() < 1e-6);
+        assert!((col.y - logo.y).abs() < 1e-6 && (col.h - logo.h).abs() < 1e-6);
+        let centred = rect(0.70, 0.06, 0.1, 0.04);
+        assert_eq!(logo_column(&centred, &texts, &[]).unwrap().1, "CENTER");
+        // An image beside the logo, inside the column's span: the box stays as it was.
+        assert!(logo_column(&logo, &texts, &[rect(0.85, 0.02, 0.1, 0.1)]).is_none());
+        // Nothing below it: no column.
+        assert!(logo_column(&rect(0.05, 0.9, 0.1, 0.04), &texts, &[]).is_none());
+    }
 
     fn bp() -> Blueprint {
         Blueprint {

@@ -5,19 +5,26 @@
 //! reference URL → 422, balance → 402), then writes the ad, its wallet hold and its job
 //! (outbox) in one transaction. Workers report back through the queue; `crate::jobs`
 //! applies their results.
+//!
+//! Where things live: this module holds the routes, the request and response types and
+//! the handlers (parse → domain call → respond), with the domain calls the web dashboard
+//! shares (`create_from`, `get`, `list_page`, `update`, `versions`); [`store`] holds every
+//! SQL statement of the resource; [`checks`] the synchronous checks of a create (relations,
+//! reference URL); [`tree`] the checks of an edited JSON tree.
 
-use std::sync::Arc;
+mod checks;
+mod store;
+mod tree;
 
-use adforge_renderer::ImageFetcher;
-use adforge_worker::protocol::{
-    Audience as JobAudience, Brand as JobBrand, Logo, Product as JobProduct,
-};
+pub use tree::MAX_TREE_BYTES;
+pub(crate) use tree::validate_tree;
+
 use adforge_worker::{GenerateAdJob, Job, RerenderJob};
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value};
+use serde_json::Value;
 use sqlx::FromRow;
 use utoipa::ToSchema;
 use utoipa_axum::router::OpenApiRouter;
@@ -26,13 +33,13 @@ use utoipa_axum::routes;
 use super::common::{IdPath, check_text};
 use crate::app::AppState;
 use crate::auth::{Auth, Scope};
-use crate::blob::{BlobStore, NO_SUCH_FILE, OwnFile};
 use crate::error::{ApiError, ApiResult, ErrorCode, FieldError};
 use crate::http::envelope::{self, Deleted, Envelope, ListEnvelope, Meta};
 use crate::http::extract::{JsonBody, PathParams, QueryParams};
 use crate::jobs::Jobs;
-use crate::store::list::{Bind, Condition, ListParams, ListQuery};
+use crate::store::list::ListParams;
 use crate::wallet;
+use store::AdRow;
 
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
@@ -43,8 +50,6 @@ pub fn router() -> OpenApiRouter<AppState> {
         .routes(routes!(sync_ads))
 }
 
-/// Largest JSON tree accepted by PATCH, serialised.
-pub const MAX_TREE_BYTES: usize = 512 * 1024;
 const PROMPT_MAX: usize = 2_000;
 
 fn prompt_schema() -> utoipa::openapi::RefOr<utoipa::openapi::Schema> {
@@ -122,104 +127,6 @@ pub struct ImageAd {
     pub completed_at: Option<String>,
 }
 
-#[derive(FromRow)]
-struct AdRow {
-    id: String,
-    reference_ad_url: String,
-    brand_id: String,
-    product_id: String,
-    audience_id: String,
-    design_template_id: Option<String>,
-    source_design_template_id: Option<String>,
-    source_design_template_version: Option<i64>,
-    product_variant_id: Option<String>,
-    prompt: Option<String>,
-    options: Option<String>,
-    #[sqlx(try_from = "crate::store::Flag")]
-    editable: bool,
-    sku_code: String,
-    status: String,
-    progress: Option<String>,
-    image_url: Option<String>,
-    width: Option<i64>,
-    height: Option<i64>,
-    current_json_tree: Option<String>,
-    current_version: i64,
-    figma_render_url: Option<String>,
-    initial_figma_render_url: Option<String>,
-    error_code: Option<String>,
-    error_message: Option<String>,
-    duration_ms: Option<i64>,
-    batch_id: Option<String>,
-    created_at: String,
-    completed_at: Option<String>,
-}
-
-const COLUMNS: &str = "t.id, t.reference_ad_url, t.brand_id, t.product_id, t.audience_id, t.design_template_id, \
-    t.source_design_template_id, t.source_design_template_version, t.product_variant_id, t.prompt, t.options, t.editable, t.sku_code, t.status, t.progress, t.image_url, t.width, \
-    t.height, t.current_json_tree, t.current_version, t.figma_render_url, t.initial_figma_render_url, t.error_code, \
-    t.error_message, t.duration_ms, t.batch_id, t.created_at, t.completed_at";
-
-impl AdRow {
-    fn into_ad(self, live: Option<Progress>) -> ImageAd {
-        let parse = |s: Option<String>| s.and_then(|s| serde_json::from_str::<Value>(&s).ok());
-        let stored: Option<Progress> = self.progress.and_then(|p| serde_json::from_str(&p).ok());
-        ImageAd {
-            progress: if self.status == "processing" {
-                live.or(stored)
-            } else {
-                None
-            },
-            error: match (self.error_code, self.error_message) {
-                (Some(code), message) if self.status == "failed" => Some(AdError {
-                    code,
-                    message: message.unwrap_or_default(),
-                }),
-                _ => None,
-            },
-            options: parse(self.options),
-            current_json_tree: parse(self.current_json_tree),
-            id: self.id,
-            reference_ad_url: self.reference_ad_url,
-            brand_id: self.brand_id,
-            product_id: self.product_id,
-            audience_id: self.audience_id,
-            design_template_id: self.design_template_id,
-            source_design_template: self
-                .source_design_template_id
-                .map(|id| SourceDesignTemplate {
-                    id,
-                    json_tree_version: self.source_design_template_version.unwrap_or(1),
-                }),
-            product_variant_id: self.product_variant_id,
-            prompt: self.prompt,
-            editable: self.editable,
-            sku_code: self.sku_code,
-            status: self.status,
-            image_url: self.image_url,
-            width: self.width,
-            height: self.height,
-            figma_render_url: self.figma_render_url,
-            initial_figma_render_url: self.initial_figma_render_url,
-            duration_ms: self.duration_ms,
-            batch_id: self.batch_id,
-            created_at: self.created_at,
-            completed_at: self.completed_at,
-        }
-    }
-}
-
-async fn load_row<'e, E: sqlx::AnyExecutor<'e>>(ex: E, org_id: &str, id: &str) -> ApiResult<AdRow> {
-    crate::store::query_as::<AdRow>(&format!(
-        "SELECT {COLUMNS} FROM image_ads AS t WHERE t.id = ? AND t.org_id = ? AND t.deleted_at IS NULL"
-    ))
-    .bind(id)
-    .bind(org_id)
-    .fetch_optional(ex)
-    .await?
-    .ok_or_else(|| ApiError::not_found(ErrorCode::ImageAdNotFound, "image ad", id))
-}
-
 /// The ad as GET /v1/image-ads/{id} shows it once it is no longer processing (no live
 /// progress to add), as JSON; `None` when it is gone. Used for webhook events, inside the
 /// transaction of the state change.
@@ -231,7 +138,7 @@ pub async fn snapshot(
     org_id: &str,
     id: &str,
 ) -> ApiResult<Option<Value>> {
-    match load_row(conn, org_id, id).await {
+    match store::load(conn, org_id, id).await {
         Ok(row) => Ok(Some(
             serde_json::to_value(row.into_ad(None)).map_err(ApiError::internal)?,
         )),
@@ -278,203 +185,6 @@ pub struct ImageAdCreate {
     /// Free-form creative direction, at most 2,000 characters.
     #[schema(schema_with = prompt_schema)]
     pub prompt: Option<String>,
-}
-
-struct Resolved {
-    brand: JobBrand,
-    product: JobProduct,
-    audience: JobAudience,
-    variant_id: String,
-    variant_image_urls: Vec<String>,
-    search_name: String,
-}
-
-fn object(v: Option<Map<String, Value>>) -> Value {
-    v.map_or(Value::Object(Map::new()), Value::Object)
-}
-
-/// Resolves and checks every relation of a create, in the spec's order of precedence.
-async fn resolve(state: &AppState, org_id: &str, body: &ImageAdCreate) -> ApiResult<Resolved> {
-    resolve_ids(
-        state,
-        org_id,
-        &body.brand_id,
-        &body.product_id,
-        &body.audience_id,
-        body.product_variant_id.as_deref(),
-    )
-    .await
-}
-
-/// [`resolve`] by ids.
-async fn resolve_ids(
-    state: &AppState,
-    org_id: &str,
-    brand_id: &str,
-    product_id: &str,
-    audience_id: &str,
-    product_variant_id: Option<&str>,
-) -> ApiResult<Resolved> {
-    let db = &state.db.read;
-    let brand = super::brands::load(db, org_id, brand_id).await?;
-    let product = super::products::load(db, org_id, product_id).await?;
-    let audience = super::audiences::load(db, org_id, audience_id).await?;
-    if product.brand_id != brand.id {
-        return Err(ApiError::new(
-            ErrorCode::ProductBrandMismatch,
-            format!(
-                "Product `{}` belongs to brand `{}`, not to `{}`",
-                product.id, product.brand_id, brand.id
-            ),
-        ));
-    }
-    if audience.product_id != product.id {
-        return Err(ApiError::new(
-            ErrorCode::AudienceProductMismatch,
-            format!(
-                "Audience `{}` belongs to product `{}`, not to `{}`",
-                audience.id, audience.product_id, product.id
-            ),
-        ));
-    }
-    let variant = match product_variant_id {
-        Some(vid) => {
-            let v = super::variants::load(db, org_id, vid).await?;
-            if v.product_id != product.id {
-                return Err(ApiError::field(
-                    "product_variant_id",
-                    format!(
-                        "`{vid}` is a variant of product `{}`, not of `{}`",
-                        v.product_id, product.id
-                    ),
-                ));
-            }
-            if v.image_ids.is_empty() {
-                return Err(ApiError::new(
-                    ErrorCode::ProductVariantNoImages,
-                    format!(
-                        "Variant `{vid}` has no images; attach some with PATCH /v1/product-variants/{vid} (image_ids)"
-                    ),
-                ));
-            }
-            v
-        }
-        None => {
-            let mut conn = state.db.read.acquire().await?;
-            super::variants::active_of_product(&mut conn, &product.id)
-                .await?
-                .into_iter()
-                .find(|v| !v.image_ids.is_empty())
-                .ok_or_else(|| {
-                    ApiError::new(
-                        ErrorCode::ProductVariantNoImages,
-                        format!(
-                            "Product `{}` has no variant with images; attach images to a variant with PATCH /v1/product-variants/{{id}} (image_ids)",
-                            product.id
-                        ),
-                    )
-                })?
-        }
-    };
-    let variant_image_urls = super::images::live_urls(state, org_id, &variant.image_ids).await?;
-    if variant_image_urls.is_empty() {
-        return Err(ApiError::new(
-            ErrorCode::ProductVariantNoImages,
-            format!("The images of variant `{}` were deleted", variant.id),
-        ));
-    }
-    let logo_ids = brand.logo_image_ids.clone().unwrap_or_default();
-    let logos = super::images::live_logos(state, org_id, &logo_ids).await?;
-    Ok(Resolved {
-        search_name: product.name.to_lowercase(),
-        brand: JobBrand {
-            id: brand.id,
-            name: brand.name,
-            color_palettes: object(brand.color_palettes),
-            fonts: serde_json::to_value(&brand.fonts).unwrap_or(Value::Null),
-            logos: logos
-                .into_iter()
-                .map(|(url, theme)| Logo { url, theme })
-                .collect(),
-        },
-        product: JobProduct {
-            id: product.id,
-            name: product.name,
-            description: product.description,
-            details: object(product.details),
-        },
-        audience: JobAudience {
-            id: audience.id,
-            name: audience.name,
-            description: audience.description,
-            details: object(audience.details),
-        },
-        variant_id: variant.id,
-        variant_image_urls,
-    })
-}
-
-/// Fetches the reference (this server's own files from the blob store, others through
-/// the public-address guard) and checks it is an image.
-async fn check_reference(state: &AppState, url: String) -> ApiResult<()> {
-    let fetcher: Arc<adforge_renderer::HttpFetcher> = state.reference_fetcher.clone();
-    let invalid = |why: String| {
-        ApiError::new(
-            ErrorCode::ReferenceAdUrlInvalid,
-            format!("reference_ad_url {why}; give a publicly reachable PNG, JPEG or WebP URL"),
-        )
-    };
-    let lower = url.to_ascii_lowercase();
-    if !(lower.starts_with("http://") || lower.starts_with("https://")) {
-        return Err(invalid("is not an http(s) URL".into()));
-    }
-    // This server's own files are read from the blob store, by the one mapping of own URLs
-    // to keys that the worker uses too; a malformed own URL says what to change.
-    let own_invalid = |why: &str| {
-        ApiError::new(
-            ErrorCode::ReferenceAdUrlInvalid,
-            format!("reference_ad_url {why}"),
-        )
-    };
-    let own = match state.blobs.own_file(&url) {
-        OwnFile::Foreign => None,
-        OwnFile::Invalid(why) => return Err(own_invalid(&why)),
-        OwnFile::Key(key) => match state.blobs.get(&key).await.map_err(ApiError::internal)? {
-            Some(bytes) => Some(bytes.to_vec()),
-            None => return Err(own_invalid(NO_SUCH_FILE)),
-        },
-    };
-    let checked = tokio::task::spawn_blocking(move || -> Result<(u32, u32), String> {
-        let bytes = match own {
-            Some(bytes) => bytes,
-            None => fetcher.fetch(&url)?,
-        };
-        let format = image::guess_format(&bytes).map_err(|_| "is not an image".to_string())?;
-        if !matches!(
-            format,
-            image::ImageFormat::Png | image::ImageFormat::Jpeg | image::ImageFormat::WebP
-        ) {
-            return Err(format!("is a {format:?} image, not PNG, JPEG or WebP"));
-        }
-        image::ImageReader::with_format(std::io::Cursor::new(&bytes), format)
-            .into_dimensions()
-            .map_err(|e| format!("cannot be decoded ({e})"))
-    })
-    .await
-    .map_err(ApiError::internal)?;
-    match checked {
-        Ok((w, h))
-            if w > 0 && h > 0 && w <= crate::imaging::MAX_SIDE && h <= crate::imaging::MAX_SIDE =>
-        {
-            Ok(())
-        }
-        Ok((w, h)) => Err(invalid(format!(
-            "is {w}×{h} pixels, over the limit of {} a side",
-            crate::imaging::MAX_SIDE
-        ))),
-        Err(why) if why.starts_with("is ") || why.starts_with("cannot") => Err(invalid(why)),
-        Err(why) => Err(invalid(format!("could not be fetched ({why})"))),
-    }
 }
 
 /// Create an image ad
@@ -531,9 +241,9 @@ pub(crate) async fn create_from(
         ));
     }
     super::common::finish(errors)?;
-    let r = resolve(state, org_id, body).await?;
+    let r = checks::resolve(state, org_id, body).await?;
     if template.is_none() {
-        check_reference(state, body.reference_ad_url.clone()).await?;
+        checks::check_reference(state, body.reference_ad_url.clone()).await?;
     }
     let source = template
         .as_ref()
@@ -566,34 +276,33 @@ pub(crate) async fn create_from(
     let mut tx = state.db.begin_write().await?;
     wallet::hold(&mut tx, org_id, price, &id, &state.dashboard_url).await?;
     let now = crate::timestamp::now();
-    crate::store::query(
-        "INSERT INTO image_ads (id, org_id, brand_id, product_id, audience_id, product_variant_id, reference_ad_url, prompt, \
-         editable, sku_code, price_cents, status, progress, current_version, job, search_name, created_at, updated_at, \
-         source_design_template_id, source_design_template_version) \
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'processing', ?, 1, ?, ?, ?, ?, ?, ?)",
+    store::insert_ad(
+        &mut tx,
+        &store::NewAd {
+            id: &id,
+            org_id,
+            brand_id: &body.brand_id,
+            product_id: &body.product_id,
+            audience_id: &body.audience_id,
+            product_variant_id: body
+                .product_variant_id
+                .as_ref()
+                .map(|_| r.variant_id.clone()),
+            reference_ad_url: &body.reference_ad_url,
+            prompt: prompt.as_deref(),
+            editable: body.editable,
+            sku,
+            price_cents: price,
+            progress: &queued,
+            job: &job,
+            search_name: &r.search_name,
+            now: &now,
+            source,
+        },
     )
-    .bind(&id)
-    .bind(org_id)
-    .bind(&body.brand_id)
-    .bind(&body.product_id)
-    .bind(&body.audience_id)
-    .bind(body.product_variant_id.as_ref().map(|_| r.variant_id.clone()))
-    .bind(&body.reference_ad_url)
-    .bind(&prompt)
-    .bind(i64::from(body.editable))
-    .bind(sku)
-    .bind(price)
-    .bind(crate::store::to_json_text(&queued))
-    .bind(crate::store::to_json_text(&job))
-    .bind(&r.search_name)
-    .bind(&now)
-    .bind(&now)
-    .bind(source.as_ref().map(|s| s.0.clone()))
-    .bind(source.as_ref().map(|s| s.1))
-    .execute(&mut *tx)
     .await?;
     Jobs::stage(&mut tx, &job).await?;
-    let row = load_row(&mut *tx, org_id, &id).await?;
+    let row = store::load(&mut *tx, org_id, &id).await?;
     let jobs = state.jobs.clone();
     tx.after_commit(move || jobs.kick());
     tx.commit().await?;
@@ -625,7 +334,7 @@ async fn get_ad(
 /// # Errors
 /// IMAGE_AD_NOT_FOUND (also for another organisation's ad); database failures.
 pub(crate) async fn get(state: &AppState, org_id: &str, id: &str) -> ApiResult<ImageAd> {
-    let row = load_row(&state.db.read, org_id, id).await?;
+    let row = store::load(&state.db.read, org_id, id).await?;
     Ok(present(state, row).await)
 }
 
@@ -678,14 +387,14 @@ pub(crate) async fn list_page(
     mut q: QueryParams,
 ) -> ApiResult<crate::http::envelope::Page<ImageAd>> {
     let p = ListParams::parse(&mut q, true, &["status"]);
-    let mut conditions = Vec::new();
-    for (param, column, allowed, dim) in [
-        ("status", "t.status", Some(&STATUSES[..]), Some("status")),
-        ("brand_id", "t.brand_id", None, None),
-        ("product_id", "t.product_id", None, None),
-        ("product_variant_id", "t.product_variant_id", None, None),
-        ("batch_id", "t.batch_id", None, None),
-        ("sku_code", "t.sku_code", Some(&SKUS[..]), None),
+    let mut filter = store::ListFilter::default();
+    for (param, slot, allowed) in [
+        ("status", &mut filter.status, Some(&STATUSES[..])),
+        ("brand_id", &mut filter.brand_id, None),
+        ("product_id", &mut filter.product_id, None),
+        ("product_variant_id", &mut filter.product_variant_id, None),
+        ("batch_id", &mut filter.batch_id, None),
+        ("sku_code", &mut filter.sku_code, Some(&SKUS[..])),
     ] {
         if let Some(values) = q.csv(param) {
             if let Some(allowed) = allowed {
@@ -695,42 +404,21 @@ pub(crate) async fn list_page(
                     }
                 }
             }
-            conditions.push(Condition::any_of(dim, column, &values));
+            *slot = Some(values);
         }
     }
-    if let Some(url) = q.string("reference_ad_url") {
-        conditions.push(Condition::new(
-            "t.reference_ad_url = ?",
-            vec![Bind::Text(url)],
-        ));
-    }
-    if let Some(e) = q.one_of("editable", &["true", "false"]) {
-        conditions.push(Condition::new(
-            "t.editable = ?",
-            vec![Bind::Int(i64::from(e == "true"))],
-        ));
-    }
+    filter.reference_ad_url = q.string("reference_ad_url");
+    filter.editable = q
+        .one_of("editable", &["true", "false"])
+        .map(|e| e == "true");
     if let Some(s) = q.string("search") {
         if s.chars().count() > 200 {
             q.error("search", "must be at most 200 characters");
         }
-        let needle = s.to_lowercase();
-        conditions.push(Condition::new(
-            "instr(lower(t.id), ?) > 0 OR instr(t.search_name, ?) > 0",
-            vec![Bind::Text(needle.clone()), Bind::Text(needle)],
-        ));
+        filter.search = Some(s.to_lowercase());
     }
     q.finish()?;
-    let page = ListQuery {
-        table: "image_ads",
-        columns: COLUMNS,
-        joins: "",
-        org_id,
-        conditions,
-        facet_columns: &[("status", "t.status")],
-    }
-    .fetch::<AdRow>(&state.db, &p)
-    .await?;
+    let page = store::list(&state.db, org_id, &filter, &p).await?;
     let mut items = Vec::with_capacity(page.items.len());
     let crate::http::envelope::Page {
         items: rows,
@@ -761,123 +449,6 @@ pub struct ImageAdUpdate {
     /// VALIDATION_ERROR naming the node and field.
     #[schema(value_type = Object)]
     pub current_json_tree: Value,
-}
-
-/// Checks an edited tree as PATCH /v1/image-ads/{id} does (size, the renderer's validation,
-/// image URLs by the fetch rules, own files present) and returns its text. Design templates
-/// check their trees with this too.
-///
-/// # Errors
-/// VALIDATION_ERROR on `current_json_tree` naming the node and field.
-pub(crate) async fn validate_tree(state: &AppState, tree: &Value) -> ApiResult<String> {
-    // Validating a tree of up to 512 KiB is CPU work: keep it off the async runtime.
-    let (tree, allow, blobs) = (tree.clone(), state.allow_private_urls, state.blobs.clone());
-    let (text, own_images) =
-        tokio::task::spawn_blocking(move || check_tree(&tree, allow, blobs.as_ref()))
-            .await
-            .map_err(ApiError::internal)??;
-    // Own files are read from the blob store when rendering: each must be there now.
-    for image in &own_images {
-        if !state
-            .blobs
-            .exists(&image.key)
-            .await
-            .map_err(ApiError::internal)?
-        {
-            return Err(ApiError::field(
-                "current_json_tree",
-                format!("{}: image URL `{}` {NO_SUCH_FILE}", image.place, image.url),
-            ));
-        }
-    }
-    Ok(text)
-}
-
-/// An image of an edited tree that is one of this server's own files.
-struct OwnImage {
-    /// Where the tree names it: "node `…`, field `fills[0].imageFillUrl`".
-    place: String,
-    url: String,
-    key: String,
-}
-
-/// Checks an edited tree: size, the renderer's validation, and every image URL the
-/// renderer will fetch, by the rules the worker's fetch applies: this server's own files
-/// map to blob keys by [`BlobStore::own_file`] (no `..`, query, fragment or user info), any
-/// other URL must pass the fetcher's address guard ([`adforge_renderer::image::fetch::check_url`]:
-/// no private, loopback or link-local host in any notation, unless private URLs are
-/// allowed). Returns the tree's text and the own files, whose existence the caller checks.
-fn check_tree(
-    tree: &Value,
-    allow_private: bool,
-    blobs: &dyn BlobStore,
-) -> ApiResult<(String, Vec<OwnImage>)> {
-    let text = crate::store::to_json_text(tree);
-    if text.len() > MAX_TREE_BYTES {
-        return Err(ApiError::field(
-            "current_json_tree",
-            format!(
-                "is {} bytes; at most {MAX_TREE_BYTES} are accepted",
-                text.len()
-            ),
-        ));
-    }
-    let parsed = adforge_renderer::Tree::parse(&text)
-        .map_err(|e| ApiError::field("current_json_tree", e.to_string()))?;
-    let places = image_places(tree);
-    let mut own = Vec::new();
-    for url in adforge_renderer::image::image_urls(&parsed) {
-        let place = places
-            .get(&url)
-            .cloned()
-            .unwrap_or_else(|| "an IMAGE paint".to_string());
-        let refuse = |why: &str| {
-            ApiError::field(
-                "current_json_tree",
-                format!("{place}: image URL `{url}` {why}"),
-            )
-        };
-        match blobs.own_file(&url) {
-            OwnFile::Key(key) => own.push(OwnImage { place, url, key }),
-            OwnFile::Invalid(why) => return Err(refuse(&why)),
-            OwnFile::Foreign => {
-                adforge_renderer::image::fetch::check_url(&url, allow_private)
-                    .map_err(|e| refuse(&format!("cannot be fetched: {e}")))?;
-            }
-        }
-    }
-    Ok((text, own))
-}
-
-/// Where each image URL first appears among the tree's visible IMAGE paints, as the
-/// renderer's errors name places: "node `id`, field `fills[0].imageFillUrl`".
-fn image_places(tree: &Value) -> std::collections::HashMap<String, String> {
-    let mut out = std::collections::HashMap::new();
-    let Some(nodes) = tree.get("nodes").and_then(Value::as_object) else {
-        return out;
-    };
-    for (id, node) in nodes {
-        for list in ["fills", "strokes"] {
-            let Some(paints) = node.get(list).and_then(Value::as_array) else {
-                continue;
-            };
-            for (k, p) in paints.iter().enumerate() {
-                if p.get("type").and_then(Value::as_str) != Some("IMAGE")
-                    || p.get("visible").and_then(Value::as_bool) == Some(false)
-                {
-                    continue;
-                }
-                let found = ["imageFillUrl", "imageUrl", "imageRef"]
-                    .into_iter()
-                    .find_map(|f| p.get(f).and_then(Value::as_str).map(|u| (f, u)));
-                if let Some((field, url)) = found {
-                    out.entry(url.to_string())
-                        .or_insert_with(|| format!("node `{id}`, field `{list}[{k}].{field}`"));
-                }
-            }
-        }
-    }
-    out
 }
 
 /// Edit an editable image ad
@@ -922,7 +493,7 @@ pub(crate) async fn update(
     id: &str,
     tree: &Value,
 ) -> ApiResult<ImageAd> {
-    let row = load_row(&state.db.read, org_id, id).await?;
+    let row = store::load(&state.db.read, org_id, id).await?;
     if !row.editable {
         return Err(ApiError::new(
             ErrorCode::ImageAdNotEditable,
@@ -942,7 +513,7 @@ pub(crate) async fn update(
     }
     let text = validate_tree(state, tree).await?;
     let mut tx = state.db.begin_write().await?;
-    let row = load_row(&mut *tx, org_id, id).await?;
+    let row = store::load(&mut *tx, org_id, id).await?;
     if row.status != "completed" {
         return Err(ApiError::new(
             ErrorCode::ImageAdNotCompleted,
@@ -967,31 +538,22 @@ pub(crate) async fn update(
         message: "Waiting for a worker".into(),
         percentage: 0,
     };
-    crate::store::query(
-        "INSERT INTO image_ad_versions (id, ad_id, org_id, version_number, json_tree, status, created_at) VALUES (?, ?, ?, ?, ?, 'processing', ?)",
+    store::start_version(
+        &mut tx,
+        &store::NewVersion {
+            version_id: &version_id,
+            ad_id: id,
+            org_id,
+            version,
+            tree: &text,
+            progress: &queued,
+            job: &job,
+            now: &now,
+        },
     )
-    .bind(&version_id)
-    .bind(id)
-    .bind(org_id)
-    .bind(version)
-    .bind(&text)
-    .bind(&now)
-    .execute(&mut *tx)
-    .await?;
-    crate::store::query(
-        "UPDATE image_ads SET status = 'processing', progress = ?, current_version = ?, current_json_tree = ?, job = ?, \
-         updated_at = ? WHERE id = ?",
-    )
-    .bind(crate::store::to_json_text(&queued))
-    .bind(version)
-    .bind(&text)
-    .bind(crate::store::to_json_text(&job))
-    .bind(&now)
-    .bind(id)
-    .execute(&mut *tx)
     .await?;
     Jobs::stage(&mut tx, &job).await?;
-    let row = load_row(&mut *tx, org_id, id).await?;
+    let row = store::load(&mut *tx, org_id, id).await?;
     let jobs = state.jobs.clone();
     tx.after_commit(move || jobs.kick());
     tx.commit().await?;
@@ -1017,18 +579,14 @@ async fn delete_ad(
 ) -> ApiResult<Response> {
     caller.require(Scope::ImageAdsWrite)?;
     let mut tx = state.db.begin_write().await?;
-    let row = load_row(&mut *tx, &caller.org_id, &id).await?;
+    let row = store::load(&mut *tx, &caller.org_id, &id).await?;
     if row.status == "processing" {
         return Err(ApiError::new(
             ErrorCode::Conflict,
             format!("Image ad `{id}` is processing; delete it once it is completed or failed"),
         ));
     }
-    crate::store::query("UPDATE image_ads SET deleted_at = ? WHERE id = ?")
-        .bind(crate::timestamp::now())
-        .bind(&id)
-        .execute(&mut *tx)
-        .await?;
+    store::soft_delete(&mut tx, &id).await?;
     tx.commit().await?;
     Ok(Deleted::response(id))
 }
@@ -1052,8 +610,6 @@ pub struct ImageAdVersion {
     pub created_at: String,
     pub completed_at: Option<String>,
 }
-
-const VERSION_COLUMNS: &str = "id, ad_id AS image_ad_id, version_number, image_url, width, height, status, json_tree, created_at, completed_at";
 
 /// List an ad's versions
 ///
@@ -1083,14 +639,8 @@ pub(crate) async fn versions(
     org_id: &str,
     id: &str,
 ) -> ApiResult<Vec<ImageAdVersion>> {
-    load_row(&state.db.read, org_id, id).await?;
-    Ok(crate::store::query_as(&format!(
-        "SELECT {VERSION_COLUMNS} FROM image_ad_versions WHERE ad_id = ? AND org_id = ? ORDER BY version_number"
-    ))
-    .bind(id)
-    .bind(org_id)
-    .fetch_all(&state.db.read)
-    .await?)
+    store::load(&state.db.read, org_id, id).await?;
+    store::versions(&state.db, org_id, id).await
 }
 
 /// Retrieve a version
@@ -1108,15 +658,8 @@ async fn get_version(
     PathParams((id, version_id)): PathParams<(String, String)>,
 ) -> ApiResult<Response> {
     caller.require(Scope::ImageAdsRead)?;
-    load_row(&state.db.read, &caller.org_id, &id).await?;
-    let v: Option<ImageAdVersion> = crate::store::query_as(&format!(
-        "SELECT {VERSION_COLUMNS} FROM image_ad_versions WHERE id = ? AND ad_id = ? AND org_id = ?"
-    ))
-    .bind(&version_id)
-    .bind(&id)
-    .bind(&caller.org_id)
-    .fetch_optional(&state.db.read)
-    .await?;
+    store::load(&state.db.read, &caller.org_id, &id).await?;
+    let v = store::version(&state.db, &caller.org_id, &id, &version_id).await?;
     v.map(envelope::ok).ok_or_else(|| {
         ApiError::not_found(
             ErrorCode::ImageAdVersionNotFound,

@@ -1,0 +1,220 @@
+//! The synchronous checks of a create that the caller can fix: the relations (brand,
+//! product, audience, variant: 404 or 422, in the spec's order of precedence) resolved into
+//! the job's payload, and the reference URL (422 REFERENCE_AD_URL_INVALID). They read
+//! through the other resources' loaders and the blob store; none of them writes.
+
+use std::sync::Arc;
+
+use adforge_renderer::ImageFetcher;
+use adforge_worker::protocol::{
+    Audience as JobAudience, Brand as JobBrand, Logo, Product as JobProduct,
+};
+use serde_json::{Map, Value};
+
+use super::ImageAdCreate;
+use crate::app::AppState;
+use crate::blob::{NO_SUCH_FILE, OwnFile};
+use crate::error::{ApiError, ApiResult, ErrorCode};
+use crate::resources::{audiences, brands, images, products, variants};
+
+/// The relations of a create, resolved into what the job carries.
+pub(super) struct Resolved {
+    pub brand: JobBrand,
+    pub product: JobProduct,
+    pub audience: JobAudience,
+    pub variant_id: String,
+    pub variant_image_urls: Vec<String>,
+    pub search_name: String,
+}
+
+fn object(v: Option<Map<String, Value>>) -> Value {
+    v.map_or(Value::Object(Map::new()), Value::Object)
+}
+
+/// Resolves and checks every relation of a create, in the spec's order of precedence.
+pub(super) async fn resolve(
+    state: &AppState,
+    org_id: &str,
+    body: &ImageAdCreate,
+) -> ApiResult<Resolved> {
+    resolve_ids(
+        state,
+        org_id,
+        &body.brand_id,
+        &body.product_id,
+        &body.audience_id,
+        body.product_variant_id.as_deref(),
+    )
+    .await
+}
+
+/// [`resolve`] by ids.
+async fn resolve_ids(
+    state: &AppState,
+    org_id: &str,
+    brand_id: &str,
+    product_id: &str,
+    audience_id: &str,
+    product_variant_id: Option<&str>,
+) -> ApiResult<Resolved> {
+    let db = &state.db.read;
+    let brand = brands::load(db, org_id, brand_id).await?;
+    let product = products::load(db, org_id, product_id).await?;
+    let audience = audiences::load(db, org_id, audience_id).await?;
+    if product.brand_id != brand.id {
+        return Err(ApiError::new(
+            ErrorCode::ProductBrandMismatch,
+            format!(
+                "Product `{}` belongs to brand `{}`, not to `{}`",
+                product.id, product.brand_id, brand.id
+            ),
+        ));
+    }
+    if audience.product_id != product.id {
+        return Err(ApiError::new(
+            ErrorCode::AudienceProductMismatch,
+            format!(
+                "Audience `{}` belongs to product `{}`, not to `{}`",
+                audience.id, audience.product_id, product.id
+            ),
+        ));
+    }
+    let variant = match product_variant_id {
+        Some(vid) => {
+            let v = variants::load(db, org_id, vid).await?;
+            if v.product_id != product.id {
+                return Err(ApiError::field(
+                    "product_variant_id",
+                    format!(
+                        "`{vid}` is a variant of product `{}`, not of `{}`",
+                        v.product_id, product.id
+                    ),
+                ));
+            }
+            if v.image_ids.is_empty() {
+                return Err(ApiError::new(
+                    ErrorCode::ProductVariantNoImages,
+                    format!(
+                        "Variant `{vid}` has no images; attach some with PATCH /v1/product-variants/{vid} (image_ids)"
+                    ),
+                ));
+            }
+            v
+        }
+        None => {
+            let mut conn = state.db.read.acquire().await?;
+            variants::active_of_product(&mut conn, &product.id)
+                .await?
+                .into_iter()
+                .find(|v| !v.image_ids.is_empty())
+                .ok_or_else(|| {
+                    ApiError::new(
+                        ErrorCode::ProductVariantNoImages,
+                        format!(
+                            "Product `{}` has no variant with images; attach images to a variant with PATCH /v1/product-variants/{{id}} (image_ids)",
+                            product.id
+                        ),
+                    )
+                })?
+        }
+    };
+    let variant_image_urls = images::live_urls(state, org_id, &variant.image_ids).await?;
+    if variant_image_urls.is_empty() {
+        return Err(ApiError::new(
+            ErrorCode::ProductVariantNoImages,
+            format!("The images of variant `{}` were deleted", variant.id),
+        ));
+    }
+    let logo_ids = brand.logo_image_ids.clone().unwrap_or_default();
+    let logos = images::live_logos(state, org_id, &logo_ids).await?;
+    Ok(Resolved {
+        search_name: product.name.to_lowercase(),
+        brand: JobBrand {
+            id: brand.id,
+            name: brand.name,
+            color_palettes: object(brand.color_palettes),
+            fonts: serde_json::to_value(&brand.fonts).unwrap_or(Value::Null),
+            logos: logos
+                .into_iter()
+                .map(|(url, theme)| Logo { url, theme })
+                .collect(),
+        },
+        product: JobProduct {
+            id: product.id,
+            name: product.name,
+            description: product.description,
+            details: object(product.details),
+        },
+        audience: JobAudience {
+            id: audience.id,
+            name: audience.name,
+            description: audience.description,
+            details: object(audience.details),
+        },
+        variant_id: variant.id,
+        variant_image_urls,
+    })
+}
+
+/// Fetches the reference (this server's own files from the blob store, others through
+/// the public-address guard) and checks it is an image.
+pub(super) async fn check_reference(state: &AppState, url: String) -> ApiResult<()> {
+    let fetcher: Arc<adforge_renderer::HttpFetcher> = state.reference_fetcher.clone();
+    let invalid = |why: String| {
+        ApiError::new(
+            ErrorCode::ReferenceAdUrlInvalid,
+            format!("reference_ad_url {why}; give a publicly reachable PNG, JPEG or WebP URL"),
+        )
+    };
+    let lower = url.to_ascii_lowercase();
+    if !(lower.starts_with("http://") || lower.starts_with("https://")) {
+        return Err(invalid("is not an http(s) URL".into()));
+    }
+    // This server's own files are read from the blob store, by the one mapping of own URLs
+    // to keys that the worker uses too; a malformed own URL says what to change.
+    let own_invalid = |why: &str| {
+        ApiError::new(
+            ErrorCode::ReferenceAdUrlInvalid,
+            format!("reference_ad_url {why}"),
+        )
+    };
+    let own = match state.blobs.own_file(&url) {
+        OwnFile::Foreign => None,
+        OwnFile::Invalid(why) => return Err(own_invalid(&why)),
+        OwnFile::Key(key) => match state.blobs.get(&key).await.map_err(ApiError::internal)? {
+            Some(bytes) => Some(bytes.to_vec()),
+            None => return Err(own_invalid(NO_SUCH_FILE)),
+        },
+    };
+    let checked = tokio::task::spawn_blocking(move || -> Result<(u32, u32), String> {
+        let bytes = match own {
+            Some(bytes) => bytes,
+            None => fetcher.fetch(&url)?,
+        };
+        let format = image::guess_format(&bytes).map_err(|_| "is not an image".to_string())?;
+        if !matches!(
+            format,
+            image::ImageFormat::Png | image::ImageFormat::Jpeg | image::ImageFormat::WebP
+        ) {
+            return Err(format!("is a {format:?} image, not PNG, JPEG or WebP"));
+        }
+        image::ImageReader::with_format(std::io::Cursor::new(&bytes), format)
+            .into_dimensions()
+            .map_err(|e| format!("cannot be decoded ({e})"))
+    })
+    .await
+    .map_err(ApiError::internal)?;
+    match checked {
+        Ok((w, h))
+            if w > 0 && h > 0 && w <= crate::imaging::MAX_SIDE && h <= crate::imaging::MAX_SIDE =>
+        {
+            Ok(())
+        }
+        Ok((w, h)) => Err(invalid(format!(
+            "is {w}×{h} pixels, over the limit of {} a side",
+            crate::imaging::MAX_SIDE
+        ))),
+        Err(why) if why.starts_with("is ") || why.starts_with("cannot") => Err(invalid(why)),
+        Err(why) => Err(invalid(format!("could not be fetched ({why})"))),
+    }
+}

@@ -1,0 +1,345 @@
+//! Every SQL statement of `/v1/image-ads`, as functions named for what they do. The
+//! handlers in [`super`] parse, call these and respond; they hold no SQL. Functions that
+//! take `&mut AnyConnection` run inside the caller's transaction (a [`WriteTx`] derefs to
+//! one), so the caller keeps its transaction boundaries; reads of one row take any executor.
+//!
+//! The texts are the portable subset both engines share (see [`crate::store`]).
+//!
+//! [`WriteTx`]: crate::store::WriteTx
+
+use adforge_worker::Job;
+use serde_json::Value;
+use sqlx::{AnyConnection, FromRow};
+
+use super::{AdError, ImageAd, ImageAdVersion, Progress, SourceDesignTemplate};
+use crate::error::{ApiError, ApiResult, ErrorCode};
+use crate::http::envelope::Page;
+use crate::store::Db;
+use crate::store::list::{Bind, Condition, ListParams, ListQuery};
+
+/// A row of `image_ads` as every read selects it ([`COLUMNS`]).
+#[derive(FromRow)]
+pub(super) struct AdRow {
+    pub id: String,
+    reference_ad_url: String,
+    brand_id: String,
+    product_id: String,
+    audience_id: String,
+    design_template_id: Option<String>,
+    source_design_template_id: Option<String>,
+    source_design_template_version: Option<i64>,
+    product_variant_id: Option<String>,
+    prompt: Option<String>,
+    options: Option<String>,
+    #[sqlx(try_from = "crate::store::Flag")]
+    pub editable: bool,
+    sku_code: String,
+    pub status: String,
+    progress: Option<String>,
+    image_url: Option<String>,
+    width: Option<i64>,
+    height: Option<i64>,
+    current_json_tree: Option<String>,
+    pub current_version: i64,
+    figma_render_url: Option<String>,
+    initial_figma_render_url: Option<String>,
+    error_code: Option<String>,
+    error_message: Option<String>,
+    duration_ms: Option<i64>,
+    batch_id: Option<String>,
+    created_at: String,
+    completed_at: Option<String>,
+}
+
+const COLUMNS: &str = "t.id, t.reference_ad_url, t.brand_id, t.product_id, t.audience_id, t.design_template_id, \
+    t.source_design_template_id, t.source_design_template_version, t.product_variant_id, t.prompt, t.options, t.editable, t.sku_code, t.status, t.progress, t.image_url, t.width, \
+    t.height, t.current_json_tree, t.current_version, t.figma_render_url, t.initial_figma_render_url, t.error_code, \
+    t.error_message, t.duration_ms, t.batch_id, t.created_at, t.completed_at";
+
+impl AdRow {
+    /// The ad as the API shows it; `live` is the queue's progress, shown while processing.
+    pub(super) fn into_ad(self, live: Option<Progress>) -> ImageAd {
+        let parse = |s: Option<String>| s.and_then(|s| serde_json::from_str::<Value>(&s).ok());
+        let stored: Option<Progress> = self.progress.and_then(|p| serde_json::from_str(&p).ok());
+        ImageAd {
+            progress: if self.status == "processing" {
+                live.or(stored)
+            } else {
+                None
+            },
+            error: match (self.error_code, self.error_message) {
+                (Some(code), message) if self.status == "failed" => Some(AdError {
+                    code,
+                    message: message.unwrap_or_default(),
+                }),
+                _ => None,
+            },
+            options: parse(self.options),
+            current_json_tree: parse(self.current_json_tree),
+            id: self.id,
+            reference_ad_url: self.reference_ad_url,
+            brand_id: self.brand_id,
+            product_id: self.product_id,
+            audience_id: self.audience_id,
+            design_template_id: self.design_template_id,
+            source_design_template: self
+                .source_design_template_id
+                .map(|id| SourceDesignTemplate {
+                    id,
+                    json_tree_version: self.source_design_template_version.unwrap_or(1),
+                }),
+            product_variant_id: self.product_variant_id,
+            prompt: self.prompt,
+            editable: self.editable,
+            sku_code: self.sku_code,
+            status: self.status,
+            image_url: self.image_url,
+            width: self.width,
+            height: self.height,
+            figma_render_url: self.figma_render_url,
+            initial_figma_render_url: self.initial_figma_render_url,
+            duration_ms: self.duration_ms,
+            batch_id: self.batch_id,
+            created_at: self.created_at,
+            completed_at: self.completed_at,
+        }
+    }
+}
+
+/// The live (not deleted) ad `id` of `org_id`.
+///
+/// # Errors
+/// IMAGE_AD_NOT_FOUND (also for another organisation's ad); database failures.
+pub(super) async fn load<'e, E: sqlx::AnyExecutor<'e>>(
+    ex: E,
+    org_id: &str,
+    id: &str,
+) -> ApiResult<AdRow> {
+    crate::store::query_as::<AdRow>(&format!(
+        "SELECT {COLUMNS} FROM image_ads AS t WHERE t.id = ? AND t.org_id = ? AND t.deleted_at IS NULL"
+    ))
+    .bind(id)
+    .bind(org_id)
+    .fetch_optional(ex)
+    .await?
+    .ok_or_else(|| ApiError::not_found(ErrorCode::ImageAdNotFound, "image ad", id))
+}
+
+/// A new ad, `processing` at version 1.
+pub(super) struct NewAd<'a> {
+    pub id: &'a str,
+    pub org_id: &'a str,
+    pub brand_id: &'a str,
+    pub product_id: &'a str,
+    pub audience_id: &'a str,
+    pub product_variant_id: Option<String>,
+    pub reference_ad_url: &'a str,
+    pub prompt: Option<&'a str>,
+    pub editable: bool,
+    pub sku: &'a str,
+    pub price_cents: i64,
+    pub progress: &'a Progress,
+    pub job: &'a Job,
+    /// The product's name, lowercased, which `search` matches.
+    pub search_name: &'a str,
+    pub now: &'a str,
+    /// The design template (id, tree version) that laid the ad out.
+    pub source: Option<(String, i64)>,
+}
+
+/// Inserts a new ad.
+///
+/// # Errors
+/// Database failures.
+pub(super) async fn insert_ad(conn: &mut AnyConnection, ad: &NewAd<'_>) -> ApiResult<()> {
+    crate::store::query(
+        "INSERT INTO image_ads (id, org_id, brand_id, product_id, audience_id, product_variant_id, reference_ad_url, prompt, \
+         editable, sku_code, price_cents, status, progress, current_version, job, search_name, created_at, updated_at, \
+         source_design_template_id, source_design_template_version) \
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'processing', ?, 1, ?, ?, ?, ?, ?, ?)",
+    )
+    .bind(ad.id)
+    .bind(ad.org_id)
+    .bind(ad.brand_id)
+    .bind(ad.product_id)
+    .bind(ad.audience_id)
+    .bind(ad.product_variant_id.clone())
+    .bind(ad.reference_ad_url)
+    .bind(ad.prompt)
+    .bind(i64::from(ad.editable))
+    .bind(ad.sku)
+    .bind(ad.price_cents)
+    .bind(crate::store::to_json_text(ad.progress))
+    .bind(crate::store::to_json_text(ad.job))
+    .bind(ad.search_name)
+    .bind(ad.now)
+    .bind(ad.now)
+    .bind(ad.source.as_ref().map(|s| s.0.clone()))
+    .bind(ad.source.as_ref().map(|s| s.1))
+    .execute(conn)
+    .await?;
+    Ok(())
+}
+
+/// A new version of an edited ad.
+pub(super) struct NewVersion<'a> {
+    pub version_id: &'a str,
+    pub ad_id: &'a str,
+    pub org_id: &'a str,
+    pub version: i64,
+    /// The tree's JSON text.
+    pub tree: &'a str,
+    pub progress: &'a Progress,
+    pub job: &'a Job,
+    pub now: &'a str,
+}
+
+/// Inserts version `v.version` (`processing`) and moves the ad to it: `processing` again,
+/// with the new tree and its render job.
+///
+/// # Errors
+/// Database failures.
+pub(super) async fn start_version(conn: &mut AnyConnection, v: &NewVersion<'_>) -> ApiResult<()> {
+    crate::store::query(
+        "INSERT INTO image_ad_versions (id, ad_id, org_id, version_number, json_tree, status, created_at) VALUES (?, ?, ?, ?, ?, 'processing', ?)",
+    )
+    .bind(v.version_id)
+    .bind(v.ad_id)
+    .bind(v.org_id)
+    .bind(v.version)
+    .bind(v.tree)
+    .bind(v.now)
+    .execute(&mut *conn)
+    .await?;
+    crate::store::query(
+        "UPDATE image_ads SET status = 'processing', progress = ?, current_version = ?, current_json_tree = ?, job = ?, \
+         updated_at = ? WHERE id = ?",
+    )
+    .bind(crate::store::to_json_text(v.progress))
+    .bind(v.version)
+    .bind(v.tree)
+    .bind(crate::store::to_json_text(v.job))
+    .bind(v.now)
+    .bind(v.ad_id)
+    .execute(conn)
+    .await?;
+    Ok(())
+}
+
+/// Soft-deletes the ad `id` (`deleted_at` now).
+///
+/// # Errors
+/// Database failures.
+pub(super) async fn soft_delete(conn: &mut AnyConnection, id: &str) -> ApiResult<()> {
+    crate::store::query("UPDATE image_ads SET deleted_at = ? WHERE id = ?")
+        .bind(crate::timestamp::now())
+        .bind(id)
+        .execute(conn)
+        .await?;
+    Ok(())
+}
+
+const VERSION_COLUMNS: &str = "id, ad_id AS image_ad_id, version_number, image_url, width, height, status, json_tree, created_at, completed_at";
+
+/// The versions of ad `id`, oldest first (the ad's existence is the caller's check).
+///
+/// # Errors
+/// Database failures.
+pub(super) async fn versions(db: &Db, org_id: &str, id: &str) -> ApiResult<Vec<ImageAdVersion>> {
+    Ok(crate::store::query_as(&format!(
+        "SELECT {VERSION_COLUMNS} FROM image_ad_versions WHERE ad_id = ? AND org_id = ? ORDER BY version_number"
+    ))
+    .bind(id)
+    .bind(org_id)
+    .fetch_all(&db.read)
+    .await?)
+}
+
+/// Version `version_id` of ad `ad_id`, if it is one.
+///
+/// # Errors
+/// Database failures.
+pub(super) async fn version(
+    db: &Db,
+    org_id: &str,
+    ad_id: &str,
+    version_id: &str,
+) -> ApiResult<Option<ImageAdVersion>> {
+    Ok(crate::store::query_as(&format!(
+        "SELECT {VERSION_COLUMNS} FROM image_ad_versions WHERE id = ? AND ad_id = ? AND org_id = ?"
+    ))
+    .bind(version_id)
+    .bind(ad_id)
+    .bind(org_id)
+    .fetch_optional(&db.read)
+    .await?)
+}
+
+/// The filters of GET /v1/image-ads, parsed and checked by the handler. Comma-separated
+/// filters match any of their values; filters combine with AND.
+#[derive(Default)]
+pub(super) struct ListFilter {
+    pub status: Option<Vec<String>>,
+    pub brand_id: Option<Vec<String>>,
+    pub product_id: Option<Vec<String>>,
+    pub product_variant_id: Option<Vec<String>>,
+    pub batch_id: Option<Vec<String>>,
+    pub sku_code: Option<Vec<String>>,
+    pub reference_ad_url: Option<String>,
+    pub editable: Option<bool>,
+    /// Lowercased; matches the ad id or the product's name.
+    pub search: Option<String>,
+}
+
+/// One page of `org_id`'s ads with `filter`'s conditions, paging and facets (`status`).
+///
+/// # Errors
+/// VALIDATION_ERROR for a bad cursor; database failures.
+pub(super) async fn list(
+    db: &Db,
+    org_id: &str,
+    filter: &ListFilter,
+    p: &ListParams,
+) -> ApiResult<Page<AdRow>> {
+    let mut conditions = Vec::new();
+    for (values, column, dim) in [
+        (&filter.status, "t.status", Some("status")),
+        (&filter.brand_id, "t.brand_id", None),
+        (&filter.product_id, "t.product_id", None),
+        (&filter.product_variant_id, "t.product_variant_id", None),
+        (&filter.batch_id, "t.batch_id", None),
+        (&filter.sku_code, "t.sku_code", None),
+    ] {
+        if let Some(values) = values {
+            conditions.push(Condition::any_of(dim, column, values));
+        }
+    }
+    if let Some(url) = &filter.reference_ad_url {
+        conditions.push(Condition::new(
+            "t.reference_ad_url = ?",
+            vec![Bind::Text(url.clone())],
+        ));
+    }
+    if let Some(e) = filter.editable {
+        conditions.push(Condition::new(
+            "t.editable = ?",
+            vec![Bind::Int(i64::from(e))],
+        ));
+    }
+    if let Some(needle) = &filter.search {
+        conditions.push(Condition::new(
+            "instr(lower(t.id), ?) > 0 OR instr(t.search_name, ?) > 0",
+            vec![Bind::Text(needle.clone()), Bind::Text(needle.clone())],
+        ));
+    }
+    ListQuery {
+        table: "image_ads",
+        columns: COLUMNS,
+        joins: "",
+        org_id,
+        conditions,
+        facet_columns: &[("status", "t.status")],
+    }
+    .fetch::<AdRow>(db, p)
+    .await
+}

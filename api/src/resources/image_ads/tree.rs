@@ -1,0 +1,130 @@
+//! The checks of an edited JSON tree (PATCH /v1/image-ads/{id}; design templates use them
+//! too): its size, the renderer's own validation, and every image URL the render will read,
+//! by the same rules the worker's fetch applies. Pure CPU work apart from the existence of
+//! this server's own files, which [`validate_tree`] asks the blob store about.
+
+use serde_json::Value;
+
+use crate::app::AppState;
+use crate::blob::{BlobStore, NO_SUCH_FILE, OwnFile};
+use crate::error::{ApiError, ApiResult};
+
+/// Largest JSON tree accepted by PATCH, serialised.
+pub const MAX_TREE_BYTES: usize = 512 * 1024;
+
+/// Checks an edited tree as PATCH /v1/image-ads/{id} does (size, the renderer's validation,
+/// image URLs by the fetch rules, own files present) and returns its text. Design templates
+/// check their trees with this too.
+///
+/// # Errors
+/// VALIDATION_ERROR on `current_json_tree` naming the node and field.
+pub(crate) async fn validate_tree(state: &AppState, tree: &Value) -> ApiResult<String> {
+    // Validating a tree of up to 512 KiB is CPU work: keep it off the async runtime.
+    let (tree, allow, blobs) = (tree.clone(), state.allow_private_urls, state.blobs.clone());
+    let (text, own_images) =
+        tokio::task::spawn_blocking(move || check_tree(&tree, allow, blobs.as_ref()))
+            .await
+            .map_err(ApiError::internal)??;
+    // Own files are read from the blob store when rendering: each must be there now.
+    for image in &own_images {
+        if !state
+            .blobs
+            .exists(&image.key)
+            .await
+            .map_err(ApiError::internal)?
+        {
+            return Err(ApiError::field(
+                "current_json_tree",
+                format!("{}: image URL `{}` {NO_SUCH_FILE}", image.place, image.url),
+            ));
+        }
+    }
+    Ok(text)
+}
+
+/// An image of an edited tree that is one of this server's own files.
+struct OwnImage {
+    /// Where the tree names it: "node `…`, field `fills[0].imageFillUrl`".
+    place: String,
+    url: String,
+    key: String,
+}
+
+/// Checks an edited tree: size, the renderer's validation, and every image URL the
+/// renderer will fetch, by the rules the worker's fetch applies: this server's own files
+/// map to blob keys by [`BlobStore::own_file`] (no `..`, query, fragment or user info), any
+/// other URL must pass the fetcher's address guard ([`adforge_renderer::image::fetch::check_url`]:
+/// no private, loopback or link-local host in any notation, unless private URLs are
+/// allowed). Returns the tree's text and the own files, whose existence the caller checks.
+fn check_tree(
+    tree: &Value,
+    allow_private: bool,
+    blobs: &dyn BlobStore,
+) -> ApiResult<(String, Vec<OwnImage>)> {
+    let text = crate::store::to_json_text(tree);
+    if text.len() > MAX_TREE_BYTES {
+        return Err(ApiError::field(
+            "current_json_tree",
+            format!(
+                "is {} bytes; at most {MAX_TREE_BYTES} are accepted",
+                text.len()
+            ),
+        ));
+    }
+    let parsed = adforge_renderer::Tree::parse(&text)
+        .map_err(|e| ApiError::field("current_json_tree", e.to_string()))?;
+    let places = image_places(tree);
+    let mut own = Vec::new();
+    for url in adforge_renderer::image::image_urls(&parsed) {
+        let place = places
+            .get(&url)
+            .cloned()
+            .unwrap_or_else(|| "an IMAGE paint".to_string());
+        let refuse = |why: &str| {
+            ApiError::field(
+                "current_json_tree",
+                format!("{place}: image URL `{url}` {why}"),
+            )
+        };
+        match blobs.own_file(&url) {
+            OwnFile::Key(key) => own.push(OwnImage { place, url, key }),
+            OwnFile::Invalid(why) => return Err(refuse(&why)),
+            OwnFile::Foreign => {
+                adforge_renderer::image::fetch::check_url(&url, allow_private)
+                    .map_err(|e| refuse(&format!("cannot be fetched: {e}")))?;
+            }
+        }
+    }
+    Ok((text, own))
+}
+
+/// Where each image URL first appears among the tree's visible IMAGE paints, as the
+/// renderer's errors name places: "node `id`, field `fills[0].imageFillUrl`".
+fn image_places(tree: &Value) -> std::collections::HashMap<String, String> {
+    let mut out = std::collections::HashMap::new();
+    let Some(nodes) = tree.get("nodes").and_then(Value::as_object) else {
+        return out;
+    };
+    for (id, node) in nodes {
+        for list in ["fills", "strokes"] {
+            let Some(paints) = node.get(list).and_then(Value::as_array) else {
+                continue;
+            };
+            for (k, p) in paints.iter().enumerate() {
+                if p.get("type").and_then(Value::as_str) != Some("IMAGE")
+                    || p.get("visible").and_then(Value::as_bool) == Some(false)
+                {
+                    continue;
+                }
+                let found = ["imageFillUrl", "imageUrl", "imageRef"]
+                    .into_iter()
+                    .find_map(|f| p.get(f).and_then(Value::as_str).map(|u| (f, u)));
+                if let Some((field, url)) = found {
+                    out.entry(url.to_string())
+                        .or_insert_with(|| format!("node `{id}`, field `{list}[{k}].{field}`"));
+                }
+            }
+        }
+    }
+    out
+}

@@ -16,11 +16,20 @@
 //! - Listing: most recently updated first; archived packs are listed only with
 //!   `archived=true` (which then lists only them).
 //! - DELETE of items answers `{removed, not_present, item_count}`.
+//!
+//! Where things live: this module holds the routes, the request and response types and
+//! the handlers (parse → domain call → respond), with the domain calls the web dashboard
+//! shares (`list`, `create`, `respond`, `update`, `set_archived`); [`store`] holds every
+//! SQL statement of the resource; [`items`] adding and removing a pack's designs.
+
+mod items;
+mod store;
+
+pub use items::{add_designs, remove_designs};
 
 use axum::extract::State;
 use axum::response::{IntoResponse, Response};
 use serde::{Deserialize, Serialize};
-use sqlx::FromRow;
 use utoipa::ToSchema;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
@@ -32,8 +41,10 @@ use crate::error::{ApiError, ApiResult, ErrorCode, FieldError};
 use crate::http::envelope::{self, Deleted, Envelope, ListEnvelope};
 use crate::http::extract::{JsonBody, QueryParams};
 use crate::store::Db;
-use crate::store::list::{Bind, DEFAULT_LIMIT, MAX_LIMIT, bind_as, bind_scalar};
-use crate::swipe::filter::{SUBSCRIBED_SOURCES, SwipeFilter, and_all, visible};
+use crate::store::list::{DEFAULT_LIMIT, MAX_LIMIT};
+use crate::swipe::filter::SwipeFilter;
+use items::check_ids;
+use store::PackRow;
 
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
@@ -94,89 +105,7 @@ pub struct DesignPack {
     pub updated_at: String,
 }
 
-#[derive(FromRow)]
-struct PackRow {
-    id: String,
-    org_id: Option<String>,
-    title: String,
-    description: Option<String>,
-    created_by_profile: Option<String>,
-    created_by_name: Option<String>,
-    archived_at: Option<String>,
-    created_at: String,
-    updated_at: String,
-    item_count: i64,
-    matched: i64,
-}
-
-/// Packs (alias `p`) the organisation sees: its own and those of subscribed sources.
-fn visible_packs(org_id: &str) -> (String, Vec<Bind>) {
-    (
-        format!(
-            "(p.org_id = ? OR (p.org_id IS NULL AND p.data_source_id IN ({SUBSCRIBED_SOURCES})))"
-        ),
-        vec![Bind::Text(org_id.into()), Bind::Text(org_id.into())],
-    )
-}
-
-/// SQL counting pack `p`'s visible, active designs that meet `extra` (over alias `t`).
-fn count_items(org_id: &str, extra: &str, extra_binds: &[Bind]) -> (String, Vec<Bind>) {
-    let v = visible(org_id);
-    let sql = format!(
-        "(SELECT COUNT(*) FROM design_pack_items i JOIN swipe_files t ON t.id = i.swipe_file_id \
-         WHERE i.pack_id = p.id AND t.archived_at IS NULL AND ({}) AND {extra})",
-        v.sql
-    );
-    let mut binds = v.binds;
-    binds.extend(extra_binds.iter().cloned());
-    (sql, binds)
-}
-
-/// `SELECT … FROM design_packs p` with item_count and matched columns, and its binds.
-fn select_packs(org_id: &str, filter: Option<&SwipeFilter>) -> (String, Vec<Bind>) {
-    let (count_sql, mut binds) = count_items(org_id, "1 = 1", &[]);
-    let (matched_sql, matched_binds) = match filter {
-        Some(f) => {
-            let (w, b) = and_all(&f.conditions());
-            count_items(org_id, &w, &b)
-        }
-        None => ("0".to_string(), vec![]),
-    };
-    binds.extend(matched_binds);
-    (
-        format!(
-            "SELECT p.seq, p.id, p.org_id, p.title, p.description, p.created_by_profile, p.created_by_name, \
-             p.archived_at, p.created_at, p.updated_at, {count_sql} AS item_count, {matched_sql} AS matched \
-             FROM design_packs p"
-        ),
-        binds,
-    )
-}
-
-async fn previews(state: &AppState, org_id: &str, pack_id: &str) -> ApiResult<Vec<Preview>> {
-    let v = visible(org_id);
-    let sql = format!(
-        "SELECT t.id, t.blob_key, t.width, t.height FROM design_pack_items i JOIN swipe_files t ON t.id = i.swipe_file_id \
-         WHERE i.pack_id = ? AND t.archived_at IS NULL AND ({}) ORDER BY i.seq DESC LIMIT 4",
-        v.sql
-    );
-    let mut binds = vec![Bind::Text(pack_id.into())];
-    binds.extend(v.binds);
-    let rows: Vec<(String, String, Option<i64>, Option<i64>)> =
-        bind_as(crate::store::query_as(&sql), &binds)
-            .fetch_all(&state.db.read)
-            .await?;
-    Ok(rows
-        .into_iter()
-        .map(|(id, key, width, height)| Preview {
-            swipe_file_id: id,
-            image_url: state.blobs.url(&key),
-            width,
-            height,
-        })
-        .collect())
-}
-
+/// The pack as the API shows it, with its previews; `matched`: show `matched_item_count`.
 async fn into_api(
     state: &AppState,
     org_id: &str,
@@ -184,7 +113,16 @@ async fn into_api(
     matched: bool,
 ) -> ApiResult<DesignPack> {
     Ok(DesignPack {
-        previews: previews(state, org_id, &row.id).await?,
+        previews: store::previews(&state.db, org_id, &row.id)
+            .await?
+            .into_iter()
+            .map(|(id, key, width, height)| Preview {
+                swipe_file_id: id,
+                image_url: state.blobs.url(&key),
+                width,
+                height,
+            })
+            .collect(),
         is_managed: row.org_id.is_none(),
         matched_item_count: matched.then_some(row.matched),
         created_by: match (row.created_by_profile, row.created_by_name) {
@@ -201,39 +139,20 @@ async fn into_api(
     })
 }
 
-async fn load_row(db: &Db, org_id: &str, id: &str) -> ApiResult<PackRow> {
-    let (select, mut binds) = select_packs(org_id, None);
-    let (vis, vis_binds) = visible_packs(org_id);
-    binds.push(Bind::Text(id.into()));
-    binds.extend(vis_binds);
-    bind_as(
-        crate::store::query_as::<PackRow>(&format!("{select} WHERE p.id = ? AND {vis}")),
-        &binds,
-    )
-    .fetch_optional(&db.read)
-    .await?
-    .ok_or_else(|| ApiError::not_found(ErrorCode::DesignPackNotFound, "design pack", id))
-}
-
 /// 404 DESIGN_PACK_NOT_FOUND unless the organisation sees pack `id`.
 ///
 /// # Errors
 /// DESIGN_PACK_NOT_FOUND; database failures.
 pub async fn require_visible(db: &Db, org_id: &str, id: &str) -> ApiResult<()> {
-    let (vis, vis_binds) = visible_packs(org_id);
-    let mut binds = vec![Bind::Text(id.into())];
-    binds.extend(vis_binds);
-    let found: Option<String> = bind_scalar(
-        crate::store::query_scalar(&format!(
-            "SELECT p.id FROM design_packs p WHERE p.id = ? AND {vis}"
-        )),
-        &binds,
-    )
-    .fetch_optional(&db.read)
-    .await?;
-    found
-        .map(|_| ())
-        .ok_or_else(|| ApiError::not_found(ErrorCode::DesignPackNotFound, "design pack", id))
+    if store::is_visible(db, org_id, id).await? {
+        Ok(())
+    } else {
+        Err(ApiError::not_found(
+            ErrorCode::DesignPackNotFound,
+            "design pack",
+            id,
+        ))
+    }
 }
 
 /// The visible pack `id` as the API answers it.
@@ -241,13 +160,13 @@ pub async fn require_visible(db: &Db, org_id: &str, id: &str) -> ApiResult<()> {
 /// # Errors
 /// DESIGN_PACK_NOT_FOUND; database failures.
 pub async fn respond(state: &AppState, org_id: &str, id: &str) -> ApiResult<DesignPack> {
-    let row = load_row(&state.db, org_id, id).await?;
+    let row = store::load(&state.db, org_id, id).await?;
     into_api(state, org_id, row, false).await
 }
 
 /// Loads an own (changeable) pack or explains why not.
 async fn own_pack(db: &Db, org_id: &str, id: &str) -> ApiResult<PackRow> {
-    let row = load_row(db, org_id, id).await?;
+    let row = store::load(db, org_id, id).await?;
     if row.org_id.is_none() {
         return Err(ApiError::new(
             ErrorCode::Conflict,
@@ -306,62 +225,21 @@ pub async fn list(
     let filter = SwipeFilter::from_query(&mut q, false, false);
     q.finish()?;
     let matched = filter.is_active();
-    let (select, mut binds) = select_packs(org, matched.then_some(&filter));
-    let (vis, vis_binds) = visible_packs(org);
-    binds.extend(vis_binds);
-    let inner = format!(
-        "{select} WHERE {vis} AND p.archived_at IS {} NULL",
-        if archived { "NOT" } else { "" }
-    );
-    let base = if matched {
-        format!("SELECT * FROM ({inner}) AS x WHERE matched > 0")
-    } else {
-        format!("SELECT * FROM ({inner}) AS x WHERE 1 = 1")
-    };
-    let mut tx = state.db.begin_read().await?;
-    let total_count: i64 = bind_scalar(
-        crate::store::query_scalar(&format!("SELECT COUNT(*) FROM ({base}) AS c")),
-        &binds,
+    let page = store::list(
+        &state.db,
+        org,
+        archived,
+        matched.then_some(&filter),
+        after.as_deref(),
+        limit,
     )
-    .fetch_one(&mut *tx)
     .await?;
-    let mut page_sql = base.clone();
-    let mut page_binds = binds.clone();
-    if let Some(after) = &after {
-        let (vis, vis_binds) = visible_packs(org);
-        let mut b = vec![Bind::Text(after.clone())];
-        b.extend(vis_binds);
-        let cursor: Option<(String, i64)> = bind_as(
-            crate::store::query_as(&format!(
-                "SELECT p.updated_at, p.seq FROM design_packs p WHERE p.id = ? AND {vis}"
-            )),
-            &b,
-        )
-        .fetch_optional(&mut *tx)
-        .await?;
-        let Some((updated, seq)) = cursor else {
-            return Err(ApiError::field(
-                "starting_after",
-                format!(
-                    "`{after}` is not an id from this list; pass the id of the last item of the previous page"
-                ),
-            ));
-        };
-        page_sql.push_str(" AND (updated_at < ? OR (updated_at = ? AND seq < ?))");
-        page_binds.extend([
-            Bind::Text(updated.clone()),
-            Bind::Text(updated),
-            Bind::Int(seq),
-        ]);
-    }
-    page_sql.push_str(" ORDER BY updated_at DESC, seq DESC LIMIT ?");
-    page_binds.push(Bind::Int(limit + 1));
-    let mut rows: Vec<PackRow> = bind_as(crate::store::query_as(&page_sql), &page_binds)
-        .fetch_all(&mut *tx)
-        .await?;
-    tx.commit().await?;
-    let has_more = rows.len() as i64 > limit;
-    rows.truncate(limit as usize);
+    let crate::http::envelope::Page {
+        items: rows,
+        has_more,
+        total_count,
+        ..
+    } = page;
     let mut data = Vec::with_capacity(rows.len());
     for r in rows {
         data.push(into_api(state, org, r, matched).await?);
@@ -425,121 +303,6 @@ fn check_description(d: Option<String>, errors: &mut Vec<FieldError>) -> Option<
     d
 }
 
-fn check_ids(ids: &[String], errors: &mut Vec<FieldError>) -> Vec<String> {
-    if ids.len() > PER_CALL_MAX {
-        errors.push(FieldError::new(
-            "swipe_file_ids",
-            format!(
-                "names {} designs; at most {PER_CALL_MAX} per call",
-                ids.len()
-            ),
-        ));
-    }
-    let mut out: Vec<String> = Vec::new();
-    for id in ids {
-        if !out.contains(id) {
-            out.push(id.clone());
-        }
-    }
-    out
-}
-
-/// SWIPE_FILE_NOT_FOUND listing each of `ids` the organisation does not see.
-async fn require_designs(
-    conn: &mut sqlx::AnyConnection,
-    org_id: &str,
-    ids: &[String],
-) -> ApiResult<()> {
-    let v = visible(org_id);
-    let mut missing = Vec::new();
-    for id in ids {
-        let mut binds = vec![Bind::Text(id.clone())];
-        binds.extend(v.binds.iter().cloned());
-        let found: Option<String> = bind_scalar(
-            crate::store::query_scalar(&format!(
-                "SELECT t.id FROM swipe_files t WHERE t.id = ? AND ({})",
-                v.sql
-            )),
-            &binds,
-        )
-        .fetch_optional(&mut *conn)
-        .await?;
-        if found.is_none() {
-            missing.push(FieldError::new(
-                "swipe_file_ids",
-                format!("`{id}` is not in the swipe file"),
-            ));
-        }
-    }
-    if missing.is_empty() {
-        return Ok(());
-    }
-    Err(ApiError {
-        details: missing,
-        ..ApiError::new(
-            ErrorCode::SwipeFileNotFound,
-            "Some swipe_file_ids are not in the swipe file; details lists each",
-        )
-    })
-}
-
-/// Adds `ids` (checked visible) to `pack_id`; returns (added, already_present).
-async fn add(
-    conn: &mut sqlx::AnyConnection,
-    pack_id: &str,
-    ids: &[String],
-) -> ApiResult<(Vec<String>, Vec<String>)> {
-    let mut present = Vec::new();
-    let mut new = Vec::new();
-    for id in ids {
-        let there: Option<i64> = crate::store::query_scalar(
-            "SELECT seq FROM design_pack_items WHERE pack_id = ? AND swipe_file_id = ?",
-        )
-        .bind(pack_id)
-        .bind(id)
-        .fetch_optional(&mut *conn)
-        .await?;
-        if there.is_some() {
-            present.push(id.clone());
-        } else {
-            new.push(id.clone());
-        }
-    }
-    let total: i64 =
-        crate::store::query_scalar("SELECT COUNT(*) FROM design_pack_items WHERE pack_id = ?")
-            .bind(pack_id)
-            .fetch_one(&mut *conn)
-            .await?;
-    if total + new.len() as i64 > PACK_MAX {
-        return Err(ApiError::new(
-            ErrorCode::DesignPackFull,
-            format!(
-                "The pack holds {total} designs; adding {} would pass the limit of {PACK_MAX}",
-                new.len()
-            ),
-        ));
-    }
-    let now = crate::timestamp::now();
-    for id in &new {
-        crate::store::query(
-            "INSERT INTO design_pack_items (pack_id, swipe_file_id, added_at) VALUES (?, ?, ?)",
-        )
-        .bind(pack_id)
-        .bind(id)
-        .bind(&now)
-        .execute(&mut *conn)
-        .await?;
-    }
-    if !new.is_empty() {
-        crate::store::query("UPDATE design_packs SET updated_at = ? WHERE id = ?")
-            .bind(&now)
-            .bind(pack_id)
-            .execute(&mut *conn)
-            .await?;
-    }
-    Ok((new, present))
-}
-
 /// Create a design pack
 ///
 /// Optionally with up to 100 designs (own uploads or designs of subscribed sources).
@@ -583,20 +346,21 @@ pub async fn create(
     super::common::finish(errors)?;
     let id = crate::ids::new_id("dp");
     let mut tx = state.db.begin_write().await?;
-    require_designs(&mut tx, org_id, &ids).await?;
+    items::require_designs(&mut tx, org_id, &ids).await?;
     let now = crate::timestamp::now();
-    crate::store::query("INSERT INTO design_packs (id, org_id, title, description, created_by_profile, created_by_name, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)")
-        .bind(&id)
-        .bind(org_id)
-        .bind(&title)
-        .bind(&description)
-        .bind(created_by.map(|c| c.0))
-        .bind(created_by.map(|c| c.1))
-        .bind(&now)
-        .bind(&now)
-        .execute(&mut *tx)
-        .await?;
-    add(&mut tx, &id, &ids).await?;
+    store::insert_pack(
+        &mut tx,
+        &store::NewPack {
+            id: &id,
+            org_id,
+            title: &title,
+            description: description.as_deref(),
+            created_by,
+            now: &now,
+        },
+    )
+    .await?;
+    items::add(&mut tx, &id, &ids).await?;
     // The response is read back through the read pool: commit now. A crash between this
     // commit and the stored response lets a retry create a second pack (see `commit_now`).
     tx.commit_now().await?;
@@ -666,14 +430,12 @@ pub async fn update(
     super::common::finish(errors)?;
     let row = own_pack(&state.db, org_id, id).await?;
     let mut tx = state.db.begin_write().await?;
-    crate::store::query(
-        "UPDATE design_packs SET title = ?, description = ?, updated_at = ? WHERE id = ?",
+    store::set_text(
+        &mut tx,
+        id,
+        title.unwrap_or(row.title),
+        description.unwrap_or(row.description),
     )
-    .bind(title.unwrap_or(row.title))
-    .bind(description.unwrap_or(row.description))
-    .bind(crate::timestamp::now())
-    .bind(id)
-    .execute(&mut *tx)
     .await?;
     // The response is read back through the read pool: commit now (see `commit_now`).
     tx.commit_now().await?;
@@ -699,14 +461,7 @@ async fn delete_pack(
     caller.require(Scope::DesignPacksWrite)?;
     own_pack(&state.db, &caller.org_id, &id).await?;
     let mut tx = state.db.begin_write().await?;
-    crate::store::query("DELETE FROM design_pack_items WHERE pack_id = ?")
-        .bind(&id)
-        .execute(&mut *tx)
-        .await?;
-    crate::store::query("DELETE FROM design_packs WHERE id = ?")
-        .bind(&id)
-        .execute(&mut *tx)
-        .await?;
+    store::delete_pack(&mut tx, &id).await?;
     tx.commit().await?;
     Ok(Deleted::response(id))
 }
@@ -724,20 +479,7 @@ pub async fn set_archived(
     own_pack(&state.db, org_id, id).await?;
     let now = crate::timestamp::now();
     let mut tx = state.db.begin_write().await?;
-    if archive {
-        crate::store::query(
-            "UPDATE design_packs SET archived_at = ? WHERE id = ? AND archived_at IS NULL",
-        )
-        .bind(&now)
-        .bind(id)
-        .execute(&mut *tx)
-        .await?;
-    } else {
-        crate::store::query("UPDATE design_packs SET archived_at = NULL WHERE id = ?")
-            .bind(id)
-            .execute(&mut *tx)
-            .await?;
-    }
+    store::set_archived(&mut tx, id, archive, &now).await?;
     // The response is read back through the read pool: commit now (see `commit_now`).
     tx.commit_now().await?;
     respond(state, org_id, id).await
@@ -849,19 +591,6 @@ pub struct Removed {
     pub item_count: i64,
 }
 
-fn check_items(ids: &[String]) -> ApiResult<Vec<String>> {
-    let mut errors = Vec::new();
-    if ids.is_empty() {
-        errors.push(FieldError::new(
-            "swipe_file_ids",
-            "must name at least one design",
-        ));
-    }
-    let ids = check_ids(ids, &mut errors);
-    super::common::finish(errors)?;
-    Ok(ids)
-}
-
 /// Add designs to a pack
 ///
 /// Idempotent: designs already in the pack are listed in `already_present`. At most 100 ids
@@ -890,27 +619,6 @@ async fn add_items(
     ))
 }
 
-/// Adds designs to an own pack (what POST /v1/design-packs/{id}/items does).
-///
-/// # Errors
-/// VALIDATION_ERROR; DESIGN_PACK_NOT_FOUND; SWIPE_FILE_NOT_FOUND; DESIGN_PACK_FULL;
-/// CONFLICT for a service-curated pack; database failures.
-pub async fn add_designs(db: &Db, org_id: &str, id: &str, ids: &[String]) -> ApiResult<Added> {
-    let ids = check_items(ids)?;
-    own_pack(db, org_id, id).await?;
-    let mut tx = db.begin_write().await?;
-    require_designs(&mut tx, org_id, &ids).await?;
-    let (added, already_present) = add(&mut tx, id, &ids).await?;
-    // The response is read back through the read pool: commit now (see `commit_now`).
-    tx.commit_now().await?;
-    let item_count = load_row(db, org_id, id).await?.item_count;
-    Ok(Added {
-        added,
-        already_present,
-        item_count,
-    })
-}
-
 /// Remove designs from a pack
 ///
 /// JSON body `{swipe_file_ids}` (at most 100). Ids not in the pack are listed in
@@ -937,48 +645,6 @@ async fn remove_items(
     ))
 }
 
-/// Removes designs from an own pack (what DELETE /v1/design-packs/{id}/items does).
-///
-/// # Errors
-/// VALIDATION_ERROR; DESIGN_PACK_NOT_FOUND; CONFLICT for a service-curated pack; database
-/// failures.
-pub async fn remove_designs(db: &Db, org_id: &str, id: &str, ids: &[String]) -> ApiResult<Removed> {
-    let ids = check_items(ids)?;
-    own_pack(db, org_id, id).await?;
-    let mut tx = db.begin_write().await?;
-    let (mut removed, mut not_present) = (Vec::new(), Vec::new());
-    for sf in ids {
-        let n = crate::store::query(
-            "DELETE FROM design_pack_items WHERE pack_id = ? AND swipe_file_id = ?",
-        )
-        .bind(id)
-        .bind(&sf)
-        .execute(&mut *tx)
-        .await?
-        .rows_affected();
-        if n > 0 {
-            removed.push(sf);
-        } else {
-            not_present.push(sf);
-        }
-    }
-    if !removed.is_empty() {
-        crate::store::query("UPDATE design_packs SET updated_at = ? WHERE id = ?")
-            .bind(crate::timestamp::now())
-            .bind(id)
-            .execute(&mut *tx)
-            .await?;
-    }
-    // The response is read back through the read pool: commit now (see `commit_now`).
-    tx.commit_now().await?;
-    let item_count = load_row(db, org_id, id).await?.item_count;
-    Ok(Removed {
-        removed,
-        not_present,
-        item_count,
-    })
-}
-
 /// Pack hits of the global search: visible, active packs whose title contains `needle`
 /// (or `ids` in resolve mode), as (id, title, is_managed).
 ///
@@ -991,32 +657,5 @@ pub async fn search(
     limit: i64,
     ids: Option<&[String]>,
 ) -> ApiResult<Vec<(String, String, bool)>> {
-    let (vis, mut binds) = visible_packs(org_id);
-    let sql = match ids {
-        Some(ids) => {
-            let marks = vec!["?"; ids.len().max(1)].join(", ");
-            binds.extend(ids.iter().cloned().map(Bind::Text));
-            if ids.is_empty() {
-                binds.push(Bind::Text(String::new()));
-            }
-            format!(
-                "SELECT p.id, p.title, p.org_id IS NULL FROM design_packs p WHERE {vis} AND p.id IN ({marks})"
-            )
-        }
-        None => {
-            binds.push(Bind::Text(needle.to_string()));
-            binds.push(Bind::Int(needle.chars().count() as i64));
-            binds.push(Bind::Text(needle.to_string()));
-            binds.push(Bind::Int(limit));
-            format!(
-                "SELECT p.id, p.title, p.org_id IS NULL FROM design_packs p WHERE {vis} AND p.archived_at IS NULL \
-                 AND instr(lower(p.title), ?) > 0 ORDER BY substr(lower(p.title), 1, ?) = ? DESC, p.seq DESC LIMIT ?"
-            )
-        }
-    };
-    let rows: Vec<(String, String, crate::store::Flag)> =
-        bind_as(crate::store::query_as(&sql), &binds)
-            .fetch_all(&db.read)
-            .await?;
-    Ok(rows.into_iter().map(|(id, t, m)| (id, t, m.0)).collect())
+    store::search(db, org_id, needle, limit, ids).await
 }

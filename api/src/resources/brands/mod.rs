@@ -1,4 +1,14 @@
 //! `/v1/brands`: create, list, get, update, delete, duplicate.
+//!
+//! Where things live: this module holds the routes, the request and response types and
+//! the handlers (parse → domain call → respond), with the calls the web dashboard shares
+//! (`list`, `update`, `load`); [`store`] holds every SQL statement of the resource;
+//! [`checks`] the checks of palettes, fonts and logos.
+
+mod checks;
+mod store;
+
+pub use store::load;
 
 use axum::response::Response;
 use serde::{Deserialize, Serialize};
@@ -9,17 +19,18 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 use super::common::{
-    IdPath, Lines, Patch, Table, check_chars, check_image_ids, check_name, check_object,
-    check_text, dedup_ids, finish, patch_text,
+    IdPath, Patch, check_image_ids, check_name, check_object, check_text, dedup_ids, finish,
+    patch_text,
 };
 use super::products::{self, DuplicateCounts};
 use crate::app::AppState;
 use crate::auth::{Auth, Scope};
-use crate::error::{ApiError, ApiResult, ChildCounts, ErrorCode, FieldError};
+use crate::error::{ApiError, ApiResult, ErrorCode};
 use crate::http::envelope::{self, Deleted, Envelope, ListEnvelope, Meta};
 use crate::http::extract::{JsonBody, QueryParams};
-use crate::store::list::{ListParams, ListQuery};
-use crate::store::{Db, to_json_text};
+use crate::store::Db;
+use crate::store::list::ListParams;
+use checks::{check_fonts, check_logos, check_palettes, palettes_schema};
 
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
@@ -78,16 +89,6 @@ pub struct Brand {
     pub updated_at: String,
 }
 
-const COLUMNS: &str = "t.id, t.name, t.description, t.color_palettes, t.fonts, t.logo_image_ids, t.details, \
-                       t.duplicated_from_id, t.created_at, t.updated_at";
-
-const TABLE: Table = Table {
-    name: "brands",
-    columns: COLUMNS,
-    not_found: ErrorCode::BrandNotFound,
-    kind: "brand",
-};
-
 /// Body of POST /v1/brands.
 #[derive(Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
@@ -131,127 +132,6 @@ pub struct BrandUpdate {
     #[serde(default)]
     #[schema(value_type = Option<Object>)]
     pub details: Patch<Map<String, Value>>,
-}
-
-/// The request schema of `color_palettes`: the rules [`check_palettes`] applies.
-fn palettes_schema() -> utoipa::openapi::RefOr<utoipa::openapi::Schema> {
-    use utoipa::openapi::schema::{ArrayBuilder, ObjectBuilder, SchemaType, Type};
-    let colour = ObjectBuilder::new()
-        .schema_type(Type::String)
-        .pattern(Some("^#([0-9a-fA-F]{3}|[0-9a-fA-F]{6}|[0-9a-fA-F]{8})$"));
-    let palette = ArrayBuilder::new()
-        .items(colour)
-        .min_items(Some(1))
-        .max_items(Some(20));
-    let names = ObjectBuilder::new()
-        .schema_type(Type::String)
-        .min_length(Some(1))
-        .max_length(Some(50))
-        .pattern(Some(super::common::LINE_PATTERN))
-        .build();
-    let palettes = ObjectBuilder::new()
-        .schema_type(SchemaType::from_iter([Type::Object, Type::Null]))
-        .property_names(Some(names))
-        .additional_properties(Some(palette))
-        .max_properties(Some(20))
-        .description(Some(
-            "Named palettes (names 1-50 characters on one line) of 1-20 hex colours each (#RGB, #RRGGBB or #RRGGBBAA); at most 20 palettes. Null clears them",
-        ))
-        .build();
-    utoipa::openapi::RefOr::T(utoipa::openapi::Schema::Object(palettes))
-}
-
-fn is_hex_colour(s: &str) -> bool {
-    s.strip_prefix('#')
-        .is_some_and(|h| matches!(h.len(), 3 | 6 | 8) && h.bytes().all(|b| b.is_ascii_hexdigit()))
-}
-
-fn check_palettes(p: &Map<String, Value>, errors: &mut Vec<FieldError>) {
-    if p.len() > 20 {
-        errors.push(FieldError::new(
-            "color_palettes",
-            "may hold at most 20 palettes",
-        ));
-    }
-    for (name, colours) in p {
-        let field = format!("color_palettes.{name}");
-        if name.is_empty() || name.chars().count() > 50 {
-            errors.push(FieldError::new(
-                &field,
-                "palette names are 1 to 50 characters",
-            ));
-        }
-        check_chars(&field, name, Lines::Single, errors);
-        match colours.as_array() {
-            Some(list) if (1..=20).contains(&list.len()) => {
-                for (i, c) in list.iter().enumerate() {
-                    if !c.as_str().is_some_and(is_hex_colour) {
-                        errors.push(FieldError::new(
-                            format!("{field}[{i}]"),
-                            "must be a hex colour such as \"#1A2B3C\" (#RGB, #RRGGBB or #RRGGBBAA)",
-                        ));
-                    }
-                }
-            }
-            _ => errors.push(FieldError::new(
-                field,
-                "must be an array of 1 to 20 hex colours",
-            )),
-        }
-    }
-}
-
-fn check_fonts(fonts: &[BrandFont], errors: &mut Vec<FieldError>) {
-    if fonts.len() > 10 {
-        errors.push(FieldError::new("fonts", "may hold at most 10 families"));
-    }
-    for (i, f) in fonts.iter().enumerate() {
-        if f.name.trim().is_empty() || f.name.chars().count() > 100 {
-            errors.push(FieldError::new(
-                format!("fonts[{i}].name"),
-                "must be 1 to 100 characters",
-            ));
-        }
-        check_chars(&format!("fonts[{i}].name"), &f.name, Lines::Single, errors);
-    }
-}
-
-fn check_logos(ids: &[String], errors: &mut Vec<FieldError>) {
-    if ids.len() > 20 {
-        errors.push(FieldError::new(
-            "logo_image_ids",
-            "may hold at most 20 images",
-        ));
-    }
-}
-
-/// Loads a live brand of the organisation.
-///
-/// # Errors
-/// 404 BRAND_NOT_FOUND.
-pub async fn load<'e, E: sqlx::AnyExecutor<'e>>(ex: E, org_id: &str, id: &str) -> ApiResult<Brand> {
-    TABLE.load(ex, org_id, id).await
-}
-
-async fn insert(tx: &mut sqlx::AnyConnection, org_id: &str, b: &Brand) -> ApiResult<()> {
-    crate::store::query(
-        "INSERT INTO brands (id, org_id, name, description, color_palettes, fonts, logo_image_ids, details, \
-         duplicated_from_id, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-    )
-    .bind(&b.id)
-    .bind(org_id)
-    .bind(&b.name)
-    .bind(&b.description)
-    .bind(b.color_palettes.as_ref().map(to_json_text))
-    .bind(to_json_text(&b.fonts))
-    .bind(b.logo_image_ids.as_ref().map(to_json_text))
-    .bind(b.details.as_ref().map(to_json_text))
-    .bind(&b.duplicated_from_id)
-    .bind(&b.created_at)
-    .bind(&b.updated_at)
-    .execute(tx)
-    .await?;
-    Ok(())
 }
 
 /// Create a brand
@@ -306,7 +186,7 @@ async fn create_brand(
         created_at: now.clone(),
         updated_at: now,
     };
-    insert(&mut tx, &caller.org_id, &brand).await?;
+    store::insert(&mut tx, &caller.org_id, &brand).await?;
     tx.commit().await?;
     Ok(envelope::created(brand))
 }
@@ -347,16 +227,7 @@ pub async fn list(
 ) -> ApiResult<crate::http::envelope::Page<Brand>> {
     let p = ListParams::parse(&mut q, false, &[]);
     q.finish()?;
-    ListQuery {
-        table: "brands",
-        columns: COLUMNS,
-        joins: "",
-        org_id,
-        conditions: vec![],
-        facet_columns: &[],
-    }
-    .fetch::<Brand>(db, &p)
-    .await
+    store::list(db, org_id, &p).await
 }
 
 /// Retrieve a brand
@@ -469,43 +340,9 @@ pub async fn update(
     logos.apply_nullable(&mut b.logo_image_ids);
     body.details.apply_nullable(&mut b.details);
     b.updated_at = crate::timestamp::now();
-    crate::store::query(
-        "UPDATE brands SET name = ?, description = ?, color_palettes = ?, fonts = ?, logo_image_ids = ?, \
-         details = ?, updated_at = ? WHERE id = ? AND org_id = ?",
-    )
-    .bind(&b.name)
-    .bind(&b.description)
-    .bind(b.color_palettes.as_ref().map(to_json_text))
-    .bind(to_json_text(&b.fonts))
-    .bind(b.logo_image_ids.as_ref().map(to_json_text))
-    .bind(b.details.as_ref().map(to_json_text))
-    .bind(&b.updated_at)
-    .bind(&b.id)
-    .bind(org_id)
-    .execute(&mut *tx)
-    .await?;
+    store::update(&mut tx, org_id, &b).await?;
     tx.commit().await?;
     Ok(b)
-}
-
-/// Counts the live products, variants and audiences under a brand.
-async fn brand_children(ex: &mut sqlx::AnyConnection, brand_id: &str) -> ApiResult<ChildCounts> {
-    let (products, product_variants, audiences): (i64, i64, i64) = crate::store::query_as(
-        "SELECT \
-           (SELECT COUNT(*) FROM products WHERE brand_id = ?1 AND deleted_at IS NULL), \
-           (SELECT COUNT(*) FROM product_variants v JOIN products p ON p.id = v.product_id \
-              WHERE p.brand_id = ?1 AND p.deleted_at IS NULL AND v.deleted_at IS NULL), \
-           (SELECT COUNT(*) FROM audiences a JOIN products p ON p.id = a.product_id \
-              WHERE p.brand_id = ?1 AND p.deleted_at IS NULL AND a.deleted_at IS NULL)",
-    )
-    .bind(brand_id)
-    .fetch_one(ex)
-    .await?;
-    Ok(ChildCounts {
-        products,
-        product_variants,
-        audiences,
-    })
 }
 
 /// Delete a brand
@@ -535,7 +372,7 @@ async fn delete_brand(
     q.finish()?;
     let mut tx = state.db.begin_write().await?;
     load(&mut *tx, &caller.org_id, &id).await?;
-    let children = brand_children(&mut tx, &id).await?;
+    let children = store::children(&mut tx, &id).await?;
     if children.products > 0 && !cascade {
         return Err(ApiError::new(
             ErrorCode::ResourceHasChildren,
@@ -547,20 +384,7 @@ async fn delete_brand(
         .with_children(children));
     }
     let now = crate::timestamp::now();
-    for sql in [
-        "UPDATE product_variants SET deleted_at = ?1 WHERE deleted_at IS NULL AND product_id IN \
-           (SELECT id FROM products WHERE brand_id = ?2 AND deleted_at IS NULL)",
-        "UPDATE audiences SET deleted_at = ?1 WHERE deleted_at IS NULL AND product_id IN \
-           (SELECT id FROM products WHERE brand_id = ?2 AND deleted_at IS NULL)",
-        "UPDATE products SET deleted_at = ?1 WHERE brand_id = ?2 AND deleted_at IS NULL",
-        "UPDATE brands SET deleted_at = ?1 WHERE id = ?2",
-    ] {
-        crate::store::query(sql)
-            .bind(&now)
-            .bind(&id)
-            .execute(&mut *tx)
-            .await?;
-    }
+    store::delete_with_children(&mut tx, &id, &now).await?;
     tx.commit().await?;
     Ok(Deleted::response(id))
 }
@@ -628,16 +452,10 @@ async fn duplicate(
         updated_at: now,
         ..src
     };
-    insert(&mut tx, org_id, &copy).await?;
+    store::insert(&mut tx, org_id, &copy).await?;
     let mut counts = DuplicateCounts::default();
     if cascade {
-        let product_ids: Vec<String> = crate::store::query_scalar(
-            "SELECT id FROM products WHERE brand_id = ? AND org_id = ? AND deleted_at IS NULL AND archived_at IS NULL ORDER BY seq",
-        )
-        .bind(id)
-        .bind(org_id)
-        .fetch_all(&mut *tx)
-        .await?;
+        let product_ids = store::active_product_ids(&mut tx, org_id, id).await?;
         for pid in product_ids {
             let (_, c) =
                 products::copy_product(&mut tx, org_id, &pid, &copy.id, false, true).await?;

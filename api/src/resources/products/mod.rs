@@ -1,4 +1,13 @@
 //! `/v1/products`: create, list, get, update, delete, duplicate, archive, unarchive.
+//!
+//! Where things live: this module holds the routes, the request and response types and
+//! the handlers (parse → domain call → respond), with the calls other resources and the
+//! web dashboard share (`load`, `list`, `update`, `copy_product`); [`store`] holds every
+//! SQL statement of the resource.
+
+mod store;
+
+pub use store::{COLUMNS, load};
 
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
@@ -11,16 +20,14 @@ use utoipa_axum::routes;
 
 use super::brands::DuplicateResponse;
 use super::common::{
-    IdPath, Patch, Table, archived_condition, check_name, check_object, check_text, finish,
-    patch_text,
+    IdPath, Patch, archived_condition, check_name, check_object, check_text, finish, patch_text,
 };
 use crate::app::AppState;
 use crate::auth::{Auth, Scope};
 use crate::error::{ApiError, ApiResult, ChildCounts, ErrorCode};
 use crate::http::envelope::{self, Deleted, Envelope, ListEnvelope, Meta};
 use crate::http::extract::{JsonBody, QueryParams};
-use crate::store::list::{Condition, ListParams, ListQuery};
-use crate::store::to_json_text;
+use crate::store::list::ListParams;
 
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
@@ -54,16 +61,6 @@ pub struct Product {
     pub created_at: String,
     pub updated_at: String,
 }
-
-pub const COLUMNS: &str = "t.id, t.brand_id, t.name, t.description, t.details, t.duplicated_from_id, \
-                           t.archived_at, t.created_at, t.updated_at";
-
-const TABLE: Table = Table {
-    name: "products",
-    columns: COLUMNS,
-    not_found: ErrorCode::ProductNotFound,
-    kind: "product",
-};
 
 /// Counts of what a duplicate created.
 #[derive(Debug, Clone, Copy, Default, Serialize, ToSchema)]
@@ -112,39 +109,6 @@ pub struct ProductUpdate {
     pub details: Patch<Map<String, Value>>,
 }
 
-/// Loads a live product (archived ones included).
-///
-/// # Errors
-/// 404 PRODUCT_NOT_FOUND.
-pub async fn load<'e, E: sqlx::AnyExecutor<'e>>(
-    ex: E,
-    org_id: &str,
-    id: &str,
-) -> ApiResult<Product> {
-    TABLE.load(ex, org_id, id).await
-}
-
-async fn insert(tx: &mut sqlx::AnyConnection, org_id: &str, p: &Product) -> ApiResult<()> {
-    crate::store::query(
-        "INSERT INTO products (id, org_id, brand_id, name, search_name, description, details, duplicated_from_id, \
-         archived_at, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-    )
-    .bind(&p.id)
-    .bind(org_id)
-    .bind(&p.brand_id)
-    .bind(&p.name)
-    .bind(p.name.to_lowercase())
-    .bind(&p.description)
-    .bind(p.details.as_ref().map(to_json_text))
-    .bind(&p.duplicated_from_id)
-    .bind(&p.archived_at)
-    .bind(&p.created_at)
-    .bind(&p.updated_at)
-    .execute(tx)
-    .await?;
-    Ok(())
-}
-
 /// Create a product
 #[utoipa::path(post, path = "/v1/products", tag = "products", request_body = ProductCreate,
     params(("Idempotency-Key" = Option<String>, Header, description = "Makes a retry safe")),
@@ -186,7 +150,7 @@ async fn create_product(
         created_at: now.clone(),
         updated_at: now,
     };
-    insert(&mut tx, &caller.org_id, &p).await?;
+    store::insert(&mut tx, &caller.org_id, &p).await?;
     tx.commit().await?;
     Ok(envelope::created(p))
 }
@@ -227,21 +191,10 @@ pub async fn list(
     mut q: QueryParams,
 ) -> ApiResult<crate::http::envelope::Page<Product>> {
     let p = ListParams::parse(&mut q, false, &[]);
-    let mut conditions = vec![archived_condition(&mut q)];
-    if let Some(ids) = q.csv("brand_id") {
-        conditions.push(Condition::any_of(None, "t.brand_id", &ids));
-    }
+    let archived = archived_condition(&mut q);
+    let brand_ids = q.csv("brand_id");
     q.finish()?;
-    ListQuery {
-        table: "products",
-        columns: COLUMNS,
-        joins: "",
-        org_id,
-        conditions,
-        facet_columns: &[],
-    }
-    .fetch::<Product>(db, &p)
-    .await
+    store::list(db, org_id, archived, brand_ids.as_deref(), &p).await
 }
 
 /// Retrieve a product
@@ -324,43 +277,9 @@ pub async fn update(
     description.apply_nullable(&mut p.description);
     body.details.apply_nullable(&mut p.details);
     p.updated_at = crate::timestamp::now();
-    crate::store::query("UPDATE products SET name = ?, search_name = ?, description = ?, details = ?, updated_at = ? WHERE id = ? AND org_id = ?")
-        .bind(&p.name)
-        .bind(p.name.to_lowercase())
-        .bind(&p.description)
-        .bind(p.details.as_ref().map(to_json_text))
-        .bind(&p.updated_at)
-        .bind(&p.id)
-        .bind(org_id)
-        .execute(&mut *tx)
-        .await?;
+    store::update(&mut tx, org_id, &p).await?;
     tx.commit().await?;
     Ok(p)
-}
-
-/// Counts a product's live variants and audiences; `only_active` leaves archived ones out.
-async fn product_children(
-    ex: &mut sqlx::AnyConnection,
-    product_id: &str,
-    only_active: bool,
-) -> ApiResult<ChildCounts> {
-    let extra = if only_active {
-        " AND archived_at IS NULL"
-    } else {
-        ""
-    };
-    let (product_variants, audiences): (i64, i64) = crate::store::query_as(&format!(
-        "SELECT (SELECT COUNT(*) FROM product_variants WHERE product_id = ?1 AND deleted_at IS NULL{extra}), \
-                (SELECT COUNT(*) FROM audiences WHERE product_id = ?1 AND deleted_at IS NULL{extra})"
-    ))
-    .bind(product_id)
-    .fetch_one(ex)
-    .await?;
-    Ok(ChildCounts {
-        products: 0,
-        product_variants,
-        audiences,
-    })
 }
 
 /// Delete a product
@@ -388,7 +307,7 @@ async fn delete_product(
     q.finish()?;
     let mut tx = state.db.begin_write().await?;
     load(&mut *tx, &caller.org_id, &id).await?;
-    let children = product_children(&mut tx, &id, false).await?;
+    let children = store::children(&mut tx, &id, false).await?;
     if children.product_variants + children.audiences > 0 && !cascade {
         return Err(ApiError::new(
             ErrorCode::ResourceHasChildren,
@@ -400,17 +319,7 @@ async fn delete_product(
         .with_children(children));
     }
     let now = crate::timestamp::now();
-    for sql in [
-        "UPDATE product_variants SET deleted_at = ?1 WHERE product_id = ?2 AND deleted_at IS NULL",
-        "UPDATE audiences SET deleted_at = ?1 WHERE product_id = ?2 AND deleted_at IS NULL",
-        "UPDATE products SET deleted_at = ?1 WHERE id = ?2",
-    ] {
-        crate::store::query(sql)
-            .bind(&now)
-            .bind(&id)
-            .execute(&mut *tx)
-            .await?;
-    }
+    store::delete_with_children(&mut tx, &id, &now).await?;
     tx.commit().await?;
     Ok(Deleted::response(id))
 }
@@ -482,7 +391,7 @@ pub async fn copy_product(
         updated_at: now.clone(),
         ..src
     };
-    insert(tx, org_id, &copy).await?;
+    store::insert(tx, org_id, &copy).await?;
     let mut counts = DuplicateCounts {
         products: 1,
         ..Default::default()
@@ -543,7 +452,7 @@ async fn archive_product(
     q.finish()?;
     let mut tx = state.db.begin_write().await?;
     let p = load(&mut *tx, &caller.org_id, &id).await?;
-    let active = product_children(&mut tx, &id, true).await?;
+    let active = store::children(&mut tx, &id, true).await?;
     if p.archived_at.is_none() && active.product_variants + active.audiences > 0 && !cascade {
         return Err(ApiError::new(
             ErrorCode::ResourceHasChildren,
@@ -557,27 +466,7 @@ async fn archive_product(
     let mut changed = ChildCounts::default();
     if p.archived_at.is_none() {
         let now = crate::timestamp::now();
-        let v = crate::store::query("UPDATE product_variants SET archived_at = ? WHERE product_id = ? AND deleted_at IS NULL AND archived_at IS NULL")
-            .bind(&now)
-            .bind(&id)
-            .execute(&mut *tx)
-            .await?;
-        let a = crate::store::query("UPDATE audiences SET archived_at = ? WHERE product_id = ? AND deleted_at IS NULL AND archived_at IS NULL")
-            .bind(&now)
-            .bind(&id)
-            .execute(&mut *tx)
-            .await?;
-        crate::store::query("UPDATE products SET archived_at = ?, updated_at = ? WHERE id = ?")
-            .bind(&now)
-            .bind(&now)
-            .bind(&id)
-            .execute(&mut *tx)
-            .await?;
-        changed = ChildCounts {
-            products: 0,
-            product_variants: v.rows_affected() as i64,
-            audiences: a.rows_affected() as i64,
-        };
+        changed = store::archive_with_children(&mut tx, &id, &now).await?;
     }
     tx.commit().await?;
     Ok(axum::Json(ArchiveResult {
@@ -614,28 +503,7 @@ async fn unarchive_product(
     let mut changed = ChildCounts::default();
     if let Some(at) = &p.archived_at {
         let now = crate::timestamp::now();
-        let v = crate::store::query("UPDATE product_variants SET archived_at = NULL WHERE product_id = ? AND archived_at = ?")
-            .bind(&id)
-            .bind(at)
-            .execute(&mut *tx)
-            .await?;
-        let a = crate::store::query(
-            "UPDATE audiences SET archived_at = NULL WHERE product_id = ? AND archived_at = ?",
-        )
-        .bind(&id)
-        .bind(at)
-        .execute(&mut *tx)
-        .await?;
-        crate::store::query("UPDATE products SET archived_at = NULL, updated_at = ? WHERE id = ?")
-            .bind(&now)
-            .bind(&id)
-            .execute(&mut *tx)
-            .await?;
-        changed = ChildCounts {
-            products: 0,
-            product_variants: v.rows_affected() as i64,
-            audiences: a.rows_affected() as i64,
-        };
+        changed = store::unarchive_with_children(&mut tx, &id, at, &now).await?;
     }
     tx.commit().await?;
     Ok(axum::Json(ArchiveResult {

@@ -1,7 +1,8 @@
-//! The synchronous checks of a create that the caller can fix: the relations (brand,
-//! product, audience, variant: 404 or 422, in the spec's order of precedence) resolved into
-//! the job's payload, and the reference URL (422 REFERENCE_AD_URL_INVALID). They read
-//! through the other resources' loaders and the blob store; none of them writes.
+//! Creating an ad ([`create_from`]: POST /v1/image-ads after the scope check; design
+//! templates and the web dashboard create through it too): the synchronous checks the
+//! caller can fix, the relations (brand, product, audience, variant: 404 or 422, in the
+//! spec's order of precedence) resolved into the job's payload and the reference URL (422
+//! REFERENCE_AD_URL_INVALID); then the wallet hold, the row and its job in one transaction.
 
 use std::sync::Arc;
 
@@ -9,22 +10,116 @@ use adforge_renderer::ImageFetcher;
 use adforge_worker::protocol::{
     Audience as JobAudience, Brand as JobBrand, Logo, Product as JobProduct,
 };
+use adforge_worker::{GenerateAdJob, Job};
 use serde_json::{Map, Value};
 
-use super::ImageAdCreate;
+use super::{ImageAd, ImageAdCreate, PROMPT_MAX, Progress, store};
 use crate::app::AppState;
 use crate::blob::{NO_SUCH_FILE, OwnFile};
-use crate::error::{ApiError, ApiResult, ErrorCode};
+use crate::error::{ApiError, ApiResult, ErrorCode, FieldError};
+use crate::jobs::Jobs;
+use crate::resources::common::{self, check_text};
 use crate::resources::{audiences, brands, images, products, variants};
+use crate::wallet;
+
+/// Creates an ad (the whole of POST /v1/image-ads after the scope check): validation,
+/// relations, the reference (not checked again for an ad made from a design template,
+/// whose worker does not read it), the hold, the row and its job. `template` lays the ad
+/// out with a design template's tree.
+///
+/// # Errors
+/// Every error POST /v1/image-ads lists.
+pub(crate) async fn create_from(
+    state: &AppState,
+    org_id: &str,
+    body: &ImageAdCreate,
+    template: Option<adforge_worker::TemplateLayout>,
+) -> ApiResult<ImageAd> {
+    let mut errors: Vec<FieldError> = Vec::new();
+    let prompt = check_text("prompt", body.prompt.clone(), PROMPT_MAX, &mut errors);
+    if body.reference_ad_url.len() > 2048 {
+        errors.push(FieldError::new(
+            "reference_ad_url",
+            "must be at most 2048 characters",
+        ));
+    }
+    common::finish(errors)?;
+    let r = resolve(state, org_id, body).await?;
+    if template.is_none() {
+        check_reference(state, body.reference_ad_url.clone()).await?;
+    }
+    let source = template
+        .as_ref()
+        .map(|t| (t.template_id.clone(), i64::from(t.json_tree_version)));
+
+    let (sku, price) = if body.editable {
+        ("editable_image_ad", wallet::EDITABLE_IMAGE_AD_CENTS)
+    } else {
+        ("flat_image_ad", wallet::FLAT_IMAGE_AD_CENTS)
+    };
+    let id = crate::ids::new_id("ia");
+    let job = Job::GenerateImageAd(GenerateAdJob {
+        ad_id: id.clone(),
+        org_id: org_id.to_owned(),
+        version: 1,
+        editable: body.editable,
+        reference_ad_url: body.reference_ad_url.clone(),
+        prompt: prompt.clone(),
+        brand: r.brand,
+        product: r.product,
+        audience: r.audience,
+        variant_image_urls: r.variant_image_urls,
+        template,
+    });
+    let queued = Progress {
+        step: "queued".into(),
+        message: "Waiting for a worker".into(),
+        percentage: 0,
+    };
+    let mut tx = state.db.begin_write().await?;
+    wallet::hold(&mut tx, org_id, price, &id, &state.dashboard_url).await?;
+    let now = crate::timestamp::now();
+    store::insert_ad(
+        &mut tx,
+        &store::NewAd {
+            id: &id,
+            org_id,
+            brand_id: &body.brand_id,
+            product_id: &body.product_id,
+            audience_id: &body.audience_id,
+            product_variant_id: body
+                .product_variant_id
+                .as_ref()
+                .map(|_| r.variant_id.clone()),
+            reference_ad_url: &body.reference_ad_url,
+            prompt: prompt.as_deref(),
+            editable: body.editable,
+            sku,
+            price_cents: price,
+            progress: &queued,
+            job: &job,
+            search_name: &r.search_name,
+            now: &now,
+            source,
+        },
+    )
+    .await?;
+    Jobs::stage(&mut tx, &job).await?;
+    let row = store::load(&mut *tx, org_id, &id).await?;
+    let jobs = state.jobs.clone();
+    tx.after_commit(move || jobs.kick());
+    tx.commit().await?;
+    Ok(row.into_ad(None))
+}
 
 /// The relations of a create, resolved into what the job carries.
-pub(super) struct Resolved {
-    pub brand: JobBrand,
-    pub product: JobProduct,
-    pub audience: JobAudience,
-    pub variant_id: String,
-    pub variant_image_urls: Vec<String>,
-    pub search_name: String,
+struct Resolved {
+    brand: JobBrand,
+    product: JobProduct,
+    audience: JobAudience,
+    variant_id: String,
+    variant_image_urls: Vec<String>,
+    search_name: String,
 }
 
 fn object(v: Option<Map<String, Value>>) -> Value {
@@ -32,11 +127,7 @@ fn object(v: Option<Map<String, Value>>) -> Value {
 }
 
 /// Resolves and checks every relation of a create, in the spec's order of precedence.
-pub(super) async fn resolve(
-    state: &AppState,
-    org_id: &str,
-    body: &ImageAdCreate,
-) -> ApiResult<Resolved> {
+async fn resolve(state: &AppState, org_id: &str, body: &ImageAdCreate) -> ApiResult<Resolved> {
     resolve_ids(
         state,
         org_id,
@@ -158,7 +249,7 @@ async fn resolve_ids(
 
 /// Fetches the reference (this server's own files from the blob store, others through
 /// the public-address guard) and checks it is an image.
-pub(super) async fn check_reference(state: &AppState, url: String) -> ApiResult<()> {
+async fn check_reference(state: &AppState, url: String) -> ApiResult<()> {
     let fetcher: Arc<adforge_renderer::HttpFetcher> = state.reference_fetcher.clone();
     let invalid = |why: String| {
         ApiError::new(

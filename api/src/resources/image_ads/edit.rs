@@ -1,16 +1,99 @@
-//! The checks of an edited JSON tree (PATCH /v1/image-ads/{id}; design templates use them
-//! too): its size, the renderer's own validation, and every image URL the render will read,
-//! by the same rules the worker's fetch applies. Pure CPU work apart from the existence of
+//! Editing an editable ad ([`update`]: PATCH /v1/image-ads/{id} after the scope check; the
+//! web dashboard's editor calls it too): the new immutable version and its render job. And
+//! the checks of an edited JSON tree, which design templates use too ([`validate_tree`]):
+//! its size, the renderer's own validation, and every image URL the render will read, by
+//! the same rules the worker's fetch applies. Pure CPU work apart from the existence of
 //! this server's own files, which [`validate_tree`] asks the blob store about.
 
+use adforge_worker::{Job, RerenderJob};
 use serde_json::Value;
 
+use super::{ImageAd, Progress, store};
 use crate::app::AppState;
 use crate::blob::{BlobStore, NO_SUCH_FILE, OwnFile};
-use crate::error::{ApiError, ApiResult};
+use crate::error::{ApiError, ApiResult, ErrorCode};
+use crate::jobs::Jobs;
 
 /// Largest JSON tree accepted by PATCH, serialised.
 pub const MAX_TREE_BYTES: usize = 512 * 1024;
+
+/// PATCH /v1/image-ads/{id} after the scope check (the web dashboard's editor calls it
+/// too): checks, the new version, its job.
+///
+/// # Errors
+/// Every error PATCH /v1/image-ads/{id} lists.
+pub(crate) async fn update(
+    state: &AppState,
+    org_id: &str,
+    id: &str,
+    tree: &Value,
+) -> ApiResult<ImageAd> {
+    let row = store::load(&state.db.read, org_id, id).await?;
+    if !row.editable {
+        return Err(ApiError::new(
+            ErrorCode::ImageAdNotEditable,
+            format!(
+                "Image ad `{id}` is a flat ad; only editable ads can be changed (create one with editable: true)"
+            ),
+        ));
+    }
+    if row.status != "completed" {
+        return Err(ApiError::new(
+            ErrorCode::ImageAdNotCompleted,
+            format!(
+                "Image ad `{id}` is {}; wait until it is completed, then send the whole tree",
+                row.status
+            ),
+        ));
+    }
+    let text = validate_tree(state, tree).await?;
+    let mut tx = state.db.begin_write().await?;
+    let row = store::load(&mut *tx, org_id, id).await?;
+    if row.status != "completed" {
+        return Err(ApiError::new(
+            ErrorCode::ImageAdNotCompleted,
+            format!(
+                "Image ad `{id}` is {}; wait until it is completed",
+                row.status
+            ),
+        ));
+    }
+    let version = row.current_version + 1;
+    let version_id = crate::ids::new_id("iav");
+    let job = Job::RenderImageAdVersion(RerenderJob {
+        ad_id: id.to_owned(),
+        org_id: org_id.to_owned(),
+        version: u32::try_from(version).unwrap_or(u32::MAX),
+        version_id: Some(version_id.clone()),
+        json_tree: tree.clone(),
+    });
+    let now = crate::timestamp::now();
+    let queued = Progress {
+        step: "queued".into(),
+        message: "Waiting for a worker".into(),
+        percentage: 0,
+    };
+    store::start_version(
+        &mut tx,
+        &store::NewVersion {
+            version_id: &version_id,
+            ad_id: id,
+            org_id,
+            version,
+            tree: &text,
+            progress: &queued,
+            job: &job,
+            now: &now,
+        },
+    )
+    .await?;
+    Jobs::stage(&mut tx, &job).await?;
+    let row = store::load(&mut *tx, org_id, id).await?;
+    let jobs = state.jobs.clone();
+    tx.after_commit(move || jobs.kick());
+    tx.commit().await?;
+    Ok(row.into_ad(None))
+}
 
 /// Checks an edited tree as PATCH /v1/image-ads/{id} does (size, the renderer's validation,
 /// image URLs by the fetch rules, own files present) and returns its text. Design templates

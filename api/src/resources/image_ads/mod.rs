@@ -8,18 +8,18 @@
 //!
 //! Where things live: this module holds the routes, the request and response types and
 //! the handlers (parse → domain call → respond), with the domain calls the web dashboard
-//! shares (`create_from`, `get`, `list_page`, `update`, `versions`); [`store`] holds every
-//! SQL statement of the resource; [`checks`] the synchronous checks of a create (relations,
-//! reference URL); [`tree`] the checks of an edited JSON tree.
+//! shares (`get`, `list_page`, `versions`); [`store`] holds every SQL statement of the
+//! resource; [`create`] the checks and writes of a create (`create_from`); [`edit`] those
+//! of an edit (`update`) and the checks of an edited JSON tree.
 
-mod checks;
+mod create;
+mod edit;
 mod store;
-mod tree;
 
-pub use tree::MAX_TREE_BYTES;
-pub(crate) use tree::validate_tree;
+pub(crate) use create::create_from;
+pub use edit::MAX_TREE_BYTES;
+pub(crate) use edit::{update, validate_tree};
 
-use adforge_worker::{GenerateAdJob, Job, RerenderJob};
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
@@ -30,15 +30,13 @@ use utoipa::ToSchema;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-use super::common::{IdPath, check_text};
+use super::common::IdPath;
 use crate::app::AppState;
 use crate::auth::{Auth, Scope};
-use crate::error::{ApiError, ApiResult, ErrorCode, FieldError};
+use crate::error::{ApiError, ApiResult, ErrorCode};
 use crate::http::envelope::{self, Deleted, Envelope, ListEnvelope, Meta};
 use crate::http::extract::{JsonBody, PathParams, QueryParams};
-use crate::jobs::Jobs;
 use crate::store::list::ListParams;
-use crate::wallet;
 use store::AdRow;
 
 pub fn router() -> OpenApiRouter<AppState> {
@@ -219,96 +217,6 @@ async fn create_ad(
     Ok((StatusCode::ACCEPTED, axum::Json(body)).into_response())
 }
 
-/// Creates an ad (the whole of POST /v1/image-ads after the scope check): validation,
-/// relations, the reference (not checked again for an ad made from a design template,
-/// whose worker does not read it), the hold, the row and its job. `template` lays the ad
-/// out with a design template's tree.
-///
-/// # Errors
-/// Every error POST /v1/image-ads lists.
-pub(crate) async fn create_from(
-    state: &AppState,
-    org_id: &str,
-    body: &ImageAdCreate,
-    template: Option<adforge_worker::TemplateLayout>,
-) -> ApiResult<ImageAd> {
-    let mut errors: Vec<FieldError> = Vec::new();
-    let prompt = check_text("prompt", body.prompt.clone(), PROMPT_MAX, &mut errors);
-    if body.reference_ad_url.len() > 2048 {
-        errors.push(FieldError::new(
-            "reference_ad_url",
-            "must be at most 2048 characters",
-        ));
-    }
-    super::common::finish(errors)?;
-    let r = checks::resolve(state, org_id, body).await?;
-    if template.is_none() {
-        checks::check_reference(state, body.reference_ad_url.clone()).await?;
-    }
-    let source = template
-        .as_ref()
-        .map(|t| (t.template_id.clone(), i64::from(t.json_tree_version)));
-
-    let (sku, price) = if body.editable {
-        ("editable_image_ad", wallet::EDITABLE_IMAGE_AD_CENTS)
-    } else {
-        ("flat_image_ad", wallet::FLAT_IMAGE_AD_CENTS)
-    };
-    let id = crate::ids::new_id("ia");
-    let job = Job::GenerateImageAd(GenerateAdJob {
-        ad_id: id.clone(),
-        org_id: org_id.to_owned(),
-        version: 1,
-        editable: body.editable,
-        reference_ad_url: body.reference_ad_url.clone(),
-        prompt: prompt.clone(),
-        brand: r.brand,
-        product: r.product,
-        audience: r.audience,
-        variant_image_urls: r.variant_image_urls,
-        template,
-    });
-    let queued = Progress {
-        step: "queued".into(),
-        message: "Waiting for a worker".into(),
-        percentage: 0,
-    };
-    let mut tx = state.db.begin_write().await?;
-    wallet::hold(&mut tx, org_id, price, &id, &state.dashboard_url).await?;
-    let now = crate::timestamp::now();
-    store::insert_ad(
-        &mut tx,
-        &store::NewAd {
-            id: &id,
-            org_id,
-            brand_id: &body.brand_id,
-            product_id: &body.product_id,
-            audience_id: &body.audience_id,
-            product_variant_id: body
-                .product_variant_id
-                .as_ref()
-                .map(|_| r.variant_id.clone()),
-            reference_ad_url: &body.reference_ad_url,
-            prompt: prompt.as_deref(),
-            editable: body.editable,
-            sku,
-            price_cents: price,
-            progress: &queued,
-            job: &job,
-            search_name: &r.search_name,
-            now: &now,
-            source,
-        },
-    )
-    .await?;
-    Jobs::stage(&mut tx, &job).await?;
-    let row = store::load(&mut *tx, org_id, &id).await?;
-    let jobs = state.jobs.clone();
-    tx.after_commit(move || jobs.kick());
-    tx.commit().await?;
-    Ok(row.into_ad(None))
-}
-
 /// Retrieve an image ad
 ///
 /// While `processing`, `progress` shows the worker's latest step. Poll every 4 seconds (never
@@ -480,84 +388,6 @@ async fn update_ad(
     caller.require(Scope::ImageAdsWrite)?;
     let ad = update(&state, &caller.org_id, &id, &body.current_json_tree).await?;
     Ok(envelope::ok(ad))
-}
-
-/// PATCH /v1/image-ads/{id} after the scope check (the web dashboard's editor calls it
-/// too): checks, the new version, its job.
-///
-/// # Errors
-/// Every error PATCH /v1/image-ads/{id} lists.
-pub(crate) async fn update(
-    state: &AppState,
-    org_id: &str,
-    id: &str,
-    tree: &Value,
-) -> ApiResult<ImageAd> {
-    let row = store::load(&state.db.read, org_id, id).await?;
-    if !row.editable {
-        return Err(ApiError::new(
-            ErrorCode::ImageAdNotEditable,
-            format!(
-                "Image ad `{id}` is a flat ad; only editable ads can be changed (create one with editable: true)"
-            ),
-        ));
-    }
-    if row.status != "completed" {
-        return Err(ApiError::new(
-            ErrorCode::ImageAdNotCompleted,
-            format!(
-                "Image ad `{id}` is {}; wait until it is completed, then send the whole tree",
-                row.status
-            ),
-        ));
-    }
-    let text = validate_tree(state, tree).await?;
-    let mut tx = state.db.begin_write().await?;
-    let row = store::load(&mut *tx, org_id, id).await?;
-    if row.status != "completed" {
-        return Err(ApiError::new(
-            ErrorCode::ImageAdNotCompleted,
-            format!(
-                "Image ad `{id}` is {}; wait until it is completed",
-                row.status
-            ),
-        ));
-    }
-    let version = row.current_version + 1;
-    let version_id = crate::ids::new_id("iav");
-    let job = Job::RenderImageAdVersion(RerenderJob {
-        ad_id: id.to_owned(),
-        org_id: org_id.to_owned(),
-        version: u32::try_from(version).unwrap_or(u32::MAX),
-        version_id: Some(version_id.clone()),
-        json_tree: tree.clone(),
-    });
-    let now = crate::timestamp::now();
-    let queued = Progress {
-        step: "queued".into(),
-        message: "Waiting for a worker".into(),
-        percentage: 0,
-    };
-    store::start_version(
-        &mut tx,
-        &store::NewVersion {
-            version_id: &version_id,
-            ad_id: id,
-            org_id,
-            version,
-            tree: &text,
-            progress: &queued,
-            job: &job,
-            now: &now,
-        },
-    )
-    .await?;
-    Jobs::stage(&mut tx, &job).await?;
-    let row = store::load(&mut *tx, org_id, id).await?;
-    let jobs = state.jobs.clone();
-    tx.after_commit(move || jobs.kick());
-    tx.commit().await?;
-    Ok(row.into_ad(None))
 }
 
 /// Delete an image ad

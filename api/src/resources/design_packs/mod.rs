@@ -19,12 +19,15 @@
 //!
 //! Where things live: this module holds the routes, the request and response types and
 //! the handlers (parse → domain call → respond), with the domain calls the web dashboard
-//! shares (`list`, `create`, `respond`, `update`, `set_archived`); [`store`] holds every
-//! SQL statement of the resource; [`items`] adding and removing a pack's designs.
+//! shares (`list`, `respond`); [`store`] holds every SQL statement of the resource;
+//! [`edit`] creating, renaming and archiving packs; [`items`] adding and removing a
+//! pack's designs.
 
+mod edit;
 mod items;
 mod store;
 
+pub use edit::{create, set_archived, update};
 pub use items::{add_designs, remove_designs};
 
 use axum::extract::State;
@@ -37,13 +40,12 @@ use utoipa_axum::routes;
 use super::common::{IdPath, Patch};
 use crate::app::AppState;
 use crate::auth::{Auth, Scope};
-use crate::error::{ApiError, ApiResult, ErrorCode, FieldError};
+use crate::error::{ApiError, ApiResult, ErrorCode};
 use crate::http::envelope::{self, Deleted, Envelope, ListEnvelope};
 use crate::http::extract::{JsonBody, QueryParams};
 use crate::store::Db;
 use crate::store::list::{DEFAULT_LIMIT, MAX_LIMIT};
 use crate::swipe::filter::SwipeFilter;
-use items::check_ids;
 use store::PackRow;
 
 pub fn router() -> OpenApiRouter<AppState> {
@@ -278,31 +280,6 @@ pub struct PackUpdate {
     pub description: Patch<String>,
 }
 
-fn check_title(title: &str, errors: &mut Vec<FieldError>) -> String {
-    let t = title.trim().to_string();
-    let n = t.chars().count();
-    if n == 0 || n > TITLE_MAX {
-        errors.push(FieldError::new(
-            "title",
-            format!("must be 1 to {TITLE_MAX} characters"),
-        ));
-    }
-    t
-}
-
-fn check_description(d: Option<String>, errors: &mut Vec<FieldError>) -> Option<String> {
-    let d = d.map(|d| d.trim().to_string()).filter(|d| !d.is_empty());
-    if d.as_ref()
-        .is_some_and(|d| d.chars().count() > DESCRIPTION_MAX)
-    {
-        errors.push(FieldError::new(
-            "description",
-            format!("must be at most {DESCRIPTION_MAX} characters"),
-        ));
-    }
-    d
-}
-
 /// Create a design pack
 ///
 /// Optionally with up to 100 designs (own uploads or designs of subscribed sources).
@@ -325,46 +302,6 @@ async fn create_pack(
     Ok(envelope::created(
         create(&state, &caller.org_id, body, None).await?,
     ))
-}
-
-/// Creates a pack of the organisation (what POST /v1/design-packs does) and answers it.
-/// `created_by` is the dashboard's signed-in profile `(profile_id, name)`; `None` for API
-/// keys.
-///
-/// # Errors
-/// VALIDATION_ERROR; SWIPE_FILE_NOT_FOUND; DESIGN_PACK_FULL; database failures.
-pub async fn create(
-    state: &AppState,
-    org_id: &str,
-    body: PackCreate,
-    created_by: Option<(&str, &str)>,
-) -> ApiResult<DesignPack> {
-    let mut errors = Vec::new();
-    let title = check_title(&body.title, &mut errors);
-    let description = check_description(body.description, &mut errors);
-    let ids = check_ids(&body.swipe_file_ids.unwrap_or_default(), &mut errors);
-    super::common::finish(errors)?;
-    let id = crate::ids::new_id("dp");
-    let mut tx = state.db.begin_write().await?;
-    items::require_designs(&mut tx, org_id, &ids).await?;
-    let now = crate::timestamp::now();
-    store::insert_pack(
-        &mut tx,
-        &store::NewPack {
-            id: &id,
-            org_id,
-            title: &title,
-            description: description.as_deref(),
-            created_by,
-            now: &now,
-        },
-    )
-    .await?;
-    items::add(&mut tx, &id, &ids).await?;
-    // The response is read back through the read pool: commit now. A crash between this
-    // commit and the stored response lets a retry create a second pack (see `commit_now`).
-    tx.commit_now().await?;
-    respond(state, org_id, &id).await
 }
 
 /// Retrieve a design pack
@@ -407,41 +344,6 @@ async fn update_pack(
     ))
 }
 
-/// Renames or re-describes an own pack (what PATCH /v1/design-packs/{id} does).
-///
-/// # Errors
-/// VALIDATION_ERROR; DESIGN_PACK_NOT_FOUND; CONFLICT for a service-curated pack; database
-/// failures.
-pub async fn update(
-    state: &AppState,
-    org_id: &str,
-    id: &str,
-    body: PackUpdate,
-) -> ApiResult<DesignPack> {
-    let mut errors = Vec::new();
-    let title = body
-        .title
-        .required("title", &mut errors)
-        .map(|t| check_title(&t, &mut errors));
-    let mut new_description = None;
-    let touched = body.description != Patch::Missing;
-    body.description.apply_nullable(&mut new_description);
-    let description = touched.then(|| check_description(new_description, &mut errors));
-    super::common::finish(errors)?;
-    let row = own_pack(&state.db, org_id, id).await?;
-    let mut tx = state.db.begin_write().await?;
-    store::set_text(
-        &mut tx,
-        id,
-        title.unwrap_or(row.title),
-        description.unwrap_or(row.description),
-    )
-    .await?;
-    // The response is read back through the read pool: commit now (see `commit_now`).
-    tx.commit_now().await?;
-    respond(state, org_id, id).await
-}
-
 /// Delete a design pack
 ///
 /// The pack goes; its designs stay in the swipe file.
@@ -464,25 +366,6 @@ async fn delete_pack(
     store::delete_pack(&mut tx, &id).await?;
     tx.commit().await?;
     Ok(Deleted::response(id))
-}
-
-/// Archives (`archive`) or unarchives an own pack and answers it.
-///
-/// # Errors
-/// DESIGN_PACK_NOT_FOUND; CONFLICT for a service-curated pack; database failures.
-pub async fn set_archived(
-    state: &AppState,
-    org_id: &str,
-    id: &str,
-    archive: bool,
-) -> ApiResult<DesignPack> {
-    own_pack(&state.db, org_id, id).await?;
-    let now = crate::timestamp::now();
-    let mut tx = state.db.begin_write().await?;
-    store::set_archived(&mut tx, id, archive, &now).await?;
-    // The response is read back through the read pool: commit now (see `commit_now`).
-    tx.commit_now().await?;
-    respond(state, org_id, id).await
 }
 
 /// Archive a design pack

@@ -1,10 +1,17 @@
 //! `/v1/webhook-endpoints`: where events are POSTed, with their signing secrets and the
 //! record of every delivery. See `crate::webhooks` for events and delivery.
+//!
+//! Where things live: this module holds the routes, the request and response types and
+//! the handlers (parse → domain call → respond); [`store`] holds every SQL statement of the
+//! resource.
+
+mod store;
+
+pub(crate) use store::{DELIVERY_COLUMNS, DeliveryRow};
 
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use serde::{Deserialize, Serialize};
-use sqlx::FromRow;
 use utoipa::ToSchema;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
@@ -15,7 +22,7 @@ use crate::auth::{Auth, Scope};
 use crate::error::{ApiError, ApiResult, ErrorCode, FieldError};
 use crate::http::envelope::{self, Deleted, Envelope, ListEnvelope};
 use crate::http::extract::{JsonBody, QueryParams};
-use crate::store::list::{Bind, Condition, ListParams, ListQuery};
+use crate::store::list::ListParams;
 use crate::webhooks::{self, DESCRIPTION_MAX, EVENT_TYPES, EventType, MAX_ENDPOINTS};
 
 pub fn router() -> OpenApiRouter<AppState> {
@@ -52,66 +59,6 @@ pub struct WebhookEndpoint {
     pub secret: Option<String>,
     pub created_at: String,
     pub updated_at: String,
-}
-
-#[derive(FromRow)]
-struct EndpointRow {
-    id: String,
-    url: String,
-    description: Option<String>,
-    events: String,
-    #[sqlx(try_from = "crate::store::Flag")]
-    enabled: bool,
-    disabled_reason: Option<String>,
-    previous_secret_expires_at: Option<String>,
-    created_at: String,
-    updated_at: String,
-}
-
-const COLUMNS: &str = "t.id, t.url, t.description, t.events, t.enabled, t.disabled_reason, \
-    t.previous_secret_expires_at, t.created_at, t.updated_at";
-
-impl EndpointRow {
-    fn into_endpoint(self, secret: Option<String>) -> WebhookEndpoint {
-        let now = crate::timestamp::now();
-        WebhookEndpoint {
-            events: serde_json::from_str(&self.events).unwrap_or_default(),
-            previous_secret_expires_at: self
-                .previous_secret_expires_at
-                .filter(|t| t.as_str() > now.as_str()),
-            id: self.id,
-            url: self.url,
-            description: self.description,
-            enabled: self.enabled,
-            disabled_reason: self.disabled_reason,
-            secret,
-            created_at: self.created_at,
-            updated_at: self.updated_at,
-        }
-    }
-}
-
-/// Loads a live endpoint of the organisation.
-///
-/// # Errors
-/// 404 WEBHOOK_ENDPOINT_NOT_FOUND.
-async fn load_row<'e, E: sqlx::AnyExecutor<'e>>(
-    ex: E,
-    org_id: &str,
-    id: &str,
-) -> ApiResult<EndpointRow> {
-    crate::store::query_as::<EndpointRow>(&format!(
-        "SELECT {COLUMNS} FROM webhook_endpoints AS t WHERE t.id = ? AND t.org_id = ? AND t.deleted_at IS NULL"
-    ))
-    .bind(id)
-    .bind(org_id)
-    .fetch_optional(ex)
-    .await?
-    .ok_or_else(|| not_found(id))
-}
-
-fn not_found(id: &str) -> ApiError {
-    ApiError::not_found(ErrorCode::WebhookEndpointNotFound, "webhook endpoint", id)
 }
 
 /// Checks an event list: at least one, each one of [`EVENT_TYPES`]; duplicates dropped.
@@ -215,12 +162,7 @@ async fn create_endpoint(
     );
     finish(errors)?;
     let mut tx = state.db.begin_write().await?;
-    let count: i64 = crate::store::query_scalar(
-        "SELECT COUNT(*) FROM webhook_endpoints WHERE org_id = ? AND deleted_at IS NULL",
-    )
-    .bind(&caller.org_id)
-    .fetch_one(&mut *tx)
-    .await?;
+    let count = store::count_live(&mut tx, &caller.org_id).await?;
     if count >= MAX_ENDPOINTS {
         return Err(ApiError::new(
             ErrorCode::Conflict,
@@ -232,21 +174,20 @@ async fn create_endpoint(
     let id = crate::ids::new_id("we");
     let secret = webhooks::new_secret();
     let now = crate::timestamp::now();
-    crate::store::query(
-        "INSERT INTO webhook_endpoints (id, org_id, url, description, events, enabled, secret, created_at, updated_at) \
-         VALUES (?, ?, ?, ?, ?, 1, ?, ?, ?)",
+    store::insert(
+        &mut tx,
+        &store::NewEndpoint {
+            id: &id,
+            org_id: &caller.org_id,
+            url: &body.url,
+            description: description.as_deref(),
+            events: &events,
+            secret: &secret,
+            now: &now,
+        },
     )
-    .bind(&id)
-    .bind(&caller.org_id)
-    .bind(&body.url)
-    .bind(&description)
-    .bind(crate::store::to_json_text(&events))
-    .bind(&secret)
-    .bind(&now)
-    .bind(&now)
-    .execute(&mut *tx)
     .await?;
-    let row = load_row(&mut *tx, &caller.org_id, &id).await?;
+    let row = store::load(&mut *tx, &caller.org_id, &id).await?;
     tx.commit().await?;
     Ok(envelope::created(row.into_endpoint(Some(secret))))
 }
@@ -272,16 +213,7 @@ async fn list_endpoints(
     caller.require(Scope::WebhooksRead)?;
     let p = ListParams::parse(&mut q, false, &[]);
     q.finish()?;
-    let page = ListQuery {
-        table: "webhook_endpoints",
-        columns: COLUMNS,
-        joins: "",
-        org_id: &caller.org_id,
-        conditions: Vec::new(),
-        facet_columns: &[],
-    }
-    .fetch::<EndpointRow>(&state.db, &p)
-    .await?;
+    let page = store::list(&state.db, &caller.org_id, &p).await?;
     Ok(page.map(|r| r.into_endpoint(None)).into_response())
 }
 
@@ -301,7 +233,7 @@ async fn get_endpoint(
     IdPath(id): IdPath,
 ) -> ApiResult<Response> {
     caller.require(Scope::WebhooksRead)?;
-    let row = load_row(&state.db.read, &caller.org_id, &id).await?;
+    let row = store::load(&state.db.read, &caller.org_id, &id).await?;
     Ok(envelope::ok(row.into_endpoint(None)))
 }
 
@@ -343,7 +275,7 @@ async fn update_endpoint(
     let enabled = body.enabled.required("enabled", &mut errors);
     finish(errors)?;
     let mut tx = state.db.begin_write().await?;
-    let mut row = load_row(&mut *tx, &caller.org_id, &id).await?;
+    let mut row = store::load(&mut *tx, &caller.org_id, &id).await?;
     if url.is_none() && events.is_none() && description == Patch::Missing && enabled.is_none() {
         return Ok(envelope::ok(row.into_endpoint(None)));
     }
@@ -361,21 +293,7 @@ async fn update_endpoint(
         row.enabled = on;
     }
     row.updated_at = crate::timestamp::now();
-    crate::store::query(
-        "UPDATE webhook_endpoints SET url = ?, events = ?, description = ?, enabled = ?, disabled_reason = ?, \
-         failing_since = CASE WHEN ? THEN NULL ELSE failing_since END, updated_at = ? WHERE id = ? AND org_id = ?",
-    )
-    .bind(&row.url)
-    .bind(&row.events)
-    .bind(&row.description)
-    .bind(i64::from(row.enabled))
-    .bind(&row.disabled_reason)
-    .bind(enabled == Some(true))
-    .bind(&row.updated_at)
-    .bind(&id)
-    .bind(&caller.org_id)
-    .execute(&mut *tx)
-    .await?;
+    store::update(&mut tx, &caller.org_id, &row, enabled == Some(true)).await?;
     tx.commit().await?;
     Ok(envelope::ok(row.into_endpoint(None)))
 }
@@ -397,21 +315,9 @@ async fn delete_endpoint(
 ) -> ApiResult<Response> {
     caller.require(Scope::WebhooksWrite)?;
     let mut tx = state.db.begin_write().await?;
-    load_row(&mut *tx, &caller.org_id, &id).await?;
+    store::load(&mut *tx, &caller.org_id, &id).await?;
     let now = crate::timestamp::now();
-    crate::store::query("UPDATE webhook_endpoints SET deleted_at = ?, enabled = 0 WHERE id = ?")
-        .bind(&now)
-        .bind(&id)
-        .execute(&mut *tx)
-        .await?;
-    crate::store::query(
-        "UPDATE webhook_deliveries SET state = 'failed', next_attempt_ms = NULL, \
-         last_error = coalesce(last_error, 'the endpoint was deleted') WHERE endpoint_id = ? AND state = 'pending' \
-         AND lease_until_ms IS NULL",
-    )
-    .bind(&id)
-    .execute(&mut *tx)
-    .await?;
+    store::delete(&mut tx, &id, &now).await?;
     tx.commit().await?;
     Ok(Deleted::response(id))
 }
@@ -437,23 +343,14 @@ async fn rotate_secret(
 ) -> ApiResult<Response> {
     caller.require(Scope::WebhooksWrite)?;
     let mut tx = state.db.begin_write().await?;
-    load_row(&mut *tx, &caller.org_id, &id).await?;
+    store::load(&mut *tx, &caller.org_id, &id).await?;
     let secret = webhooks::new_secret();
     let now = crate::timestamp::now();
     let until = crate::timestamp::format(
         time::OffsetDateTime::now_utc() + time::Duration::seconds(webhooks::SECRET_GRACE_SECS),
     );
-    crate::store::query(
-        "UPDATE webhook_endpoints SET previous_secret = secret, previous_secret_expires_at = ?, secret = ?, \
-         updated_at = ? WHERE id = ?",
-    )
-    .bind(&until)
-    .bind(&secret)
-    .bind(&now)
-    .bind(&id)
-    .execute(&mut *tx)
-    .await?;
-    let row = load_row(&mut *tx, &caller.org_id, &id).await?;
+    store::rotate_secret(&mut tx, &id, &secret, &until, &now).await?;
+    let row = store::load(&mut *tx, &caller.org_id, &id).await?;
     tx.commit().await?;
     Ok((
         StatusCode::OK,
@@ -504,49 +401,6 @@ pub struct WebhookDelivery {
     pub created_at: String,
 }
 
-#[derive(FromRow)]
-pub(crate) struct DeliveryRow {
-    id: String,
-    event_id: String,
-    event_type: String,
-    endpoint_id: String,
-    state: String,
-    attempts: i64,
-    last_status: Option<i64>,
-    last_error: Option<String>,
-    latency_ms: Option<i64>,
-    next_attempt_ms: Option<i64>,
-    last_attempt_at: Option<String>,
-    delivered_at: Option<String>,
-    created_at: String,
-}
-
-pub(crate) const DELIVERY_COLUMNS: &str = "t.id, t.event_id, t.event_type, t.endpoint_id, t.state, t.attempts, \
-    t.last_status, t.last_error, t.latency_ms, t.next_attempt_ms, t.last_attempt_at, t.delivered_at, t.created_at";
-
-impl DeliveryRow {
-    pub(crate) fn into_delivery(self) -> WebhookDelivery {
-        WebhookDelivery {
-            next_attempt_at: self
-                .next_attempt_ms
-                .filter(|_| self.state == "pending")
-                .map(crate::webhooks::deliver::format_ms),
-            id: self.id,
-            event_id: self.event_id,
-            event_type: self.event_type,
-            endpoint_id: self.endpoint_id,
-            state: self.state,
-            attempts: self.attempts,
-            last_status_code: self.last_status,
-            last_error: self.last_error,
-            latency_ms: self.latency_ms,
-            last_attempt_at: self.last_attempt_at,
-            delivered_at: self.delivered_at,
-            created_at: self.created_at,
-        }
-    }
-}
-
 const STATES: [&str; 3] = ["pending", "delivered", "failed"];
 
 /// List an endpoint's deliveries
@@ -574,10 +428,11 @@ async fn list_deliveries(
 ) -> ApiResult<Response> {
     caller.require(Scope::WebhooksRead)?;
     let p = ListParams::parse(&mut q, false, &[]);
-    let mut conditions = vec![Condition::new(
-        "t.endpoint_id = ?",
-        vec![Bind::Text(id.clone())],
-    )];
+    let mut filter = store::DeliveryFilter {
+        endpoint_id: id.clone(),
+        state: None,
+        event_id: None,
+    };
     if let Some(values) = q.csv("state") {
         for v in &values {
             if !STATES.contains(&v.as_str()) {
@@ -587,22 +442,11 @@ async fn list_deliveries(
                 );
             }
         }
-        conditions.push(Condition::any_of(None, "t.state", &values));
+        filter.state = Some(values);
     }
-    if let Some(e) = q.string("event_id") {
-        conditions.push(Condition::new("t.event_id = ?", vec![Bind::Text(e)]));
-    }
+    filter.event_id = q.string("event_id");
     q.finish()?;
-    load_row(&state.db.read, &caller.org_id, &id).await?;
-    let page = ListQuery {
-        table: "webhook_deliveries",
-        columns: DELIVERY_COLUMNS,
-        joins: "",
-        org_id: &caller.org_id,
-        conditions,
-        facet_columns: &[],
-    }
-    .fetch::<DeliveryRow>(&state.db, &p)
-    .await?;
+    store::load(&state.db.read, &caller.org_id, &id).await?;
+    let page = store::list_deliveries(&state.db, &caller.org_id, filter, &p).await?;
     Ok(page.map(DeliveryRow::into_delivery).into_response())
 }

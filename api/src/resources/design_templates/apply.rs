@@ -6,6 +6,7 @@
 use adforge_worker::{AdCompleted, AdFailed};
 use serde_json::json;
 
+use super::store;
 use crate::error::ApiResult;
 use crate::store::Db;
 
@@ -16,12 +17,7 @@ struct State {
 }
 
 async fn state(conn: &mut sqlx::AnyConnection, id: &str) -> ApiResult<Option<State>> {
-    let row: Option<(String, String, i64)> = crate::store::query_as(
-        "SELECT org_id, status, json_tree_version FROM design_templates WHERE id = ?",
-    )
-    .bind(id)
-    .fetch_optional(conn)
-    .await?;
+    let row = store::result_state(conn, id).await?;
     Ok(row.map(|(org_id, status, version)| State {
         org_id,
         status,
@@ -49,48 +45,36 @@ pub async fn completed(db: &Db, c: &AdCompleted) -> ApiResult<bool> {
     let now = crate::timestamp::now();
     let aspect = crate::swipe::taxonomy::aspect_ratio(c.width, c.height);
     let duration = i64::try_from(c.duration_ms).unwrap_or(i64::MAX);
+    let rendered = store::Rendered {
+        id: &c.ad_id,
+        preview_url: &c.image_url,
+        width: c.width,
+        height: c.height,
+        aspect_ratio: aspect,
+        duration_ms: duration,
+        now: &now,
+    };
     if c.version == 1 {
         let analysis = json!({
             "cache_hit": result.cache_hit,
             "composition": result.composition,
             "note": result.note,
         });
-        crate::store::query(
-            "UPDATE design_templates SET status = 'completed', current_json_tree = ?, preview_url = ?, width = ?, \
-             height = ?, aspect_ratio = ?, duration_ms = ?, analysis = ?, reference_colours = ?, error = NULL, \
-             industry = coalesce(industry, ?), ad_format = coalesce(ad_format, ?), version_created_at = ?, \
-             updated_at = ? WHERE id = ?",
+        store::complete_analysis(
+            &mut tx,
+            &rendered,
+            &store::Analysed {
+                tree: &result.json_tree,
+                analysis: &analysis,
+                reference_colours: &result.reference_colours,
+                industry: result.industry.as_deref(),
+                ad_format: result.ad_format.as_deref(),
+            },
         )
-        .bind(crate::store::to_json_text(&result.json_tree))
-        .bind(&c.image_url)
-        .bind(i64::from(c.width))
-        .bind(i64::from(c.height))
-        .bind(aspect)
-        .bind(duration)
-        .bind(crate::store::to_json_text(&analysis))
-        .bind(crate::store::to_json_text(&result.reference_colours))
-        .bind(&result.industry)
-        .bind(&result.ad_format)
-        .bind(&now)
-        .bind(&now)
-        .bind(&c.ad_id)
-        .execute(&mut *tx)
         .await?;
     } else {
         // An edited tree may have changed the root's size.
-        crate::store::query(
-            "UPDATE design_templates SET status = 'completed', preview_url = ?, width = ?, height = ?, \
-             aspect_ratio = ?, duration_ms = ?, error = NULL, updated_at = ? WHERE id = ?",
-        )
-        .bind(&c.image_url)
-        .bind(i64::from(c.width))
-        .bind(i64::from(c.height))
-        .bind(aspect)
-        .bind(duration)
-        .bind(&now)
-        .bind(&c.ad_id)
-        .execute(&mut *tx)
-        .await?;
+        store::complete_preview(&mut tx, &rendered).await?;
     }
     record(&mut tx, &t.org_id, &c.ad_id, "design_template.completed").await?;
     tx.commit().await?;
@@ -113,27 +97,14 @@ pub async fn failed(db: &Db, f: &AdFailed) -> ApiResult<bool> {
     }
     let now = crate::timestamp::now();
     if f.version == 1 {
-        crate::store::query(
-            "UPDATE design_templates SET status = 'failed', error = ?, updated_at = ? WHERE id = ?",
-        )
-        .bind(&f.message)
-        .bind(&now)
-        .bind(&f.ad_id)
-        .execute(&mut *tx)
-        .await?;
+        store::fail_analysis(&mut tx, &f.ad_id, &f.message, &now).await?;
         record(&mut tx, &t.org_id, &f.ad_id, "design_template.failed").await?;
     } else {
-        crate::store::query(
-            "UPDATE design_templates SET status = 'completed', preview_url = NULL, error = ?, updated_at = ? WHERE id = ?",
-        )
-        .bind(format!(
+        let error = format!(
             "the preview of version {} could not be rendered: {}",
             f.version, f.message
-        ))
-        .bind(&now)
-        .bind(&f.ad_id)
-        .execute(&mut *tx)
-        .await?;
+        );
+        store::fail_preview(&mut tx, &f.ad_id, error, &now).await?;
         record(&mut tx, &t.org_id, &f.ad_id, "design_template.completed").await?;
     }
     tx.commit().await?;

@@ -12,7 +12,10 @@
 
 pub mod ads;
 pub mod apply;
+mod store;
 pub mod versions;
+
+pub(crate) use store::{Deletion, TemplateRow, load_row};
 
 use adforge_worker::{DesignTemplateJob, Job};
 use axum::extract::State;
@@ -20,7 +23,6 @@ use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use sqlx::FromRow;
 use utoipa::ToSchema;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
@@ -33,7 +35,7 @@ use crate::error::{ApiError, ApiResult, ErrorCode, FieldError};
 use crate::http::envelope::{self, Deleted, Envelope, ListEnvelope, Meta};
 use crate::http::extract::{JsonBody, QueryParams};
 use crate::jobs::Jobs;
-use crate::store::list::{Bind, Condition, ListParams, ListQuery};
+use crate::store::list::ListParams;
 
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
@@ -121,94 +123,6 @@ pub struct DesignTemplate {
     pub deleted_at: Option<String>,
     pub created_at: String,
     pub updated_at: String,
-}
-
-#[derive(FromRow, Clone)]
-pub(crate) struct TemplateRow {
-    pub id: String,
-    pub reference_image_url: String,
-    pub swipe_file_id: Option<String>,
-    pub status: String,
-    pub current_json_tree: Option<String>,
-    pub json_tree_version: i64,
-    pub change_summary: Option<String>,
-    pub version_created_at: String,
-    pub preview_url: Option<String>,
-    pub width: Option<i64>,
-    pub height: Option<i64>,
-    pub aspect_ratio: Option<String>,
-    pub industry: Option<String>,
-    pub ad_format: Option<String>,
-    pub duration_ms: Option<i64>,
-    pub error: Option<String>,
-    pub analysis: Option<String>,
-    pub reference_colours: Option<String>,
-    pub deleted_at: Option<String>,
-    pub created_at: String,
-    pub updated_at: String,
-}
-
-pub(crate) const COLUMNS: &str = "t.id, t.reference_image_url, t.swipe_file_id, t.status, t.current_json_tree, \
-    t.json_tree_version, t.change_summary, t.version_created_at, t.preview_url, t.width, t.height, t.aspect_ratio, \
-    t.industry, t.ad_format, t.duration_ms, t.error, t.analysis, t.reference_colours, t.deleted_at, t.created_at, \
-    t.updated_at";
-
-impl TemplateRow {
-    pub(crate) fn into_api(self) -> DesignTemplate {
-        DesignTemplate {
-            current_json_tree: self
-                .current_json_tree
-                .and_then(|t| serde_json::from_str(&t).ok()),
-            analysis: self.analysis.and_then(|a| serde_json::from_str(&a).ok()),
-            deleted: self.deleted_at.is_some(),
-            id: self.id,
-            reference_image_url: self.reference_image_url,
-            swipe_file_id: self.swipe_file_id,
-            status: self.status,
-            json_tree_version: self.json_tree_version,
-            preview_url: self.preview_url,
-            width: self.width,
-            height: self.height,
-            aspect_ratio: self.aspect_ratio,
-            industry: self.industry,
-            ad_format: self.ad_format,
-            duration_ms: self.duration_ms,
-            error: self.error,
-            deleted_at: self.deleted_at,
-            created_at: self.created_at,
-            updated_at: self.updated_at,
-        }
-    }
-}
-
-/// Which rows [`load_row`] finds.
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Deletion {
-    /// Live templates only (edits and ads: restore a deleted template first).
-    LiveOnly,
-    /// Soft-deleted ones too (GET, DELETE, restore).
-    Any,
-}
-
-/// The template `id` of `org_id`, or 404 DESIGN_TEMPLATE_NOT_FOUND.
-pub(crate) async fn load_row<'e, E: sqlx::AnyExecutor<'e>>(
-    ex: E,
-    org_id: &str,
-    id: &str,
-    deletion: Deletion,
-) -> ApiResult<TemplateRow> {
-    let live = match deletion {
-        Deletion::LiveOnly => " AND t.deleted_at IS NULL",
-        Deletion::Any => "",
-    };
-    crate::store::query_as::<TemplateRow>(&format!(
-        "SELECT {COLUMNS} FROM design_templates AS t WHERE t.id = ? AND t.org_id = ?{live}"
-    ))
-    .bind(id)
-    .bind(org_id)
-    .fetch_optional(ex)
-    .await?
-    .ok_or_else(|| ApiError::not_found(ErrorCode::DesignTemplateNotFound, "design template", id))
 }
 
 /// 422 DESIGN_TEMPLATE_NOT_READY unless the template is completed.
@@ -397,22 +311,19 @@ pub async fn create(
     });
     let now = crate::timestamp::now();
     let mut tx = state.db.begin_write().await?;
-    crate::store::query(
-        "INSERT INTO design_templates (id, org_id, reference_image_url, swipe_file_id, status, json_tree_version, \
-         version_created_at, industry, ad_format, job, created_at, updated_at) \
-         VALUES (?, ?, ?, ?, 'processing', 1, ?, ?, ?, ?, ?, ?)",
+    store::insert(
+        &mut tx,
+        &store::NewTemplate {
+            id: &id,
+            org_id,
+            reference_image_url: &url,
+            swipe_file_id: swipe_file_id.as_deref(),
+            industry: industry.as_deref(),
+            ad_format: ad_format.as_deref(),
+            job: &job,
+            now: &now,
+        },
     )
-    .bind(&id)
-    .bind(org_id)
-    .bind(&url)
-    .bind(&swipe_file_id)
-    .bind(&now)
-    .bind(&industry)
-    .bind(&ad_format)
-    .bind(crate::store::to_json_text(&job))
-    .bind(&now)
-    .bind(&now)
-    .execute(&mut *tx)
     .await?;
     Jobs::stage(&mut tx, &job).await?;
     let row = load_row(&mut *tx, org_id, &id, Deletion::Any).await?;
@@ -495,11 +406,11 @@ pub async fn list(
     mut q: QueryParams,
 ) -> ApiResult<crate::http::envelope::Page<DesignTemplate>> {
     let p = ListParams::parse(&mut q, true, &FACETS);
-    let mut conditions = Vec::new();
-    for (param, column, allowed, dim) in [
-        ("status", "t.status", Some(&STATUSES[..]), "status"),
-        ("industry", "t.industry", None, "industry"),
-        ("ad_format", "t.ad_format", None, "ad_format"),
+    let mut filter = store::ListFilter::default();
+    for (param, slot, allowed) in [
+        ("status", &mut filter.status, Some(&STATUSES[..])),
+        ("industry", &mut filter.industry, None),
+        ("ad_format", &mut filter.ad_format, None),
     ] {
         if let Some(values) = q.csv(param) {
             if let Some(allowed) = allowed {
@@ -509,33 +420,12 @@ pub async fn list(
                     }
                 }
             }
-            conditions.push(Condition::any_of(Some(dim), column, &values));
+            *slot = Some(values);
         }
     }
-    let deleted = q.bool("deleted", false);
+    filter.deleted = q.bool("deleted", false);
     q.finish()?;
-    let base = Condition::new(
-        if deleted {
-            "t.org_id = ? AND t.deleted_at IS NOT NULL"
-        } else {
-            "t.org_id = ? AND t.deleted_at IS NULL"
-        },
-        vec![Bind::Text(org_id.to_string())],
-    );
-    let page = ListQuery {
-        table: "design_templates",
-        columns: COLUMNS,
-        joins: "",
-        org_id,
-        conditions,
-        facet_columns: &[
-            ("industry", "t.industry"),
-            ("ad_format", "t.ad_format"),
-            ("status", "t.status"),
-        ],
-    }
-    .fetch_visible::<TemplateRow>(&state.db, &p, base)
-    .await?;
+    let page = store::list(&state.db, org_id, &filter, &p).await?;
     Ok(page.map(TemplateRow::into_api))
 }
 
@@ -602,20 +492,6 @@ async fn update_template(
     let row = load_row(&mut *tx, &caller.org_id, &id, Deletion::LiveOnly).await?;
     require_ready(&row, "edit it")?;
     let now = crate::timestamp::now();
-    crate::store::query(
-        "INSERT INTO design_template_versions (template_id, org_id, json_tree_version, json_tree, preview_url, \
-         change_summary, created_at, replaced_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-    )
-    .bind(&id)
-    .bind(&caller.org_id)
-    .bind(row.json_tree_version)
-    .bind(row.current_json_tree.as_deref().unwrap_or("{}"))
-    .bind(&row.preview_url)
-    .bind(&row.change_summary)
-    .bind(&row.version_created_at)
-    .bind(&now)
-    .execute(&mut *tx)
-    .await?;
     let version = row.json_tree_version + 1;
     let job = Job::RenderDesignTemplatePreview(DesignTemplateJob {
         template_id: id.clone(),
@@ -625,18 +501,18 @@ async fn update_template(
         json_tree: Some(body.current_json_tree.clone()),
         classify: false,
     });
-    crate::store::query(
-        "UPDATE design_templates SET status = 'processing', current_json_tree = ?, json_tree_version = ?, \
-         change_summary = ?, version_created_at = ?, error = NULL, job = ?, updated_at = ? WHERE id = ?",
+    store::start_version(
+        &mut tx,
+        &caller.org_id,
+        &row,
+        &store::NextVersion {
+            version,
+            tree: &text,
+            change_summary: summary.as_deref(),
+            job: &job,
+            now: &now,
+        },
     )
-    .bind(&text)
-    .bind(version)
-    .bind(&summary)
-    .bind(&now)
-    .bind(crate::store::to_json_text(&job))
-    .bind(&now)
-    .bind(&id)
-    .execute(&mut *tx)
     .await?;
     Jobs::stage(&mut tx, &job).await?;
     let row = load_row(&mut *tx, &caller.org_id, &id, Deletion::Any).await?;
@@ -703,14 +579,7 @@ pub(crate) async fn set_deleted(
     let row = load_row(&mut *tx, org_id, id, Deletion::Any).await?;
     if row.deleted_at.is_some() != delete {
         let now = crate::timestamp::now();
-        crate::store::query(
-            "UPDATE design_templates SET deleted_at = ?, updated_at = ? WHERE id = ?",
-        )
-        .bind(delete.then(|| now.clone()))
-        .bind(&now)
-        .bind(id)
-        .execute(&mut *tx)
-        .await?;
+        store::set_deleted(&mut tx, id, delete, &now).await?;
     }
     let row = load_row(&mut *tx, org_id, id, Deletion::Any).await?;
     tx.commit().await?;

@@ -5,9 +5,9 @@ use axum::extract::State;
 use axum::response::Response;
 use serde::Serialize;
 use serde_json::Value;
-use sqlx::FromRow;
 use utoipa::ToSchema;
 
+use super::store::{self, VersionRow};
 use super::{Deletion, TemplateRow, load_row};
 use crate::app::AppState;
 use crate::auth::{Auth, Scope};
@@ -35,28 +35,6 @@ pub struct DesignTemplateVersion {
     pub created_at: String,
 }
 
-#[derive(FromRow)]
-struct VersionRow {
-    json_tree_version: i64,
-    json_tree: String,
-    change_summary: Option<String>,
-    preview_url: Option<String>,
-    created_at: String,
-}
-
-impl VersionRow {
-    fn into_api(self) -> DesignTemplateVersion {
-        DesignTemplateVersion {
-            json_tree_version: self.json_tree_version,
-            json_tree: serde_json::from_str(&self.json_tree).unwrap_or(Value::Null),
-            change_summary: self.change_summary,
-            preview_url: self.preview_url,
-            current: false,
-            created_at: self.created_at,
-        }
-    }
-}
-
 /// The current version of `row`, if it has a tree. While its preview renders the row's
 /// `preview_url` is still the previous version's, so it is not shown here.
 fn current(row: TemplateRow) -> Option<DesignTemplateVersion> {
@@ -74,8 +52,6 @@ fn current(row: TemplateRow) -> Option<DesignTemplateVersion> {
         created_at: row.version_created_at,
     })
 }
-
-const COLUMNS: &str = "json_tree_version, json_tree, change_summary, preview_url, created_at";
 
 /// List a template's versions
 ///
@@ -109,16 +85,11 @@ pub async fn versions(
 ) -> ApiResult<Vec<DesignTemplateVersion>> {
     let mut tx = state.db.begin_read().await?;
     let row = load_row(&mut *tx, org_id, id, Deletion::Any).await?;
-    let mut versions: Vec<DesignTemplateVersion> = crate::store::query_as::<VersionRow>(&format!(
-        "SELECT {COLUMNS} FROM design_template_versions WHERE template_id = ? AND org_id = ? ORDER BY json_tree_version"
-    ))
-    .bind(id)
-    .bind(org_id)
-    .fetch_all(&mut *tx)
-    .await?
-    .into_iter()
-    .map(VersionRow::into_api)
-    .collect();
+    let mut versions: Vec<DesignTemplateVersion> = store::versions(&mut tx, org_id, id)
+        .await?
+        .into_iter()
+        .map(VersionRow::into_api)
+        .collect();
     tx.commit().await?;
     versions.extend(current(row));
     Ok(versions)
@@ -161,14 +132,7 @@ pub async fn get_template_version(
         tx.commit().await?;
         return current(row).map(envelope::ok).ok_or_else(missing);
     }
-    let v: Option<VersionRow> = crate::store::query_as(&format!(
-        "SELECT {COLUMNS} FROM design_template_versions WHERE template_id = ? AND org_id = ? AND json_tree_version = ?"
-    ))
-    .bind(&id)
-    .bind(&caller.org_id)
-    .bind(n)
-    .fetch_optional(&mut *tx)
-    .await?;
+    let v = store::version(&mut tx, &caller.org_id, &id, n).await?;
     tx.commit().await?;
     v.map(|v| envelope::ok(v.into_api())).ok_or_else(missing)
 }

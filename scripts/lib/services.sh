@@ -4,7 +4,8 @@
 #   svc_postgres DIR      initdb in DIR/postgres/data (as the `postgres` user when root), start
 #                         on a free loopback port, create database `adforge`; sets
 #                         SVC_DATABASE_URL. Log: DIR/postgres.log. PG_BIN overrides
-#                         /usr/lib/postgresql/15/bin.
+#                         /usr/lib/postgresql/15/bin; PG_SERVER_OPTIONS adds server options
+#                         (e.g. `-c synchronous_commit=off`).
 #   svc_createdb NAME     another database on that server; prints its URL.
 #   svc_moto DIR BUCKET   moto_server (.venv/bin/moto_server, or ADFORGE_MOTO_SERVER; moto[server]
 #                         ==5.2.5 is installed into .venv when missing, as scripts/test does) on a
@@ -39,7 +40,7 @@ svc_postgres() {
     --encoding=UTF8 --locale=C.UTF-8 >"$dir/initdb.log" 2>&1 ||
     { echo "initdb failed: $dir/initdb.log" >&2; return 1; }
   "${SVC_AS_PG[@]}" "$PG_BIN/pg_ctl" -D "$dir/postgres/data" -l "$dir/postgres.log" -w -t 60 \
-    -o "-p $port -c listen_addresses=127.0.0.1 -k $dir/postgres -c max_connections=200" \
+    -o "-p $port -c listen_addresses=127.0.0.1 -k $dir/postgres -c max_connections=200 ${PG_SERVER_OPTIONS:-}" \
     start >/dev/null || { echo "PostgreSQL did not start: $dir/postgres.log" >&2; return 1; }
   SVC_PG_DATA=$dir/postgres/data
   "$PG_BIN/createdb" -h 127.0.0.1 -p "$port" -U postgres adforge ||

@@ -1,4 +1,13 @@
 //! `/v1/product-variants`: the SKUs of a product, with their images.
+//!
+//! Where things live: this module holds the routes, the request and response types and
+//! the handlers (parse → domain call → respond), with the calls other resources share
+//! (`load`, `active_of_product`, `insert_copy`); [`store`] holds every SQL statement of the
+//! resource.
+
+mod store;
+
+pub use store::{active_of_product, load};
 
 use axum::response::{IntoResponse, Response};
 use serde::{Deserialize, Serialize};
@@ -9,16 +18,15 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 use super::common::{
-    DESCRIPTION_MAX, IdPath, Patch, Table, archived_condition, check_image_ids, check_line,
-    check_name, check_object, check_text, dedup_ids, finish, patch_line, patch_text,
+    DESCRIPTION_MAX, IdPath, Patch, archived_condition, check_image_ids, check_line, check_name,
+    check_object, check_text, dedup_ids, finish, patch_line, patch_text,
 };
 use crate::app::AppState;
 use crate::auth::{Auth, Scope};
 use crate::error::{ApiError, ApiResult, ErrorCode, FieldError};
 use crate::http::envelope::{self, Deleted, Envelope, ListEnvelope};
 use crate::http::extract::{JsonBody, QueryParams};
-use crate::store::list::{Condition, ListParams, ListQuery};
-use crate::store::to_json_text;
+use crate::store::list::ListParams;
 
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
@@ -88,16 +96,6 @@ pub struct ProductVariant {
     pub created_at: String,
     pub updated_at: String,
 }
-
-const COLUMNS: &str = "t.id, t.product_id, t.name, t.description, t.sku, t.price, t.attributes, t.image_ids, \
-                       t.duplicated_from_id, t.archived_at, t.created_at, t.updated_at";
-
-const TABLE: Table = Table {
-    name: "product_variants",
-    columns: COLUMNS,
-    not_found: ErrorCode::ProductVariantNotFound,
-    kind: "product variant",
-};
 
 #[derive(Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
@@ -178,15 +176,7 @@ async fn check_sku_free(
     sku: &str,
     except: Option<&str>,
 ) -> ApiResult<()> {
-    let holder: Option<String> = crate::store::query_scalar(
-        "SELECT id FROM product_variants WHERE product_id = ? AND sku = ? AND deleted_at IS NULL AND id != ?",
-    )
-    .bind(product_id)
-    .bind(sku)
-    .bind(except.unwrap_or(""))
-    .fetch_optional(conn)
-    .await?;
-    match holder {
+    match store::sku_holder(conn, product_id, sku, except).await? {
         Some(id) => Err(ApiError::new(
             ErrorCode::Conflict,
             format!(
@@ -195,56 +185,6 @@ async fn check_sku_free(
         )),
         None => Ok(()),
     }
-}
-
-/// Loads a live variant.
-///
-/// # Errors
-/// 404 PRODUCT_VARIANT_NOT_FOUND.
-pub async fn load<'e, E: sqlx::AnyExecutor<'e>>(
-    ex: E,
-    org_id: &str,
-    id: &str,
-) -> ApiResult<ProductVariant> {
-    TABLE.load(ex, org_id, id).await
-}
-
-/// The active (not archived, not deleted) variants of a product, oldest first.
-pub async fn active_of_product(
-    ex: &mut sqlx::AnyConnection,
-    product_id: &str,
-) -> ApiResult<Vec<ProductVariant>> {
-    Ok(crate::store::query_as::<ProductVariant>(&format!(
-        "SELECT {COLUMNS} FROM product_variants AS t WHERE t.product_id = ? AND t.deleted_at IS NULL \
-         AND t.archived_at IS NULL ORDER BY t.seq"
-    ))
-    .bind(product_id)
-    .fetch_all(ex)
-    .await?)
-}
-
-async fn insert(tx: &mut sqlx::AnyConnection, org_id: &str, v: &ProductVariant) -> ApiResult<()> {
-    crate::store::query(
-        "INSERT INTO product_variants (id, org_id, product_id, name, search_name, description, sku, price, attributes, \
-         image_ids, duplicated_from_id, archived_at, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-    )
-    .bind(&v.id)
-    .bind(org_id)
-    .bind(&v.product_id)
-    .bind(&v.name)
-    .bind(v.name.to_lowercase())
-    .bind(&v.description)
-    .bind(&v.sku)
-    .bind(v.price.as_ref().map(to_json_text))
-    .bind(v.attributes.as_ref().map(to_json_text))
-    .bind(to_json_text(&v.image_ids))
-    .bind(&v.duplicated_from_id)
-    .bind(&v.archived_at)
-    .bind(&v.created_at)
-    .bind(&v.updated_at)
-    .execute(tx)
-    .await?;
-    Ok(())
 }
 
 /// Inserts a copy of `v` under `product_id` (same name, same image references).
@@ -264,7 +204,7 @@ pub async fn insert_copy(
         updated_at: now.to_string(),
         ..v.clone()
     };
-    insert(tx, org_id, &copy).await
+    store::insert(tx, org_id, &copy).await
 }
 
 /// Create a product variant
@@ -322,7 +262,7 @@ async fn create_variant(
         created_at: now.clone(),
         updated_at: now,
     };
-    insert(&mut tx, &caller.org_id, &v).await?;
+    store::insert(&mut tx, &caller.org_id, &v).await?;
     tx.commit().await?;
     Ok(envelope::created(v))
 }
@@ -349,20 +289,16 @@ async fn list_variants(
 ) -> ApiResult<Response> {
     caller.require(Scope::ProductVariantsRead)?;
     let p = ListParams::parse(&mut q, false, &[]);
-    let mut conditions = vec![archived_condition(&mut q)];
-    if let Some(ids) = q.csv("product_id") {
-        conditions.push(Condition::any_of(None, "t.product_id", &ids));
-    }
+    let archived = archived_condition(&mut q);
+    let product_ids = q.csv("product_id");
     q.finish()?;
-    let page = ListQuery {
-        table: "product_variants",
-        columns: COLUMNS,
-        joins: "",
-        org_id: &caller.org_id,
-        conditions,
-        facet_columns: &[],
-    }
-    .fetch::<ProductVariant>(&state.db, &p)
+    let page = store::list(
+        &state.db,
+        &caller.org_id,
+        archived,
+        product_ids.as_deref(),
+        &p,
+    )
     .await?;
     Ok(page.into_response())
 }
@@ -461,22 +397,7 @@ async fn update_variant(
         v.image_ids = ids;
     }
     v.updated_at = crate::timestamp::now();
-    crate::store::query(
-        "UPDATE product_variants SET name = ?, search_name = ?, description = ?, sku = ?, price = ?, attributes = ?, \
-         image_ids = ?, updated_at = ? WHERE id = ? AND org_id = ?",
-    )
-    .bind(&v.name)
-    .bind(v.name.to_lowercase())
-    .bind(&v.description)
-    .bind(&v.sku)
-    .bind(v.price.as_ref().map(to_json_text))
-    .bind(v.attributes.as_ref().map(to_json_text))
-    .bind(to_json_text(&v.image_ids))
-    .bind(&v.updated_at)
-    .bind(&v.id)
-    .bind(&caller.org_id)
-    .execute(&mut *tx)
-    .await?;
+    store::update(&mut tx, &caller.org_id, &v).await?;
     tx.commit().await?;
     Ok(envelope::ok(v))
 }
@@ -497,7 +418,7 @@ async fn delete_variant(
     IdPath(id): IdPath,
 ) -> ApiResult<Response> {
     caller.require(Scope::ProductVariantsWrite)?;
-    TABLE.soft_delete(&state.db, &caller.org_id, &id).await?;
+    store::soft_delete(&state.db, &caller.org_id, &id).await?;
     Ok(Deleted::response(id))
 }
 

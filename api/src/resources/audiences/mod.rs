@@ -1,4 +1,13 @@
 //! `/v1/audiences`: who a product's ads speak to.
+//!
+//! Where things live: this module holds the routes, the request and response types and
+//! the handlers (parse → domain call → respond), with the calls other resources share
+//! (`load`, `active_of_product`, `insert_copy`); [`store`] holds every SQL statement of the
+//! resource.
+
+mod store;
+
+pub use store::{active_of_product, load};
 
 use axum::response::{IntoResponse, Response};
 use serde::{Deserialize, Serialize};
@@ -9,16 +18,15 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 use super::common::{
-    DESCRIPTION_MAX, IdPath, Patch, Table, archived_condition, check_name, check_object,
-    check_text, finish, patch_text,
+    DESCRIPTION_MAX, IdPath, Patch, archived_condition, check_name, check_object, check_text,
+    finish, patch_text,
 };
 use crate::app::AppState;
 use crate::auth::{Auth, Scope};
-use crate::error::{ApiResult, ErrorCode};
+use crate::error::ApiResult;
 use crate::http::envelope::{self, Deleted, Envelope, ListEnvelope};
 use crate::http::extract::{JsonBody, QueryParams};
-use crate::store::list::{Condition, ListParams, ListQuery};
-use crate::store::to_json_text;
+use crate::store::list::ListParams;
 
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
@@ -48,16 +56,6 @@ pub struct Audience {
     pub updated_at: String,
 }
 
-const COLUMNS: &str = "t.id, t.product_id, t.name, t.description, t.details, t.duplicated_from_id, t.archived_at, \
-                       t.created_at, t.updated_at";
-
-const TABLE: Table = Table {
-    name: "audiences",
-    columns: COLUMNS,
-    not_found: ErrorCode::AudienceNotFound,
-    kind: "audience",
-};
-
 #[derive(Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct AudienceCreate {
@@ -86,53 +84,6 @@ pub struct AudienceUpdate {
     pub details: Patch<Map<String, Value>>,
 }
 
-/// Loads a live audience.
-///
-/// # Errors
-/// 404 AUDIENCE_NOT_FOUND.
-pub async fn load<'e, E: sqlx::AnyExecutor<'e>>(
-    ex: E,
-    org_id: &str,
-    id: &str,
-) -> ApiResult<Audience> {
-    TABLE.load(ex, org_id, id).await
-}
-
-/// The active audiences of a product, oldest first.
-pub async fn active_of_product(
-    ex: &mut sqlx::AnyConnection,
-    product_id: &str,
-) -> ApiResult<Vec<Audience>> {
-    Ok(crate::store::query_as::<Audience>(&format!(
-        "SELECT {COLUMNS} FROM audiences AS t WHERE t.product_id = ? AND t.deleted_at IS NULL \
-         AND t.archived_at IS NULL ORDER BY t.seq"
-    ))
-    .bind(product_id)
-    .fetch_all(ex)
-    .await?)
-}
-
-async fn insert(tx: &mut sqlx::AnyConnection, org_id: &str, a: &Audience) -> ApiResult<()> {
-    crate::store::query(
-        "INSERT INTO audiences (id, org_id, product_id, name, search_name, description, details, duplicated_from_id, \
-         archived_at, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-    )
-    .bind(&a.id)
-    .bind(org_id)
-    .bind(&a.product_id)
-    .bind(&a.name)
-    .bind(a.name.to_lowercase())
-    .bind(&a.description)
-    .bind(a.details.as_ref().map(to_json_text))
-    .bind(&a.duplicated_from_id)
-    .bind(&a.archived_at)
-    .bind(&a.created_at)
-    .bind(&a.updated_at)
-    .execute(tx)
-    .await?;
-    Ok(())
-}
-
 /// Inserts a copy of `a` under `product_id` (same name).
 pub async fn insert_copy(
     tx: &mut sqlx::AnyConnection,
@@ -150,7 +101,7 @@ pub async fn insert_copy(
         updated_at: now.to_string(),
         ..a.clone()
     };
-    insert(tx, org_id, &copy).await
+    store::insert(tx, org_id, &copy).await
 }
 
 /// Create an audience
@@ -194,7 +145,7 @@ async fn create_audience(
         created_at: now.clone(),
         updated_at: now,
     };
-    insert(&mut tx, &caller.org_id, &a).await?;
+    store::insert(&mut tx, &caller.org_id, &a).await?;
     tx.commit().await?;
     Ok(envelope::created(a))
 }
@@ -221,20 +172,16 @@ async fn list_audiences(
 ) -> ApiResult<Response> {
     caller.require(Scope::AudiencesRead)?;
     let p = ListParams::parse(&mut q, false, &[]);
-    let mut conditions = vec![archived_condition(&mut q)];
-    if let Some(ids) = q.csv("product_id") {
-        conditions.push(Condition::any_of(None, "t.product_id", &ids));
-    }
+    let archived = archived_condition(&mut q);
+    let product_ids = q.csv("product_id");
     q.finish()?;
-    let page = ListQuery {
-        table: "audiences",
-        columns: COLUMNS,
-        joins: "",
-        org_id: &caller.org_id,
-        conditions,
-        facet_columns: &[],
-    }
-    .fetch::<Audience>(&state.db, &p)
+    let page = store::list(
+        &state.db,
+        &caller.org_id,
+        archived,
+        product_ids.as_deref(),
+        &p,
+    )
     .await?;
     Ok(page.into_response())
 }
@@ -301,16 +248,7 @@ async fn update_audience(
     description.apply_nullable(&mut a.description);
     body.details.apply_nullable(&mut a.details);
     a.updated_at = crate::timestamp::now();
-    crate::store::query("UPDATE audiences SET name = ?, search_name = ?, description = ?, details = ?, updated_at = ? WHERE id = ? AND org_id = ?")
-        .bind(&a.name)
-        .bind(a.name.to_lowercase())
-        .bind(&a.description)
-        .bind(a.details.as_ref().map(to_json_text))
-        .bind(&a.updated_at)
-        .bind(&a.id)
-        .bind(&caller.org_id)
-        .execute(&mut *tx)
-        .await?;
+    store::update(&mut tx, &caller.org_id, &a).await?;
     tx.commit().await?;
     Ok(envelope::ok(a))
 }
@@ -331,6 +269,6 @@ async fn delete_audience(
     IdPath(id): IdPath,
 ) -> ApiResult<Response> {
     caller.require(Scope::AudiencesWrite)?;
-    TABLE.soft_delete(&state.db, &caller.org_id, &id).await?;
+    store::soft_delete(&state.db, &caller.org_id, &id).await?;
     Ok(Deleted::response(id))
 }

@@ -1,57 +1,36 @@
 //! `/v1/events`: every event of the organisation, so a client that was down can catch up
 //! by listing what it missed, and redelivery of one event.
+//!
+//! Where things live: this module holds the routes, the request types and the handlers
+//! (parse → domain call → respond); [`store`] holds every SQL statement of the resource.
+
+mod store;
 
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use bytes::Bytes;
 use serde::Deserialize;
 use serde_json::Value;
-use sqlx::FromRow;
 use utoipa::ToSchema;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 use super::common::IdPath;
-use super::webhook_endpoints::{DELIVERY_COLUMNS, DeliveryRow, WebhookDelivery};
+use super::webhook_endpoints::WebhookDelivery;
 use crate::app::AppState;
 use crate::auth::{Auth, Scope};
 use crate::error::{ApiError, ApiResult, ErrorCode};
 use crate::http::envelope::{self, Envelope, ListEnvelope, Meta};
 use crate::http::extract::QueryParams;
-use crate::store::list::{Bind, Condition, ListParams, ListQuery};
+use crate::store::list::ListParams;
 use crate::webhooks::{EVENT_TYPES, Event};
+use store::EventRow;
 
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
         .routes(routes!(list_events))
         .routes(routes!(get_event))
         .routes(routes!(redeliver))
-}
-
-#[derive(FromRow)]
-struct EventRow {
-    payload: String,
-}
-
-impl EventRow {
-    fn into_value(self) -> Value {
-        serde_json::from_str(&self.payload).unwrap_or(Value::Null)
-    }
-}
-
-async fn load<'e, E: sqlx::AnyExecutor<'e>>(
-    ex: E,
-    org_id: &str,
-    id: &str,
-) -> ApiResult<(String, String, String)> {
-    crate::store::query_as::<(String, String, String)>(
-        "SELECT payload, type, object_id FROM events WHERE id = ? AND org_id = ?",
-    )
-    .bind(id)
-    .bind(org_id)
-    .fetch_optional(ex)
-    .await?
-    .ok_or_else(|| ApiError::not_found(ErrorCode::EventNotFound, "event", id))
 }
 
 /// List events
@@ -78,7 +57,7 @@ async fn list_events(
 ) -> ApiResult<Response> {
     caller.require(Scope::WebhooksRead)?;
     let p = ListParams::parse(&mut q, false, &[]);
-    let mut conditions = Vec::new();
+    let mut filter = store::ListFilter::default();
     if let Some(types) = q.csv("type") {
         for t in &types {
             if !EVENT_TYPES.contains(&t.as_str()) {
@@ -91,17 +70,12 @@ async fn list_events(
                 );
             }
         }
-        conditions.push(Condition::any_of(None, "t.type", &types));
+        filter.types = Some(types);
     }
-    if let Some(o) = q.string("object_id") {
-        conditions.push(Condition::new("t.object_id = ?", vec![Bind::Text(o)]));
-    }
+    filter.object_id = q.string("object_id");
     if let Some(after) = q.string("created_after") {
         match crate::timestamp::parse(&after) {
-            Some(t) => conditions.push(Condition::new(
-                "t.created_at > ?",
-                vec![Bind::Text(crate::timestamp::format(t))],
-            )),
+            Some(t) => filter.created_after = Some(crate::timestamp::format(t)),
             None => q.error(
                 "created_after",
                 "must be an ISO 8601 timestamp such as 2026-01-02T03:04:05Z",
@@ -109,16 +83,7 @@ async fn list_events(
         }
     }
     q.finish()?;
-    let page = ListQuery {
-        table: "events",
-        columns: "t.payload",
-        joins: "",
-        org_id: &caller.org_id,
-        conditions,
-        facet_columns: &[],
-    }
-    .fetch::<EventRow>(&state.db, &p)
-    .await?;
+    let page = store::list(&state.db, &caller.org_id, filter, &p).await?;
     Ok(page.map(EventRow::into_value).into_response())
 }
 
@@ -138,7 +103,7 @@ async fn get_event(
     IdPath(id): IdPath,
 ) -> ApiResult<Response> {
     caller.require(Scope::WebhooksRead)?;
-    let (payload, _, _) = load(&state.db.read, &caller.org_id, &id).await?;
+    let (payload, _, _) = store::load(&state.db.read, &caller.org_id, &id).await?;
     Ok(envelope::ok(
         serde_json::from_str::<Value>(&payload).unwrap_or(Value::Null),
     ))
@@ -185,43 +150,25 @@ async fn redeliver(
         crate::http::extract::parse_json(&body)?
     };
     let mut tx = state.db.begin_write().await?;
-    let (_, event_type, object_id) = load(&mut *tx, &caller.org_id, &id).await?;
+    let (_, event_type, object_id) = store::load(&mut *tx, &caller.org_id, &id).await?;
     let endpoints: Vec<String> = match &req.endpoint_id {
-        Some(eid) => {
-            let enabled: Option<crate::store::Flag> = crate::store::query_scalar(
-                "SELECT enabled FROM webhook_endpoints WHERE id = ? AND org_id = ? AND deleted_at IS NULL",
-            )
-            .bind(eid)
-            .bind(&caller.org_id)
-            .fetch_optional(&mut *tx)
-            .await?;
-            match enabled {
-                None => {
-                    return Err(ApiError::not_found(
-                        ErrorCode::WebhookEndpointNotFound,
-                        "webhook endpoint",
-                        eid,
-                    ));
-                }
-                Some(crate::store::Flag(false)) => {
-                    return Err(ApiError::new(
-                        ErrorCode::Conflict,
-                        format!("Webhook endpoint `{eid}` is disabled; enable it with PATCH first"),
-                    ));
-                }
-                Some(crate::store::Flag(true)) => vec![eid.clone()],
+        Some(eid) => match store::endpoint_enabled(&mut tx, &caller.org_id, eid).await? {
+            None => {
+                return Err(ApiError::not_found(
+                    ErrorCode::WebhookEndpointNotFound,
+                    "webhook endpoint",
+                    eid,
+                ));
             }
-        }
-        None => {
-            crate::store::query_scalar(
-                "SELECT id FROM webhook_endpoints WHERE org_id = ? AND enabled = 1 AND deleted_at IS NULL \
-                 AND instr(events, ?) > 0 ORDER BY seq",
-            )
-            .bind(&caller.org_id)
-            .bind(format!("\"{event_type}\""))
-            .fetch_all(&mut *tx)
-            .await?
-        }
+            Some(false) => {
+                return Err(ApiError::new(
+                    ErrorCode::Conflict,
+                    format!("Webhook endpoint `{eid}` is disabled; enable it with PATCH first"),
+                ));
+            }
+            Some(true) => vec![eid.clone()],
+        },
+        None => store::subscribed_endpoints(&mut tx, &caller.org_id, &event_type).await?,
     };
     let mut ids = Vec::with_capacity(endpoints.len());
     for endpoint_id in &endpoints {
@@ -239,12 +186,7 @@ async fn redeliver(
     }
     let mut deliveries = Vec::with_capacity(ids.len());
     for did in &ids {
-        let row: DeliveryRow = crate::store::query_as(&format!(
-            "SELECT {DELIVERY_COLUMNS} FROM webhook_deliveries AS t WHERE t.id = ?"
-        ))
-        .bind(did)
-        .fetch_one(&mut *tx)
-        .await?;
+        let row = store::delivery(&mut tx, did).await?;
         deliveries.push(row.into_delivery());
     }
     tx.commit().await?;

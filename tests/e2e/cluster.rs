@@ -7,7 +7,6 @@
 //! No assertion here is about time: every wait is a generous polling deadline, so a slow CI
 //! machine makes these slower, never red.
 
-use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
@@ -15,13 +14,13 @@ use std::time::{Duration, Instant};
 use reqwest::Method;
 use serde_json::{Value, json};
 
-use crate::adforge;
 use crate::flows::{
     After, Api, RefServer, SETTLE_DEADLINE, charged_once, create, get_ad, ledger_for, ready,
     settled, twenty_at_once,
 };
 use crate::redis_server::RedisServer;
-use crate::support::{Org, Reply, free_port, send};
+use crate::support::{Org, free_port};
+use crate::{Operator, adforge, admin_json, log_file, swipe_upload};
 
 /// The visibility timeout every process of a cluster agrees on: a killed worker's job is
 /// taken over this long after its last heartbeat.
@@ -50,10 +49,6 @@ impl Drop for Cluster {
         let _ = self.api.wait();
         // `redis` kills its server when it drops.
     }
-}
-
-fn log_file(dir: &Path, name: &str) -> Stdio {
-    Stdio::from(File::create(dir.join(name)).expect("log file"))
 }
 
 impl Cluster {
@@ -163,49 +158,14 @@ impl Cluster {
         }
         out
     }
+}
 
+impl Operator for Cluster {
     /// `adforge admin --data-dir D ARGS…`, parsed.
     fn admin(&self, args: &[&str]) -> Value {
-        let out = adforge()
-            .arg("admin")
-            .arg("--data-dir")
-            .arg(self.data_dir())
-            .args(args)
-            .output()
-            .expect("adforge admin runs");
-        assert!(
-            out.status.success(),
-            "adforge admin {args:?} failed: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        serde_json::from_slice(&out.stdout).expect("admin prints JSON")
-    }
-
-    /// A new organisation with an all-scope key that no test here can rate-limit, funded
-    /// with `dollars` through the operator CLI.
-    pub(crate) fn org(&self, name: &str, dollars: &str) -> Org {
-        let org = self.admin(&["org", "create", "--name", name]);
-        let id = org["id"].as_str().expect("org id").to_string();
-        let key = self.admin(&[
-            "key",
-            "create",
-            "--org",
-            &id,
-            "--scopes",
-            "all",
-            "--rate-limit",
-            "1000000",
-        ]);
-        self.admin(&["wallet", "top-up", "--org", &id, "--amount", dollars]);
-        Org {
-            id,
-            key: key["key"].as_str().expect("key").to_string(),
-        }
-    }
-
-    /// `adforge admin wallet show`: balance, holds and the ledger (newest first).
-    fn wallet(&self, org: &Org) -> Value {
-        self.admin(&["wallet", "show", "--org", &org.id])
+        let mut cmd = adforge();
+        cmd.arg("admin").arg("--data-dir").arg(self.data_dir());
+        admin_json(cmd, args)
     }
 }
 
@@ -440,20 +400,6 @@ async fn redis_survives_a_killed_worker_and_a_restarted_redis() {
 // ---------------------------------------------------------------------------------------
 // Swipe files through Redis and worker processes.
 // ---------------------------------------------------------------------------------------
-
-async fn swipe_upload(c: &Cluster, org: &Org, bytes: Vec<u8>) -> Reply {
-    let form = reqwest::multipart::Form::new().part(
-        "file",
-        reqwest::multipart::Part::bytes(bytes).file_name("design.png"),
-    );
-    send(
-        c.http
-            .post(format!("{}/v1/swipe-files", c.base))
-            .header("x-api-key", &org.key)
-            .multipart(form),
-    )
-    .await
-}
 
 async fn swipe_ready_count(c: &Cluster, org: &Org, n: u64) {
     let deadline = Instant::now() + SETTLE_DEADLINE;

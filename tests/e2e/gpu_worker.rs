@@ -8,6 +8,7 @@
 
 use adforge_renderer::backend::gpu::{AdapterKind, GpuContext};
 
+use crate::Operator;
 use crate::cluster::Cluster;
 use crate::flows::{create, ready, settled};
 

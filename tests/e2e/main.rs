@@ -10,7 +10,10 @@
 // Test helpers may unwrap: a panic is the failure report.
 #![allow(clippy::unwrap_used)]
 
-use std::process::Command;
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+use serde_json::Value;
 
 #[path = "../../api/tests/api/support.rs"]
 #[allow(dead_code)]
@@ -50,4 +53,72 @@ mod webhooks;
 /// `bin/adforge.rs`).
 pub fn adforge() -> Command {
     Command::new(env!("CARGO_BIN_EXE_adforge-e2e"))
+}
+
+/// A process's stdout or stderr, written to `dir/name`.
+pub fn log_file(dir: &Path, name: &str) -> Stdio {
+    Stdio::from(std::fs::File::create(dir.join(name)).expect("log file"))
+}
+
+/// Runs an `adforge admin …` command and parses the JSON it prints.
+pub fn admin_json(mut cmd: Command, args: &[&str]) -> Value {
+    let out = cmd.args(args).output().expect("adforge admin runs");
+    assert!(
+        out.status.success(),
+        "adforge admin {args:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("admin prints JSON")
+}
+
+/// A deployment the operator CLI reaches: `admin` runs `adforge admin ARGS…` against its
+/// store; organisations and wallets follow from that.
+pub trait Operator {
+    fn admin(&self, args: &[&str]) -> Value;
+
+    /// A new organisation with an all-scope key that no test here can rate-limit, funded
+    /// with `dollars` through the operator CLI.
+    fn org(&self, name: &str, dollars: &str) -> support::Org {
+        let org = self.admin(&["org", "create", "--name", name]);
+        let id = org["id"].as_str().expect("org id").to_string();
+        let key = self.admin(&[
+            "key",
+            "create",
+            "--org",
+            &id,
+            "--scopes",
+            "all",
+            "--rate-limit",
+            "1000000",
+        ]);
+        self.admin(&["wallet", "top-up", "--org", &id, "--amount", dollars]);
+        support::Org {
+            id,
+            key: key["key"].as_str().expect("key").to_string(),
+        }
+    }
+
+    /// `adforge admin wallet show`: balance, holds and the ledger (newest first).
+    fn wallet(&self, org: &support::Org) -> Value {
+        self.admin(&["wallet", "show", "--org", &org.id])
+    }
+}
+
+/// Uploads `bytes` to the swipe file of `org` through `api`.
+pub async fn swipe_upload(
+    api: &impl flows::Api,
+    org: &support::Org,
+    bytes: Vec<u8>,
+) -> support::Reply {
+    let form = reqwest::multipart::Form::new().part(
+        "file",
+        reqwest::multipart::Part::bytes(bytes).file_name("design.png"),
+    );
+    support::send(
+        api.client()
+            .post(format!("{}/v1/swipe-files", api.base()))
+            .header("x-api-key", &org.key)
+            .multipart(form),
+    )
+    .await
 }

@@ -10,7 +10,7 @@
 //! No assertion here is about time: every wait is a generous polling deadline.
 
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -19,7 +19,6 @@ use std::time::{Duration, Instant};
 use reqwest::Method;
 use serde_json::{Value, json};
 
-use crate::adforge;
 use crate::flows::{
     After, Api, RefServer, SETTLE_DEADLINE, charged_once, create, get_ad, ledger_for, ready,
     settled,
@@ -27,7 +26,8 @@ use crate::flows::{
 use crate::moto::Moto;
 use crate::postgres::Postgres;
 use crate::redis_server::RedisServer;
-use crate::support::{Org, Process, Reply, free_port, send};
+use crate::support::{Process, free_port, send};
+use crate::{Operator, adforge, admin_json, log_file, swipe_upload};
 
 /// The visibility timeout every process agrees on: a killed worker's job is taken over this
 /// long after its last heartbeat.
@@ -214,51 +214,6 @@ impl ScaleOut {
         out
     }
 
-    /// `adforge admin --database-url … ARGS…`, parsed.
-    fn admin(&self, args: &[&str]) -> Value {
-        let out = adforge()
-            .args(["admin", "--database-url", &self.database_url])
-            .arg("--data-dir")
-            .arg(self.folder("admin"))
-            .args(self.store_args())
-            .args(args)
-            .envs(aws_env())
-            .output()
-            .expect("adforge admin runs");
-        assert!(
-            out.status.success(),
-            "adforge admin {args:?} failed: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        serde_json::from_slice(&out.stdout).expect("admin prints JSON")
-    }
-
-    /// A new organisation with an all-scope key no test here rate-limits, funded with
-    /// `dollars`.
-    fn org(&self, name: &str, dollars: &str) -> Org {
-        let org = self.admin(&["org", "create", "--name", name]);
-        let id = org["id"].as_str().expect("org id").to_string();
-        let key = self.admin(&[
-            "key",
-            "create",
-            "--org",
-            &id,
-            "--scopes",
-            "all",
-            "--rate-limit",
-            "1000000",
-        ]);
-        self.admin(&["wallet", "top-up", "--org", &id, "--amount", dollars]);
-        Org {
-            id,
-            key: key["key"].as_str().expect("key").to_string(),
-        }
-    }
-
-    fn wallet(&self, org: &Org) -> Value {
-        self.admin(&["wallet", "show", "--org", &org.id])
-    }
-
     /// The worker processes' ids, by index (None for a killed one).
     fn worker_pids(&self) -> Vec<Option<u32>> {
         self.workers
@@ -304,16 +259,25 @@ impl ScaleOut {
     }
 }
 
+impl Operator for ScaleOut {
+    /// `adforge admin --database-url … ARGS…`, parsed.
+    fn admin(&self, args: &[&str]) -> Value {
+        let mut cmd = adforge();
+        cmd.args(["admin", "--database-url", &self.database_url])
+            .arg("--data-dir")
+            .arg(self.folder("admin"))
+            .args(self.store_args())
+            .envs(aws_env());
+        admin_json(cmd, args)
+    }
+}
+
 fn aws_env() -> [(&'static str, &'static str); 3] {
     [
         ("AWS_ACCESS_KEY_ID", "testing"),
         ("AWS_SECRET_ACCESS_KEY", "testing"),
         ("AWS_DEFAULT_REGION", "us-east-1"),
     ]
-}
-
-fn log_file(dir: &Path, name: &str) -> Stdio {
-    Stdio::from(std::fs::File::create(dir.join(name)).expect("log file"))
 }
 
 /// A PNG fetched from `url`: asserts 200 and `image/png`, returns the bytes.
@@ -333,20 +297,6 @@ fn on_other_node(url: &str, nodes: &[Node; 2]) -> String {
     };
     assert!(url.starts_with(from.as_str()), "{url} is no node's URL");
     format!("{to}{}", &url[from.len()..])
-}
-
-async fn swipe_upload(node: &Node, org: &Org, bytes: Vec<u8>) -> Reply {
-    let form = reqwest::multipart::Form::new().part(
-        "file",
-        reqwest::multipart::Part::bytes(bytes).file_name("design.png"),
-    );
-    send(
-        node.http
-            .post(format!("{}/v1/swipe-files", node.base))
-            .header("x-api-key", &org.key)
-            .multipart(form),
-    )
-    .await
 }
 
 /// Two API nodes, two workers, separate folders, one PostgreSQL, one Redis, one bucket:

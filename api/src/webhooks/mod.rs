@@ -174,19 +174,30 @@ pub async fn record(
     .bind(&event.created_at)
     .execute(&mut *conn)
     .await?;
-    let endpoints: Vec<String> = crate::store::query_scalar(
+    for endpoint_id in subscribed_endpoints(conn, org_id, event_type).await? {
+        insert_delivery(conn, org_id, &endpoint_id, &event.id, event_type, object_id).await?;
+    }
+    Ok(event.id)
+}
+
+/// The enabled live endpoints of `org_id` subscribed to `event_type`, oldest first.
+///
+/// # Errors
+/// Database failures.
+pub async fn subscribed_endpoints(
+    conn: &mut AnyConnection,
+    org_id: &str,
+    event_type: &str,
+) -> ApiResult<Vec<String>> {
+    Ok(crate::store::query_scalar(
         "SELECT id FROM webhook_endpoints WHERE org_id = ? AND enabled = 1 AND deleted_at IS NULL \
          AND instr(events, ?) > 0 ORDER BY seq",
     )
     .bind(org_id)
     // `events` is a JSON array of plain names: the quoted name matches exactly one entry.
     .bind(format!("\"{event_type}\""))
-    .fetch_all(&mut *conn)
-    .await?;
-    for endpoint_id in endpoints {
-        insert_delivery(conn, org_id, &endpoint_id, &event.id, event_type, object_id).await?;
-    }
-    Ok(event.id)
+    .fetch_all(conn)
+    .await?)
 }
 
 /// Inserts one pending delivery, due now. Returns its id.

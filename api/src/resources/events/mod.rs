@@ -168,7 +168,7 @@ async fn redeliver(
             }
             Some(true) => vec![eid.clone()],
         },
-        None => store::subscribed_endpoints(&mut tx, &caller.org_id, &event_type).await?,
+        None => crate::webhooks::subscribed_endpoints(&mut tx, &caller.org_id, &event_type).await?,
     };
     let mut ids = Vec::with_capacity(endpoints.len());
     for endpoint_id in &endpoints {

@@ -110,25 +110,6 @@ pub(super) async fn endpoint_enabled(
     Ok(enabled.map(|f| f.0))
 }
 
-/// The enabled live endpoints of `org_id` subscribed to `event_type`, oldest first.
-///
-/// # Errors
-/// Database failures.
-pub(super) async fn subscribed_endpoints(
-    conn: &mut AnyConnection,
-    org_id: &str,
-    event_type: &str,
-) -> ApiResult<Vec<String>> {
-    Ok(crate::store::query_scalar(
-        "SELECT id FROM webhook_endpoints WHERE org_id = ? AND enabled = 1 AND deleted_at IS NULL \
-         AND instr(events, ?) > 0 ORDER BY seq",
-    )
-    .bind(org_id)
-    .bind(format!("\"{event_type}\""))
-    .fetch_all(conn)
-    .await?)
-}
-
 /// Delivery `id`, read inside the caller's transaction.
 ///
 /// # Errors

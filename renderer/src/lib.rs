@@ -23,6 +23,7 @@
 //! assert_eq!(out.report.width, 400);
 //! ```
 
+pub mod address;
 pub mod backend;
 pub mod cli;
 mod encode;
@@ -30,6 +31,7 @@ mod error;
 pub mod fonts;
 pub mod image;
 pub mod layout;
+pub mod limits;
 mod render;
 pub mod report;
 pub mod scene;

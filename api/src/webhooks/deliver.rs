@@ -10,6 +10,12 @@
 //! resource (image ad) to the same endpoint is still pending, so an endpoint sees an ad's
 //! events in the order they happened (one SQL `NOT EXISTS` on an index).
 //!
+//! Redeliveries (POST /v1/events/{id}/redeliver) stand outside that order: one is attempted
+//! at once, even while an automatic retry of the same event is scheduled hours away, and
+//! it holds back no first delivery. When it succeeds, the event's scheduled retries to
+//! that endpoint are dropped (`failed`, saying which redelivery superseded them), which
+//! also lets the resource's later first deliveries go.
+//!
 //! Retries: after a failed attempt n (timeout, connection error, redirect, non-2xx), the
 //! next is due `base × 2^(n-1)` later (base 60 s, capped at 6 h), with ±20 % jitter:
 //! 1, 2, 4, 8, 16, 32, 64, 128, 256 minutes, then 6 h, 6 h, 6 h. The 13th attempt, about
@@ -100,12 +106,15 @@ impl Resolve for PublicOnly {
             let host = name.as_str().to_string();
             let all = tokio::net::lookup_host((host.as_str(), 0)).await?;
             let public: Vec<SocketAddr> = all
-                .filter(|a| !adforge_renderer::image::fetch::is_private(a.ip()))
+                .filter(|a| adforge_renderer::address::is_public(a.ip()))
                 .collect();
             if public.is_empty() {
                 let e: Box<dyn std::error::Error + Send + Sync> = Box::new(std::io::Error::new(
                     std::io::ErrorKind::PermissionDenied,
-                    format!("{host} resolves only to private, loopback or link-local addresses"),
+                    format!(
+                        "every address {host} resolves to is {}",
+                        adforge_renderer::address::REFUSED
+                    ),
                 ));
                 return Err(e);
             }
@@ -141,6 +150,8 @@ struct Due {
     enabled: bool,
     deleted_at: Option<String>,
     payload: String,
+    #[sqlx(try_from = "crate::store::Flag")]
+    redelivery: bool,
 }
 
 /// What one attempt came to.
@@ -264,11 +275,11 @@ impl Deliverer {
         let mut tx = self.db.begin_write().await?;
         let due: Vec<Due> = crate::store::query_as(
             "SELECT d.id, d.org_id, d.endpoint_id, d.event_id, d.attempts, w.url, w.secret, w.previous_secret, \
-             w.previous_secret_expires_at, w.enabled, w.deleted_at, e.payload \
+             w.previous_secret_expires_at, w.enabled, w.deleted_at, e.payload, d.redelivery \
              FROM webhook_deliveries d JOIN webhook_endpoints w ON w.id = d.endpoint_id JOIN events e ON e.id = d.event_id \
              WHERE d.state = 'pending' AND d.next_attempt_ms <= ? AND (d.lease_until_ms IS NULL OR d.lease_until_ms <= ?) \
-             AND NOT EXISTS (SELECT 1 FROM webhook_deliveries p WHERE p.endpoint_id = d.endpoint_id \
-                 AND p.object_id = d.object_id AND p.state = 'pending' AND p.seq < d.seq) \
+             AND (d.redelivery = 1 OR NOT EXISTS (SELECT 1 FROM webhook_deliveries p WHERE p.endpoint_id = d.endpoint_id \
+                 AND p.object_id = d.object_id AND p.state = 'pending' AND p.redelivery = 0 AND p.seq < d.seq)) \
              ORDER BY d.next_attempt_ms, d.seq LIMIT ?",
         )
         .bind(now)
@@ -336,18 +347,11 @@ impl Deliverer {
             if url.scheme() != "https" {
                 return fail("the URL is not https".into());
             }
-            if let Some(host) = url.host_str() {
-                let bare = host.trim_start_matches('[').trim_end_matches(']');
-                let lower = bare.to_ascii_lowercase();
-                let private = match bare.parse::<std::net::IpAddr>() {
-                    Ok(ip) => adforge_renderer::image::fetch::is_private(ip),
-                    Err(_) => lower == "localhost" || lower.ends_with(".localhost"),
-                };
-                if private {
-                    return fail(format!(
-                        "{bare} is a private, loopback or link-local address; not delivered"
-                    ));
-                }
+            if let Some(host) = url.host_str()
+                && let Some(why) =
+                    adforge_renderer::address::Host::parse(host).map_or_else(Some, |h| h.refusal())
+            {
+                return fail(format!("{why}; not delivered"));
             }
         }
         let t = now_ms() / 1000;
@@ -442,6 +446,25 @@ impl Deliverer {
                 .bind(&due.endpoint_id)
                 .execute(&mut *tx)
                 .await?;
+            if due.redelivery {
+                // The receiver has the event now: its scheduled retries to this endpoint
+                // are dropped (one being attempted right now finishes as it will).
+                crate::store::query(
+                    "UPDATE webhook_deliveries SET state = 'failed', next_attempt_ms = NULL, last_error = ? \
+                     WHERE event_id = ? AND endpoint_id = ? AND state = 'pending' AND id <> ? \
+                     AND (lease_until_ms IS NULL OR lease_until_ms <= ?)",
+                )
+                .bind(format!(
+                    "superseded: redelivery {} was delivered, so no further retry is made",
+                    due.id
+                ))
+                .bind(&due.event_id)
+                .bind(&due.endpoint_id)
+                .bind(&due.id)
+                .bind(now_ms())
+                .execute(&mut *tx)
+                .await?;
+            }
             tx.commit().await?;
             return Ok(());
         }

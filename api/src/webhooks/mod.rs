@@ -14,7 +14,6 @@
 
 pub mod deliver;
 
-use std::net::IpAddr;
 use std::time::Duration;
 
 use hmac::{Hmac, Mac};
@@ -175,7 +174,16 @@ pub async fn record(
     .execute(&mut *conn)
     .await?;
     for endpoint_id in subscribed_endpoints(conn, org_id, event_type).await? {
-        insert_delivery(conn, org_id, &endpoint_id, &event.id, event_type, object_id).await?;
+        insert_delivery(
+            conn,
+            org_id,
+            &endpoint_id,
+            &event.id,
+            event_type,
+            object_id,
+            false,
+        )
+        .await?;
     }
     Ok(event.id)
 }
@@ -200,7 +208,8 @@ pub async fn subscribed_endpoints(
     .await?)
 }
 
-/// Inserts one pending delivery, due now. Returns its id.
+/// Inserts one pending delivery, due now (a `redelivery` is attempted at once, outside the
+/// per-resource order; see [`deliver`]). Returns its id.
 ///
 /// # Errors
 /// Database failures.
@@ -211,12 +220,13 @@ pub async fn insert_delivery(
     event_id: &str,
     event_type: &str,
     object_id: &str,
+    redelivery: bool,
 ) -> ApiResult<String> {
     let id = crate::ids::new_id("whd");
     let now_ms = deliver::now_ms();
     crate::store::query(
         "INSERT INTO webhook_deliveries (id, org_id, endpoint_id, event_id, event_type, object_id, state, attempts, \
-         next_attempt_ms, created_at, created_ms) VALUES (?, ?, ?, ?, ?, ?, 'pending', 0, ?, ?, ?)",
+         next_attempt_ms, created_at, created_ms, redelivery) VALUES (?, ?, ?, ?, ?, ?, 'pending', 0, ?, ?, ?, ?)",
     )
     .bind(&id)
     .bind(org_id)
@@ -227,15 +237,19 @@ pub async fn insert_delivery(
     .bind(now_ms)
     .bind(crate::timestamp::now())
     .bind(now_ms)
+    .bind(i64::from(redelivery))
     .execute(conn)
     .await?;
     Ok(id)
 }
 
 /// Checks an endpoint URL: absolute, at most [`URL_MAX`] characters, https (http too with
-/// `allow_private`), and, unless `allow_private`, a host that is not `localhost` and
-/// resolves to at least one public address. Returns the reason it is refused.
+/// `allow_private`), no user name or password, and, unless `allow_private`, a host the one
+/// address policy ([`adforge_renderer::address`]) accepts: not `localhost`, not a refused
+/// literal address, and a name that resolves to at least one public address. Returns the
+/// reason it is refused.
 pub async fn check_url(url: &str, allow_private: bool) -> Result<reqwest::Url, String> {
+    use adforge_renderer::address::{self, Host};
     if url.chars().count() > URL_MAX {
         return Err(format!("must be at most {URL_MAX} characters"));
     }
@@ -251,41 +265,46 @@ pub async fn check_url(url: &str, allow_private: bool) -> Result<reqwest::Url, S
         }
         other => return Err(format!("must be an https URL, not `{other}:`")),
     }
+    if !parsed.username().is_empty() || parsed.password().is_some() {
+        return Err(
+            "must not contain a user name or password; verify our signature in your receiver instead"
+                .into(),
+        );
+    }
     let Some(host) = parsed.host_str().filter(|h| !h.is_empty()) else {
         return Err("has no host".into());
     };
     if allow_private {
         return Ok(parsed);
     }
-    let bare = host.trim_start_matches('[').trim_end_matches(']');
-    if let Ok(ip) = bare.parse::<IpAddr>() {
-        if adforge_renderer::image::fetch::is_private(ip) {
-            return Err(format!(
-                "names the private, loopback or link-local address {ip}; webhook endpoints must be public"
-            ));
+    let name = match Host::parse(host)? {
+        h @ Host::Address(_) => {
+            return match h.refusal() {
+                Some(why) => Err(format!("{why}; webhook endpoints must be public")),
+                None => Ok(parsed),
+            };
         }
-        return Ok(parsed);
-    }
-    let lower = bare.to_ascii_lowercase();
-    if lower == "localhost" || lower.ends_with(".localhost") {
-        return Err("names localhost; webhook endpoints must be public".into());
-    }
+        h @ Host::Name(_) => {
+            if let Some(why) = h.refusal() {
+                return Err(format!("{why}; webhook endpoints must be public"));
+            }
+            host.trim_end_matches('.').to_string()
+        }
+    };
     let port = parsed.port_or_known_default().unwrap_or(443);
     let resolved = tokio::time::timeout(
         Duration::from_secs(5),
-        tokio::net::lookup_host((bare.to_string(), port)),
+        tokio::net::lookup_host((name.clone(), port)),
     )
     .await
-    .map_err(|_| format!("host `{bare}` did not resolve within 5 seconds"))?
-    .map_err(|e| format!("host `{bare}` does not resolve ({e})"))?;
-    if resolved
-        .into_iter()
-        .any(|a| !adforge_renderer::image::fetch::is_private(a.ip()))
-    {
+    .map_err(|_| format!("host `{name}` did not resolve within 5 seconds"))?
+    .map_err(|e| format!("host `{name}` does not resolve ({e})"))?;
+    if resolved.into_iter().any(|a| address::is_public(a.ip())) {
         Ok(parsed)
     } else {
         Err(format!(
-            "host `{bare}` resolves only to private, loopback or link-local addresses; webhook endpoints must be public"
+            "host `{name}` resolves only to addresses that are {}; webhook endpoints must be public",
+            address::REFUSED
         ))
     }
 }
@@ -321,6 +340,14 @@ mod tests {
             "https://10.1.2.3/hook",
             "https://[::1]/hook",
             "https://localhost/hook",
+            "https://[::127.0.0.1]/hook",
+            "https://[64:ff9b::7f00:1]/hook",
+            "https://[2001:db8::1]/hook",
+            "https://192.0.0.170/hook",
+            "https://224.0.0.1/hook",
+            "https://[ff02::1]/hook",
+            "https://user:secret@8.8.8.8/hook",
+            "https://user@8.8.8.8/hook",
             "ftp://8.8.8.8/",
             "not a url",
         ] {
@@ -328,5 +355,10 @@ mod tests {
         }
         assert!(check_url("http://127.0.0.1:9/hook", true).await.is_ok());
         assert!(check_url("ftp://127.0.0.1/", true).await.is_err());
+        assert!(
+            check_url("http://u:p@127.0.0.1:9/hook", true)
+                .await
+                .is_err()
+        );
     }
 }

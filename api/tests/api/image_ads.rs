@@ -202,7 +202,7 @@ async fn the_private_url_guard_holds_but_own_files_are_read_directly() {
         r.body["error"]["message"]
             .as_str()
             .unwrap()
-            .contains("private"),
+            .contains("not a public address"),
         "{}",
         r.body
     );

@@ -201,16 +201,48 @@ async fn patch_checks_image_urls_like_the_fetch() {
     let folder = key.rsplit_once('/').unwrap().0.to_string();
     for (url, says) in [
         // 127.0.0.1 in decimal, hex, octal and short forms; IPv6 loopback; metadata.
-        (format!("http://2130706433:{port}/x.png"), "private"),
-        (format!("http://0x7f000001:{port}/x.png"), "private"),
-        (format!("http://0177.0.0.1:{port}/x.png"), "private"),
-        (format!("http://127.1:{port}/x.png"), "private"),
-        (format!("http://[::ffff:7f00:1]:{port}/x.png"), "private"),
+        (
+            format!("http://2130706433:{port}/x.png"),
+            "not a public address",
+        ),
+        (
+            format!("http://0x7f000001:{port}/x.png"),
+            "not a public address",
+        ),
+        (
+            format!("http://0177.0.0.1:{port}/x.png"),
+            "not a public address",
+        ),
+        (format!("http://127.1:{port}/x.png"), "not a public address"),
+        (
+            format!("http://[::ffff:7f00:1]:{port}/x.png"),
+            "not a public address",
+        ),
         (
             "http://169.254.169.254/latest/meta-data".to_string(),
-            "private",
+            "not a public address",
         ),
-        (format!("http://localhost:{port}/x.png"), "private"),
+        (
+            format!("http://localhost:{port}/x.png"),
+            "not a public address",
+        ),
+        // IPv4-compatible, NAT64, 6to4 and Teredo forms of 127.0.0.1 (issue 19).
+        (
+            format!("http://[::127.0.0.1]:{port}/x.png"),
+            "not a public address",
+        ),
+        (
+            format!("http://[64:ff9b::7f00:1]:{port}/x.png"),
+            "not a public address",
+        ),
+        (
+            format!("http://[2002:7f00:1::]:{port}/x.png"),
+            "not a public address",
+        ),
+        (
+            format!("http://[2001:0:4136:e378:8000:63bf:80ff:fffe]:{port}/x.png"),
+            "not a public address",
+        ),
         // Own files: folders, `..`, queries, fragments, user info, missing files.
         (format!("{files}{folder}"), "names no file"),
         (format!("{files}images"), "names no file"),
@@ -239,6 +271,28 @@ async fn patch_checks_image_urls_like_the_fetch() {
         );
         assert_request_id(&r);
     }
+    // A root the renderer would refuse to draw (1×100000) is refused here, not left as a
+    // failed version.
+    let mut thin = tree.clone();
+    let root = thin["root"]
+        .as_str()
+        .map(str::to_string)
+        .unwrap_or_else(|| "root".into());
+    thin["nodes"][&root]["width"] = json!(1);
+    thin["nodes"][&root]["height"] = json!(100_000);
+    let r = s
+        .patch(&org, &path, json!({"current_json_tree": thin}))
+        .await
+        .expect(400, Some("VALIDATION_ERROR"));
+    assert_eq!(r.body["error"]["details"][0]["field"], "current_json_tree");
+    assert!(
+        r.body["error"]["details"][0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("20:1"),
+        "{}",
+        r.body
+    );
     // Nothing refused was stored: still one version, still completed.
     let now = s.get(&org, &path).await.expect(200, None);
     assert_eq!(now.body["data"]["status"], "completed");

@@ -66,7 +66,7 @@ fn private_addresses_are_refused_by_default() {
     let err = HttpFetcher::new(FetchLimits::default())
         .fetch(&url)
         .unwrap_err();
-    assert!(err.contains("private"), "{err}");
+    assert!(err.contains("not a public address"), "{err}");
     for ip in [
         "127.0.0.1",
         "10.1.2.3",
@@ -78,11 +78,11 @@ fn private_addresses_are_refused_by_default() {
         "100.64.0.1",
     ] {
         assert!(
-            adforge_renderer::image::fetch::is_private(ip.parse().unwrap()),
+            !adforge_renderer::address::is_public(ip.parse().unwrap()),
             "{ip}"
         );
     }
-    assert!(!adforge_renderer::image::fetch::is_private(
+    assert!(adforge_renderer::address::is_public(
         "93.184.216.34".parse().unwrap()
     ));
 }

@@ -137,7 +137,7 @@ pub fn classify(what: &str, url: &str, message: &str) -> JobError {
             "the {what} at {url} could not be fetched (HTTP {code}); use a publicly reachable image URL"
         )),
         Some(code) => JobError::retry(format!("{what} {url}: HTTP {code}")),
-        None if message.contains("private")
+        None if message.contains(adforge_renderer::address::REFUSED)
             || message.starts_with("own file:")
             || message.contains("is not a valid URL")
             || message.contains("has no host")
@@ -227,7 +227,10 @@ mod tests {
         let abort = |m: &str| matches!(classify("x", "u", m), JobError::Abort { .. });
         assert!(abort("http status: 404"));
         assert!(abort(
-            "the host resolves only to private, loopback or link-local addresses"
+            "io: every address the host resolves to is not a public address (loopback, private, link-local or another non-public block)"
+        ));
+        assert!(abort(
+            "the host `[::127.0.0.1]`: ::7f00:1 is in ::/96 (IPv4-compatible Address (deprecated)), not a public address; use a public host"
         ));
         assert!(abort(
             "own file: the URL has a query (`?…`); this server's files are addressed by their path alone: remove it"

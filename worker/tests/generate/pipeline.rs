@@ -281,7 +281,9 @@ async fn private_addresses_are_refused_unless_allowed() {
     )
     .await;
     match out {
-        Err(JobError::Abort { message, .. }) => assert!(message.contains("private"), "{message}"),
+        Err(JobError::Abort { message, .. }) => {
+            assert!(message.contains("not a public address"), "{message}")
+        }
         other => panic!("expected an abort, got {other:?}"),
     }
 }

@@ -47,6 +47,14 @@ pub async fn search(state: &AppState, org_id: &str, body: SearchBody) -> ApiResu
                 "image_url",
                 "must be an http(s) URL of at most 2048 characters",
             ));
+        } else if state.blobs.own_file(u) == crate::blob::OwnFile::Foreign
+            && let Err(why) = adforge_renderer::address::check_url(u, state.allow_private_urls)
+        {
+            // Refused before any connection is attempted.
+            errors.push(FieldError::new(
+                "image_url",
+                format!("cannot be fetched: {why}"),
+            ));
         }
     }
     let limit = body.limit.unwrap_or(20);
@@ -130,15 +138,25 @@ pub async fn search(state: &AppState, org_id: &str, body: SearchBody) -> ApiResu
             None => None,
         };
         let fetcher = state.reference_fetcher.clone();
-        let v = tokio::task::spawn_blocking(move || -> Result<(String, Vec<f32>), String> {
+        let bytes = tokio::task::spawn_blocking(move || -> Result<Vec<u8>, String> {
             use adforge_renderer::ImageFetcher;
-            let bytes = match own {
-                Some(Some(b)) => b.to_vec(),
-                Some(None) => return Err("names no file of this server".into()),
-                None => fetcher.fetch(&url)?,
-            };
-            let (_, image) = imaging::decode_full(&bytes).map_err(|e| e.message)?;
-            let rgb = image.to_rgb8();
+            match own {
+                Some(Some(b)) => Ok(b.to_vec()),
+                Some(None) => Err("names no file of this server".into()),
+                None => fetcher.fetch(&url),
+            }
+        })
+        .await
+        .map_err(ApiError::internal)?
+        .map_err(|why| ApiError::field("image_url", format!("could not be used: {why}")))?;
+        // Decoded under the process-wide budget, shrunk at once.
+        let decoded = imaging::decode_shrunk(bytes.into(), imaging::WORKING_EDGE)
+            .await
+            .map_err(|e| {
+                ApiError::field("image_url", format!("could not be used: {}", e.message))
+            })?;
+        let v = tokio::task::spawn_blocking(move || -> Result<(String, Vec<f32>), String> {
+            let rgb = image::DynamicImage::ImageRgba8(decoded.image).to_rgb8();
             let mut v = models
                 .image
                 .embed_images(&[rgb])

@@ -155,6 +155,24 @@ pub struct ChildCounts {
     pub audiences: i64,
 }
 
+/// At most this many `details` are sent; the message says how many were left out.
+pub const MAX_DETAILS: usize = 100;
+/// Messages (the error's and each detail's) are cut at this many characters, ending with a
+/// count of what was left out.
+pub const MAX_MESSAGE_CHARS: usize = 1_000;
+
+/// `text` cut to [`MAX_MESSAGE_CHARS`] characters, saying how many were left out.
+fn bounded(text: String) -> String {
+    let total = text.chars().count();
+    if total <= MAX_MESSAGE_CHARS {
+        return text;
+    }
+    let keep = MAX_MESSAGE_CHARS - 40;
+    let mut out: String = text.chars().take(keep).collect();
+    out.push_str(&format!("… ({} more characters)", total - keep));
+    out
+}
+
 /// An error as the client sees it, plus the internal cause for the log.
 #[derive(Debug)]
 pub struct ApiError {
@@ -182,18 +200,24 @@ impl ApiError {
         }
     }
 
-    /// 400 VALIDATION_ERROR with one or more field details; the message sums them up.
+    /// 400 VALIDATION_ERROR with one or more field details; the message sums them up
+    /// (naming at most ten fields; the response carries at most [`MAX_DETAILS`]).
     pub fn validation(details: Vec<FieldError>) -> Self {
+        const NAMED: usize = 10;
         let message = match details.as_slice() {
             [one] => format!("Invalid `{}`: {}", one.field, one.message),
-            many => format!(
-                "{} fields are invalid: {}; see `details`",
-                many.len(),
-                many.iter()
+            many => {
+                let mut names = many
+                    .iter()
+                    .take(NAMED)
                     .map(|d| format!("`{}`", d.field))
                     .collect::<Vec<_>>()
-                    .join(", ")
-            ),
+                    .join(", ");
+                if many.len() > NAMED {
+                    names.push_str(&format!(" and {} more", many.len() - NAMED));
+                }
+                format!("{} fields are invalid: {names}; see `details`", many.len())
+            }
         };
         Self {
             details,
@@ -310,11 +334,24 @@ impl IntoResponse for ApiError {
         } else if status.is_server_error() {
             tracing::error!(code = ?self.code, message = %self.message, "request failed");
         }
+        let mut message = self.message;
+        let mut details = self.details;
+        if details.len() > MAX_DETAILS {
+            message = format!(
+                "{message} ({MAX_DETAILS} of {} details are listed)",
+                details.len()
+            );
+            details.truncate(MAX_DETAILS);
+        }
+        for d in &mut details {
+            d.field = bounded(std::mem::take(&mut d.field));
+            d.message = bounded(std::mem::take(&mut d.message));
+        }
         let body = ErrorBody {
             error: ErrorObject {
                 code: self.code,
-                message: self.message,
-                details: self.details,
+                message: bounded(message),
+                details,
                 children: self.children,
             },
             meta: Meta::current(),
@@ -326,5 +363,44 @@ impl IntoResponse for ApiError {
             res.headers_mut().insert(header::RETRY_AFTER, v);
         }
         res
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// 300 invalid fields with 5,000-character messages: at most [`MAX_DETAILS`] details,
+    /// every message at most [`MAX_MESSAGE_CHARS`] characters ending with how much was
+    /// cut, and the message says how many details there were.
+    #[tokio::test]
+    async fn error_bodies_are_bounded() {
+        let details = (0..300)
+            .map(|i| FieldError::new(format!("f{i}"), "x".repeat(5_000)))
+            .collect();
+        let res = ApiError::validation(details).into_response();
+        let bytes = axum::body::to_bytes(res.into_body(), usize::MAX)
+            .await
+            .unwrap();
+        let v: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
+        let listed = v["error"]["details"].as_array().unwrap();
+        assert_eq!(listed.len(), MAX_DETAILS);
+        let message = v["error"]["message"].as_str().unwrap();
+        assert!(message.contains("100 of 300 details"), "{message}");
+        assert!(message.contains("and 290 more"), "{message}");
+        assert!(message.chars().count() <= MAX_MESSAGE_CHARS);
+        for d in listed {
+            let m = d["message"].as_str().unwrap();
+            assert!(m.chars().count() <= MAX_MESSAGE_CHARS, "{}", m.len());
+            assert!(m.ends_with("more characters)"), "{m}");
+        }
+        assert!(bytes.len() < 120_000, "{} bytes", bytes.len());
+        // Short errors are untouched.
+        let res = ApiError::field("name", "is required").into_response();
+        let bytes = axum::body::to_bytes(res.into_body(), usize::MAX)
+            .await
+            .unwrap();
+        let v: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
+        assert_eq!(v["error"]["message"], "Invalid `name`: is required");
     }
 }

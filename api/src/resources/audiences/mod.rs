@@ -116,9 +116,10 @@ pub async fn insert_copy(
 async fn create_audience(
     state: axum::extract::State<AppState>,
     Auth(caller): Auth,
-    JsonBody(body): JsonBody<AudienceCreate>,
+    body: JsonBody<AudienceCreate>,
 ) -> ApiResult<Response> {
     caller.require(Scope::AudiencesWrite)?;
+    let body = body.parse()?;
     let mut errors = Vec::new();
     let name = check_name("name", &body.name, &mut errors);
     let description = check_text(
@@ -219,9 +220,11 @@ async fn update_audience(
     state: axum::extract::State<AppState>,
     Auth(caller): Auth,
     IdPath(id): IdPath,
-    JsonBody(body): JsonBody<AudienceUpdate>,
+    body: JsonBody<AudienceUpdate>,
 ) -> ApiResult<Response> {
     caller.require(Scope::AudiencesWrite)?;
+    load(&state.db.read, &caller.org_id, &id).await?;
+    let body = body.parse()?;
     let mut errors = Vec::new();
     let name = body
         .name

@@ -149,9 +149,10 @@ pub struct BrandUpdate {
 async fn create_brand(
     state: axum::extract::State<AppState>,
     Auth(caller): Auth,
-    JsonBody(body): JsonBody<BrandCreate>,
+    body: JsonBody<BrandCreate>,
 ) -> ApiResult<Response> {
     caller.require(Scope::BrandsWrite)?;
+    let body = body.parse()?;
     let mut errors = Vec::new();
     let name = check_name("name", &body.name, &mut errors);
     let description = check_text(
@@ -267,9 +268,11 @@ async fn update_brand(
     state: axum::extract::State<AppState>,
     Auth(caller): Auth,
     IdPath(id): IdPath,
-    JsonBody(body): JsonBody<BrandUpdate>,
+    body: JsonBody<BrandUpdate>,
 ) -> ApiResult<Response> {
     caller.require(Scope::BrandsWrite)?;
+    load(&state.db.read, &caller.org_id, &id).await?;
+    let body = body.parse()?;
     Ok(envelope::ok(
         update(&state.db, &caller.org_id, &id, body).await?,
     ))

@@ -296,9 +296,10 @@ pub struct PackUpdate {
 async fn create_pack(
     State(state): State<AppState>,
     Auth(caller): Auth,
-    JsonBody(body): JsonBody<PackCreate>,
+    body: JsonBody<PackCreate>,
 ) -> ApiResult<Response> {
     caller.require(Scope::DesignPacksWrite)?;
+    let body = body.parse()?;
     Ok(envelope::created(
         create(&state, &caller.org_id, body, None).await?,
     ))
@@ -336,9 +337,11 @@ async fn update_pack(
     State(state): State<AppState>,
     Auth(caller): Auth,
     IdPath(id): IdPath,
-    JsonBody(body): JsonBody<PackUpdate>,
+    body: JsonBody<PackUpdate>,
 ) -> ApiResult<Response> {
     caller.require(Scope::DesignPacksWrite)?;
+    own_pack(&state.db, &caller.org_id, &id).await?;
+    let body = body.parse()?;
     Ok(envelope::ok(
         update(&state, &caller.org_id, &id, body).await?,
     ))
@@ -494,9 +497,11 @@ async fn add_items(
     State(state): State<AppState>,
     Auth(caller): Auth,
     IdPath(id): IdPath,
-    JsonBody(body): JsonBody<ItemsBody>,
+    body: JsonBody<ItemsBody>,
 ) -> ApiResult<Response> {
     caller.require(Scope::DesignPacksWrite)?;
+    own_pack(&state.db, &caller.org_id, &id).await?;
+    let body = body.parse()?;
     Ok(envelope::ok(
         add_designs(&state.db, &caller.org_id, &id, &body.swipe_file_ids).await?,
     ))
@@ -520,9 +525,11 @@ async fn remove_items(
     State(state): State<AppState>,
     Auth(caller): Auth,
     IdPath(id): IdPath,
-    JsonBody(body): JsonBody<ItemsBody>,
+    body: JsonBody<ItemsBody>,
 ) -> ApiResult<Response> {
     caller.require(Scope::DesignPacksWrite)?;
+    own_pack(&state.db, &caller.org_id, &id).await?;
+    let body = body.parse()?;
     Ok(envelope::ok(
         remove_designs(&state.db, &caller.org_id, &id, &body.swipe_file_ids).await?,
     ))

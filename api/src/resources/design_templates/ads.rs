@@ -65,11 +65,12 @@ pub async fn create_ad_from_template(
     State(state): State<AppState>,
     Auth(caller): Auth,
     IdPath(id): IdPath,
-    JsonBody(body): JsonBody<ImageAdFromTemplate>,
+    body: JsonBody<ImageAdFromTemplate>,
 ) -> ApiResult<Response> {
     caller.require(Scope::ImageAdsWrite)?;
     caller.require(Scope::DesignTemplatesRead)?;
     let row = load_row(&state.db.read, &caller.org_id, &id, Deletion::LiveOnly).await?;
+    let body = body.parse()?;
     require_ready(&row, "make an ad")?;
     let tree = row
         .current_json_tree

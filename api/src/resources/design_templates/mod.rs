@@ -233,9 +233,10 @@ async fn check_reference_url(state: &AppState, url: &str) -> ApiResult<()> {
 async fn create_template(
     State(state): State<AppState>,
     Auth(caller): Auth,
-    JsonBody(body): JsonBody<DesignTemplateCreate>,
+    body: JsonBody<DesignTemplateCreate>,
 ) -> ApiResult<Response> {
     caller.require(Scope::DesignTemplatesWrite)?;
+    let body = body.parse()?;
     if body.swipe_file_id.is_some() && body.reference_image_url.is_none() {
         caller.require(Scope::SwipeFilesRead)?;
     }
@@ -473,9 +474,11 @@ async fn update_template(
     State(state): State<AppState>,
     Auth(caller): Auth,
     IdPath(id): IdPath,
-    JsonBody(body): JsonBody<DesignTemplateUpdate>,
+    body: JsonBody<DesignTemplateUpdate>,
 ) -> ApiResult<Response> {
     caller.require(Scope::DesignTemplatesWrite)?;
+    load_row(&state.db.read, &caller.org_id, &id, Deletion::LiveOnly).await?;
+    let body = body.parse()?;
     let mut errors = Vec::new();
     let summary = check_text(
         "change_summary",

@@ -143,6 +143,7 @@ async fn redeliver(
     body: Bytes,
 ) -> ApiResult<Response> {
     caller.require(Scope::WebhooksWrite)?;
+    store::load(&state.db.read, &caller.org_id, &id).await?;
     let text = std::str::from_utf8(&body).unwrap_or("x").trim();
     let req: RedeliverRequest = if text.is_empty() || text == "null" {
         RedeliverRequest { endpoint_id: None }
@@ -180,6 +181,7 @@ async fn redeliver(
                 &id,
                 &event_type,
                 &object_id,
+                true,
             )
             .await?,
         );

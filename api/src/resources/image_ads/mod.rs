@@ -206,9 +206,10 @@ pub struct ImageAdCreate {
 async fn create_ad(
     State(state): State<AppState>,
     Auth(caller): Auth,
-    JsonBody(body): JsonBody<ImageAdCreate>,
+    body: JsonBody<ImageAdCreate>,
 ) -> ApiResult<Response> {
     caller.require(Scope::ImageAdsWrite)?;
+    let body = body.parse()?;
     let ad = create_from(&state, &caller.org_id, &body, None).await?;
     let body = Envelope {
         data: ad,
@@ -383,9 +384,11 @@ async fn update_ad(
     State(state): State<AppState>,
     Auth(caller): Auth,
     IdPath(id): IdPath,
-    JsonBody(body): JsonBody<ImageAdUpdate>,
+    body: JsonBody<ImageAdUpdate>,
 ) -> ApiResult<Response> {
     caller.require(Scope::ImageAdsWrite)?;
+    store::load(&state.db.read, &caller.org_id, &id).await?;
+    let body = body.parse()?;
     let ad = update(&state, &caller.org_id, &id, &body.current_json_tree).await?;
     Ok(envelope::ok(ad))
 }

@@ -3,12 +3,13 @@
 //! the row and starts the thumbnails once it is committed. The dashboard uploads through
 //! `upload_bytes` and `upload_logo` in [`super`], which call it too.
 
-use axum::extract::{FromRequest, Multipart, Request};
+use axum::extract::Request;
 use bytes::Bytes;
 
 use super::{IMAGE_TYPES, Image, derivatives, store};
 use crate::app::AppState;
 use crate::error::{ApiError, ApiResult, ErrorCode, FieldError};
+use crate::http::extract::{FormFields, bad_form};
 use crate::imaging;
 use crate::resources::{common, products};
 
@@ -27,18 +28,10 @@ pub(super) struct UploadForm {
 
 /// Reads and checks the multipart form of POST /v1/images.
 pub(super) async fn read_form(req: Request) -> ApiResult<UploadForm> {
-    let mut mp = Multipart::from_request(req, &()).await.map_err(|_| {
-        ApiError::field(
-            "Content-Type",
-            "send the upload as multipart/form-data with the image in a `file` field",
-        )
-    })?;
+    let mut fields = FormFields::open(req, "the image in a `file` field").await?;
     let mut form = UploadForm::default();
     let mut errors = Vec::new();
-    let bad_form = |e: axum::extract::multipart::MultipartError| {
-        ApiError::field("body", format!("is not valid multipart/form-data: {e}"))
-    };
-    while let Some(field) = mp.next_field().await.map_err(bad_form)? {
+    while let Some(field) = fields.next().await? {
         let name = field.name().unwrap_or("").to_string();
         if name == "file" {
             if form.file.is_some() {

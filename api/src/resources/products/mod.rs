@@ -121,9 +121,10 @@ pub struct ProductUpdate {
 async fn create_product(
     state: axum::extract::State<AppState>,
     Auth(caller): Auth,
-    JsonBody(body): JsonBody<ProductCreate>,
+    body: JsonBody<ProductCreate>,
 ) -> ApiResult<Response> {
     caller.require(Scope::ProductsWrite)?;
+    let body = body.parse()?;
     let mut errors = Vec::new();
     let name = check_name("name", &body.name, &mut errors);
     let description = check_text(
@@ -232,9 +233,11 @@ async fn update_product(
     state: axum::extract::State<AppState>,
     Auth(caller): Auth,
     IdPath(id): IdPath,
-    JsonBody(body): JsonBody<ProductUpdate>,
+    body: JsonBody<ProductUpdate>,
 ) -> ApiResult<Response> {
     caller.require(Scope::ProductsWrite)?;
+    store::load(&state.db.read, &caller.org_id, &id).await?;
+    let body = body.parse()?;
     Ok(envelope::ok(
         update(&state.db, &caller.org_id, &id, body).await?,
     ))

@@ -393,9 +393,10 @@ pub struct SearchBody {
 async fn search_swipe_files(
     State(state): State<AppState>,
     Auth(caller): Auth,
-    JsonBody(body): JsonBody<SearchBody>,
+    body: JsonBody<SearchBody>,
 ) -> ApiResult<Response> {
     caller.require(Scope::SwipeFilesRead)?;
+    let body = body.parse()?;
     Ok(envelope::ok(search(&state, &caller.org_id, body).await?))
 }
 
@@ -460,9 +461,11 @@ async fn set_subscription(
     State(state): State<AppState>,
     Auth(caller): Auth,
     IdPath(id): IdPath,
-    JsonBody(body): JsonBody<SubscriptionBody>,
+    body: JsonBody<SubscriptionBody>,
 ) -> ApiResult<Response> {
     caller.require(Scope::SwipeFilesWrite)?;
+    store::data_source(&state.db, &caller.org_id, &id).await?;
+    let body = body.parse()?;
     Ok(envelope::ok(
         subscribe(&state.db, &caller.org_id, &id, body.active).await?,
     ))

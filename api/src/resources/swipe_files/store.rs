@@ -247,13 +247,14 @@ pub(super) async fn data_sources(db: &Db, org_id: &str) -> ApiResult<Vec<DataSou
 /// Data source `id` as `org_id` sees it.
 ///
 /// # Errors
-/// Database failures (also when there is no such source).
+/// DATA_SOURCE_NOT_FOUND; database failures.
 pub(super) async fn data_source(db: &Db, org_id: &str, id: &str) -> ApiResult<DataSource> {
-    Ok(crate::store::query_as(&data_source_sql(true))
+    crate::store::query_as(&data_source_sql(true))
         .bind(org_id)
         .bind(id)
-        .fetch_one(&db.read)
-        .await?)
+        .fetch_optional(&db.read)
+        .await?
+        .ok_or_else(|| ApiError::not_found(ErrorCode::DataSourceNotFound, "data source", id))
 }
 
 /// Whether data source `id` exists.

@@ -4,30 +4,23 @@
 
 use std::sync::Arc;
 
-use axum::extract::{FromRequest, Multipart, Request};
+use axum::extract::Request;
 use bytes::Bytes;
 
 use super::store::{self, SwipeRow};
 use crate::blob::BlobStore;
 use crate::error::{ApiError, ApiResult, ErrorCode, FieldError};
+use crate::http::extract::{FormFields, bad_form};
 use crate::imaging;
 use crate::jobs::Jobs;
 use crate::store::Db;
 
 /// The image bytes of the upload form's one `file` field.
 pub(super) async fn read_file_field(req: Request) -> ApiResult<Bytes> {
-    let mut mp = Multipart::from_request(req, &()).await.map_err(|_| {
-        ApiError::field(
-            "Content-Type",
-            "send the upload as multipart/form-data with the image in a `file` field",
-        )
-    })?;
-    let bad_form = |e: axum::extract::multipart::MultipartError| {
-        ApiError::field("body", format!("is not valid multipart/form-data: {e}"))
-    };
+    let mut form = FormFields::open(req, "the image in a `file` field").await?;
     let mut file = None;
     let mut errors = Vec::new();
-    while let Some(field) = mp.next_field().await.map_err(bad_form)? {
+    while let Some(field) = form.next().await? {
         let name = field.name().unwrap_or("").to_string();
         if name == "file" {
             if file.is_some() {

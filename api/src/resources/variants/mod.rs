@@ -220,9 +220,10 @@ pub async fn insert_copy(
 async fn create_variant(
     state: axum::extract::State<AppState>,
     Auth(caller): Auth,
-    JsonBody(body): JsonBody<VariantCreate>,
+    body: JsonBody<VariantCreate>,
 ) -> ApiResult<Response> {
     caller.require(Scope::ProductVariantsWrite)?;
+    let body = body.parse()?;
     let mut errors = Vec::new();
     let name = check_name("name", &body.name, &mut errors);
     let description = check_text(
@@ -339,9 +340,11 @@ async fn update_variant(
     state: axum::extract::State<AppState>,
     Auth(caller): Auth,
     IdPath(id): IdPath,
-    JsonBody(body): JsonBody<VariantUpdate>,
+    body: JsonBody<VariantUpdate>,
 ) -> ApiResult<Response> {
     caller.require(Scope::ProductVariantsWrite)?;
+    load(&state.db.read, &caller.org_id, &id).await?;
+    let body = body.parse()?;
     let mut errors = Vec::new();
     let name = body
         .name

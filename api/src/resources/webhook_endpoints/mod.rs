@@ -148,9 +148,10 @@ pub struct WebhookEndpointUpdate {
 async fn create_endpoint(
     axum::extract::State(state): axum::extract::State<AppState>,
     Auth(caller): Auth,
-    JsonBody(body): JsonBody<WebhookEndpointCreate>,
+    body: JsonBody<WebhookEndpointCreate>,
 ) -> ApiResult<Response> {
     caller.require(Scope::WebhooksWrite)?;
+    let body = body.parse()?;
     let mut errors = Vec::new();
     check_url(&state, &body.url, &mut errors).await;
     let events = check_events(body.events, &mut errors);
@@ -254,9 +255,11 @@ async fn update_endpoint(
     axum::extract::State(state): axum::extract::State<AppState>,
     Auth(caller): Auth,
     IdPath(id): IdPath,
-    JsonBody(body): JsonBody<WebhookEndpointUpdate>,
+    body: JsonBody<WebhookEndpointUpdate>,
 ) -> ApiResult<Response> {
     caller.require(Scope::WebhooksWrite)?;
+    store::load(&state.db.read, &caller.org_id, &id).await?;
+    let body = body.parse()?;
     let mut errors = Vec::new();
     let url = body.url.required("url", &mut errors);
     if let Some(u) = &url {

@@ -17,6 +17,12 @@
 //! 1200×1200 RGBA (5.8 MB) per image. With the limits of [`MAX_PIXELS`] every single
 //! image fits the budget (the costliest, a 50 MP progressive JPEG, reserves 470 MiB).
 //!
+//! Swipe-file ingest (in-process workers and `adforge worker` alike) and search by example
+//! decode through the same budget with [`decode_shrunk`] at [`WORKING_EDGE`] (1600 px), so
+//! a 7000×7000 16-bit PNG (392 MB decoded) reserves about 500 MB while it decodes and keeps
+//! 10 MB after, and ingests in flight add at most their working-size copies (about 30 MB
+//! each) to the budget.
+//!
 //! Worst case for image work in one API process: [`DECODE_BUDGET_BYTES`] for decodes in
 //! flight, plus the bodies of the uploads being received (each at most 15 MiB), plus
 //! 5.8 MB per image whose thumbnails are still being made. Tested by measuring the peak
@@ -55,6 +61,10 @@ pub const THUMB_EDGES: [u32; 3] = [200, 600, 1200];
 /// Long edge of the image kept after decoding (the largest thumbnail's).
 pub const PREVIEW_EDGE: u32 = THUMB_EDGES[2];
 
+/// Long edge of the image swipe-file work keeps after decoding (ingest, search by example):
+/// enough for Tesseract to read the words printed on a design; the models see 224 px.
+pub const WORKING_EDGE: u32 = 1600;
+
 /// Memory that decodes in flight may reserve at once, process-wide (see the module docs).
 pub const DECODE_BUDGET_BYTES: u64 = 512 * 1024 * 1024;
 
@@ -73,18 +83,30 @@ pub struct Probe {
     pub format: ImageFormat,
     pub width: u32,
     pub height: u32,
-    /// Bytes reserved against the decode budget while this image is decoded.
+    /// Bytes reserved against the decode budget while this image is decoded and shrunk to
+    /// [`PREVIEW_EDGE`].
     pub cost: u64,
+    /// Bytes per decoded pixel (16-bit and alpha included).
+    pub pixel_bytes: u64,
 }
 
-/// An upload decoded and shrunk to at most [`PREVIEW_EDGE`] on its long edge.
+impl Probe {
+    /// What decoding this image and shrinking it to `edge` reserves ([`decode_cost`]).
+    pub fn cost_at(&self, edge: u32) -> u64 {
+        decode_cost_to(self.format, self.width, self.height, self.pixel_bytes, edge)
+    }
+}
+
+/// An image decoded and shrunk to at most [`PREVIEW_EDGE`] (or the edge asked for) on its
+/// long edge.
 #[derive(Debug)]
 pub struct Preview {
     pub format: ImageFormat,
     /// Size of the original image.
     pub width: u32,
     pub height: u32,
-    /// The image, never enlarged, at most [`PREVIEW_EDGE`] on its long edge.
+    /// The image, never enlarged, at most [`PREVIEW_EDGE`] (or the edge asked for) on its
+    /// long edge.
     pub image: RgbaImage,
 }
 
@@ -177,6 +199,7 @@ pub fn probe(bytes: &[u8]) -> Result<Probe, ApiError> {
         width,
         height,
         cost: decode_cost(format, width, height, pixel_bytes),
+        pixel_bytes,
     })
 }
 
@@ -187,6 +210,17 @@ pub fn probe(bytes: &[u8]) -> Result<Probe, ApiError> {
 /// decodes into the output row by row); the resizer's one intermediate buffer (see
 /// `shrink`); and [`DECODE_SLACK_BYTES`].
 pub fn decode_cost(format: ImageFormat, width: u32, height: u32, pixel_bytes: u64) -> u64 {
+    decode_cost_to(format, width, height, pixel_bytes, PREVIEW_EDGE)
+}
+
+/// [`decode_cost`] for a shrink to `edge` instead of [`PREVIEW_EDGE`].
+fn decode_cost_to(
+    format: ImageFormat,
+    width: u32,
+    height: u32,
+    pixel_bytes: u64,
+    edge: u32,
+) -> u64 {
     let (w, h) = (u64::from(width), u64::from(height));
     let pixels = w * h;
     let working = match format {
@@ -194,9 +228,9 @@ pub fn decode_cost(format: ImageFormat, width: u32, height: u32, pixel_bytes: u6
         ImageFormat::WebP => 4 * pixels,
         _ => 0,
     };
-    let (tw, th) = fitted(width, height, PREVIEW_EDGE);
+    let (tw, th) = fitted(width, height, edge);
     let resize = if (tw, th) == (width, height) {
-        // No resize: the conversion to RGBA of an image of at most PREVIEW_EDGE².
+        // No resize: the conversion to RGBA of an image of at most edge².
         pixels * 4
     } else {
         (w * u64::from(th)).max(u64::from(tw) * h) * pixel_bytes
@@ -293,11 +327,23 @@ fn webp_complete(bytes: &[u8]) -> Result<(), &'static str> {
 /// # Errors
 /// Those of [`probe`]; IMAGE_UNREADABLE when the pixel data does not decode.
 pub async fn decode_preview(bytes: Bytes) -> Result<Preview, ApiError> {
+    decode_shrunk(bytes, PREVIEW_EDGE).await
+}
+
+/// [`decode_preview`] shrinking to `edge` instead: checks, then decodes under the
+/// process-wide decode budget (reserving the worst case of this image from its header,
+/// 16-bit and alpha included) and shrinks to `edge` at once, dropping the full-size pixels
+/// before the budget share is released. Swipe-file ingest and search by example decode
+/// through this with [`WORKING_EDGE`].
+///
+/// # Errors
+/// Those of [`probe`]; IMAGE_UNREADABLE when the pixel data does not decode.
+pub async fn decode_shrunk(bytes: Bytes, edge: u32) -> Result<Preview, ApiError> {
     let probe_bytes = bytes.clone();
     let probed = tokio::task::spawn_blocking(move || probe(&probe_bytes))
         .await
         .map_err(ApiError::internal)??;
-    let kib = u32::try_from(probed.cost.div_ceil(1024))
+    let kib = u32::try_from(probed.cost_at(edge).div_ceil(1024))
         .unwrap_or(u32::MAX)
         .min(BUDGET_KIB);
     let permit = DECODE_BUDGET
@@ -306,7 +352,7 @@ pub async fn decode_preview(bytes: Bytes) -> Result<Preview, ApiError> {
         .await
         .map_err(ApiError::internal)?;
     tokio::task::spawn_blocking(move || {
-        let out = decode_probed(&bytes, &probed);
+        let out = decode_probed_to(&bytes, &probed, edge);
         drop(permit);
         out
     })
@@ -346,17 +392,6 @@ pub async fn with_decoded<R: Send + 'static>(
     .map_err(ApiError::internal)?
 }
 
-/// Checks and decodes `bytes` at full size; blocking, outside the API's decode budget. For
-/// render and ingest workers, whose concurrency bounds their memory.
-///
-/// # Errors
-/// Those of [`probe`]; IMAGE_UNREADABLE when the pixel data does not decode.
-pub fn decode_full(bytes: &[u8]) -> Result<(Probe, DynamicImage), ApiError> {
-    let probed = probe(bytes)?;
-    let img = decode_full_probed(bytes, &probed)?;
-    Ok((probed, img))
-}
-
 fn decode_full_probed(bytes: &[u8], probed: &Probe) -> Result<DynamicImage, ApiError> {
     let format = probed.format;
     let mut reader = ImageReader::with_format(Cursor::new(bytes), format);
@@ -374,12 +409,21 @@ fn decode_full_probed(bytes: &[u8], probed: &Probe) -> Result<DynamicImage, ApiE
 /// # Errors
 /// IMAGE_UNREADABLE when the pixel data does not decode.
 pub fn decode_probed(bytes: &[u8], probed: &Probe) -> Result<Preview, ApiError> {
+    decode_probed_to(bytes, probed, PREVIEW_EDGE)
+}
+
+/// [`decode_probed`] shrinking to `edge`; blocking, outside the budget (call it through
+/// [`decode_shrunk`], or where the caller's concurrency bounds memory: benchmarks, tests).
+///
+/// # Errors
+/// IMAGE_UNREADABLE when the pixel data does not decode.
+pub fn decode_probed_to(bytes: &[u8], probed: &Probe, edge: u32) -> Result<Preview, ApiError> {
     let full = decode_full_probed(bytes, probed)?;
     Ok(Preview {
         format: probed.format,
         width: probed.width,
         height: probed.height,
-        image: shrink(full, PREVIEW_EDGE),
+        image: shrink(full, edge),
     })
 }
 

@@ -2,7 +2,9 @@
 //! [`Job::IngestSwipeFile`] with the process's models and hands every other job to the ad
 //! generation handler.
 //!
-//! Ingest: read the stored original → decode (the API's guarded decoder) → 200 px WebP
+//! Ingest: read the stored original → decode under the process-wide decode budget and
+//! shrink at once to [`imaging::WORKING_EDGE`] (the full-size pixels never outlive the
+//! decode; a 7000×7000 16-bit PNG costs its reservation, not four copies) → 200 px WebP
 //! preview → aspect ratio → EfficientNet-Lite0 image vector and top-5 ImageNet labels →
 //! words (Tesseract, when `tesseract` is on PATH) → industry and ad format
 //! ([`super::taxonomy`]) → a caption of all that → MiniLM caption vector. Deterministic:
@@ -118,13 +120,21 @@ impl Ingestor {
     /// # Errors
     /// What would fail the ingest, as text.
     pub fn measure(&self, bytes: &[u8]) -> Result<(SwipeFileIngested, StageTimes), String> {
+        let t = Instant::now();
+        let decoded = imaging::probe(bytes)
+            .and_then(|p| imaging::decode_probed_to(bytes, &p, imaging::WORKING_EDGE))
+            .map_err(|e| format!("the stored image cannot be decoded: {}", e.message))?;
+        let decode = t.elapsed();
         analyse(
             &self.models,
             &self.label_index,
             self.tesseract.as_deref(),
-            bytes,
+            decoded,
         )
-        .map(|(_, result, _, _, times)| (result, times))
+        .map(|(_, result, _, _, mut times)| {
+            times.decode += decode;
+            (result, times)
+        })
         .map_err(|e| match e {
             JobError::Retry { message } | JobError::Abort { message, .. } => message,
         })
@@ -147,17 +157,23 @@ impl Ingestor {
                 code: EMBEDDING_FAILED.into(),
                 message: "the stored image is missing".into(),
             })?;
+        let t = Instant::now();
+        let decoded = imaging::decode_shrunk(bytes, imaging::WORKING_EDGE)
+            .await
+            .map_err(|e| embedding_failed("the stored image cannot be decoded", e.message))?;
+        let decode = t.elapsed();
         let models = self.models.clone();
         let index = self.label_index.clone();
         let tesseract = self.tesseract.clone();
         progress
             .report("embed", "Embedding and classifying the design", 40)
             .await;
-        let (thumb, result, width, height, times) = tokio::task::spawn_blocking(move || {
-            analyse(&models, &index, tesseract.as_deref(), &bytes)
+        let (thumb, result, width, height, mut times) = tokio::task::spawn_blocking(move || {
+            analyse(&models, &index, tesseract.as_deref(), decoded)
         })
         .await
         .map_err(|e| JobError::retry(format!("the ingest task ended abnormally: {e}")))??;
+        times.decode += decode;
         tracing::debug!(
             swipe_file_id = %job.swipe_file_id,
             decode_ms = times.decode.as_millis() as u64,
@@ -206,24 +222,23 @@ pub struct StageTimes {
     pub ocr: Duration,
 }
 
-/// Everything measured from the bytes: (200 px WebP preview, result without thumb key,
-/// width, height, stage times).
+/// Everything measured from the decoded design (at most [`imaging::WORKING_EDGE`]):
+/// (200 px WebP preview, result without thumb key, width, height, stage times).
 fn analyse(
     models: &Models,
     label_index: &HashMap<String, usize>,
     tesseract: Option<&Path>,
-    bytes: &[u8],
+    decoded: imaging::Preview,
 ) -> Result<(Vec<u8>, SwipeFileIngested, u32, u32, StageTimes), JobError> {
     let mut times = StageTimes::default();
     let t = Instant::now();
-    let (probed, image) = imaging::decode_full(bytes)
-        .map_err(|e| embedding_failed("the stored image cannot be decoded", e.message))?;
-    let (width, height) = (probed.width, probed.height);
-    let rgba = image.to_rgba8();
+    let (width, height) = (decoded.width, decoded.height);
+    let rgba = decoded.image;
     let preview = imaging::encode_webp(&imaging::fit_within(&rgba, 200))
         .map_err(|e| JobError::retry(format!("encoding the preview: {e}")))?;
-    let rgb = image.to_rgb8();
     let description = imaging::describe(&rgba);
+    let image = DynamicImage::ImageRgba8(rgba);
+    let rgb = image.to_rgb8();
     let plain = plain_background(&image);
     times.decode = t.elapsed();
     let t = Instant::now();
@@ -328,7 +343,10 @@ fn caption(
 
 /// Whether the border of the picture is nearly one colour (a studio or flat background).
 fn plain_background(img: &DynamicImage) -> bool {
-    let small = imaging::fit_within(&img.to_rgba8(), 64);
+    let small = match img.as_rgba8() {
+        Some(rgba) => imaging::fit_within(rgba, 64),
+        None => imaging::fit_within(&img.to_rgba8(), 64),
+    };
     let (w, h) = small.dimensions();
     let border: Vec<[f32; 3]> = small
         .enumerate_pixels()
@@ -357,9 +375,8 @@ fn find_on_path(program: &str) -> Option<std::path::PathBuf> {
 fn read_words(tesseract: &Path, image: &DynamicImage) -> Option<String> {
     let dir = tempfile::tempdir().ok()?;
     let path = dir.path().join("in.png");
-    imaging::fit_within(&image.to_rgba8(), 1600)
-        .save(&path)
-        .ok()?;
+    // At most WORKING_EDGE already: saved as it is.
+    image.save(&path).ok()?;
     let out = std::process::Command::new(tesseract)
         .arg(&path)
         .arg("stdout")

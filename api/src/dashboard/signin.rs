@@ -28,14 +28,17 @@ pub const PER_IP_PER_MINUTE: u32 = 30;
 const PRE_CSRF_COOKIE: &str = "adforge_csrf";
 const MAX_FORM_BYTES: usize = 16 * 1024;
 
-/// Where to go after sign-in: only dashboard paths (no open redirect).
+/// Where to go after sign-in: a plain in-site dashboard path (no open redirect, nothing a
+/// `Location` header cannot carry: only visible ASCII), else the default page.
 fn safe_next(next: Option<&str>) -> String {
     match next {
         Some(n)
-            if n.starts_with("/dashboard")
+            if n.strip_prefix("/dashboard")
+                .is_some_and(|rest| rest.is_empty() || rest.starts_with(['/', '?', '#']))
                 && !n.starts_with("/dashboard/sign-")
                 && !n.contains("//")
-                && !n.contains('\\') =>
+                && !n.contains('\\')
+                && n.bytes().all(|b| b.is_ascii_graphic()) =>
         {
             n.to_string()
         }

@@ -355,6 +355,42 @@ async fn a_signed_out_browser_is_sent_to_sign_in() {
     assert_eq!(form.location(), "/dashboard/keys");
 }
 
+/// A `next` that is not a plain in-site path (CR/LF, NUL, spaces, other hosts, a look-alike
+/// prefix) signs in to the default page with a proper `Location`, never an empty one.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sign_in_with_a_strange_next_lands_on_the_default_page() {
+    let s = TestServer::start().await;
+    let org = s.org("Acme").await;
+    drop(member(&s, &org.id, "n@example.com", Role::Member, false).await);
+    for (next, want) in [
+        ("/dashboard/ads\r\nSet-Cookie: x=y", "/dashboard/keys"),
+        ("/dashboard/ads\n", "/dashboard/keys"),
+        ("/dashboard/ads\0", "/dashboard/keys"),
+        ("/dashboard/a b", "/dashboard/keys"),
+        ("/dashboard/é", "/dashboard/keys"),
+        ("/dashboardevil", "/dashboard/keys"),
+        ("//evil.test/dashboard", "/dashboard/keys"),
+        ("/dashboard/ads?page=2", "/dashboard/ads?page=2"),
+    ] {
+        let b = Browser::new(&s);
+        let form = b.get("/dashboard/sign-in").await;
+        let r = b
+            .post(
+                "/dashboard/sign-in",
+                &[
+                    ("csrf", &form.field("csrf")),
+                    ("next", next),
+                    ("email", "n@example.com"),
+                    ("password", PASSWORD),
+                ],
+            )
+            .await;
+        assert_eq!(r.status, 303, "{next:?}: {}", r.text);
+        assert_eq!(r.location(), want, "{next:?}");
+        assert!(r.set_cookie("adforge_session").is_some(), "{next:?}");
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn forms_without_the_right_csrf_token_are_refused() {
     let s = TestServer::start().await;

@@ -10,12 +10,7 @@ use crate::layout::{self, TextEngine};
 use crate::report::{RenderReport, Warning, ms};
 use crate::{Error, FontLibrary, Tree, backend, encode, scene};
 
-/// Default long edge of the output: 4K.
-pub const DEFAULT_LONG_EDGE: u32 = 3840;
-/// Largest accepted output edge.
-pub const MAX_EDGE: u32 = 16384;
-/// Largest accepted output area (a 10000 x 10000 canvas).
-pub const MAX_PIXELS: u64 = 100_000_000;
+pub use crate::limits::{DEFAULT_LONG_EDGE, MAX_EDGE, MAX_PIXELS};
 
 /// Options for one render.
 #[derive(Debug, Clone, Default)]

@@ -315,7 +315,13 @@ async fn analyse_edit_version_and_make_an_ad() {
     let mut base64_tree = tree.clone();
     base64_tree["nodes"]["product_image"]["fills"] = json!([{"type": "IMAGE",
         "imageFillUrl": "data:image/png;base64,iVBORw0KGgo="}]);
+    // A root the renderer could not draw at the preview's size (1×100000 was accepted,
+    // then its preview failed with "invalid output size").
+    let mut thin_tree = tree.clone();
+    thin_tree["nodes"]["root"]["width"] = json!(1);
+    thin_tree["nodes"]["root"]["height"] = json!(100_000);
     for (body, field) in [
+        (json!({"current_json_tree": thin_tree}), "current_json_tree"),
         (
             json!({"current_json_tree": tree, "change_summary": "x".repeat(501)}),
             "change_summary",

@@ -148,6 +148,19 @@ pub(super) fn normalise(raw: &Value) -> Result<(Vec<Node>, usize), Error> {
             ));
         }
     }
+    let (w, h) = (r.width.unwrap_or(1.0), r.height.unwrap_or(1.0));
+    let ratio = w.max(h) / w.min(h);
+    if ratio > crate::limits::MAX_ASPECT_RATIO {
+        return Err(Error::node(
+            &r.id,
+            if w > h { "height" } else { "width" },
+            format!(
+                "the root is {w}×{h}, {ratio:.0} times longer than it is wide; at most {}:1 can be rendered, so make the short side at least 1/{} of the long one",
+                crate::limits::MAX_ASPECT_RATIO,
+                crate::limits::MAX_ASPECT_RATIO
+            ),
+        ));
+    }
     Ok((nodes, root))
 }
 

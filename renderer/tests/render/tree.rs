@@ -245,3 +245,26 @@ fn deep_nesting_is_refused_before_it_can_overflow_the_stack() {
     let (_, field, msg) = err(json!({"root": "n0", "nodes": nodes}));
     assert_eq!(field, "children", "{msg}");
 }
+
+/// A root the renderer could not draw at the sizes the service renders (a 1×100000 root
+/// asked for a 1080 px preview of 1×108000000) is refused by the tree's validation, naming
+/// the field; every accepted aspect ratio renders at 4K and at a 540 px check size.
+#[test]
+fn roots_too_thin_to_render_are_refused() {
+    use adforge_renderer::limits::MAX_ASPECT_RATIO;
+    let root = |w: f64, h: f64| json!({"nodes": {"r": {"type": "FRAME", "width": w, "height": h}}});
+    let (node, field, msg) = err(root(1.0, 100_000.0));
+    assert_eq!((node.as_str(), field.as_str()), ("r", "width"), "{msg}");
+    assert!(msg.contains("at most 20:1"), "{msg}");
+    let (_, field, _) = err(root(100_000.0, 1.0));
+    assert_eq!(field, "height");
+    let edge = f64::from(MAX_ASPECT_RATIO);
+    for (w, h) in [(1.0, edge), (edge, 1.0), (50.0, 50.0 * edge)] {
+        let tree = Tree::from_value(root(w, h)).unwrap();
+        for width in [None, Some(540), Some(27)] {
+            adforge_renderer::output_size(tree.design_size(), width)
+                .unwrap_or_else(|e| panic!("{w}×{h} at {width:?}: {e}"));
+        }
+    }
+    assert!(Tree::from_value(root(1.0, edge * 1.01)).is_err());
+}

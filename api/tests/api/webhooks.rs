@@ -509,6 +509,82 @@ async fn failed_attempts_are_retried_with_backoff() {
     }
 }
 
+/// A receiver that failed the first attempt is fixed and the event redelivered: the
+/// redelivery is attempted at once though the automatic retry is scheduled ten minutes
+/// away, and once it succeeds the scheduled retry is dropped, saying why.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_redelivery_is_attempted_at_once_and_drops_the_scheduled_retry() {
+    let s = TestServer::start_with(|a| {
+        a.webhooks.webhook_retry_base_ms = 600_000;
+        a.queue.max_attempts = 1;
+    })
+    .await;
+    let org = s.org_unlimited("Redeliver").await;
+    let receiver = Receiver::start().await;
+    receiver.plan(&[Answer::Status(500)]);
+    let (endpoint, _) = create_endpoint(
+        &s,
+        &org,
+        &format!("{}/hook", receiver.base),
+        &["image_ad.failed"],
+    )
+    .await;
+    let (cat, _) = ready(&s, &org).await;
+    s.post(
+        &org,
+        "/v1/image-ads",
+        ad_body(&cat, &refusing_reference().await),
+    )
+    .await
+    .expect(202, None);
+    let first = receiver.wait_for("/hook", 1).await;
+    let event_id = first[0].event_id.clone();
+    let deadline = tokio::time::Instant::now() + DEADLINE;
+    let original = loop {
+        let d = deliveries(&s, &org, &endpoint).await;
+        if d[0]["attempts"] == 1 && d[0]["last_status_code"] == 500 {
+            break d[0].clone();
+        }
+        assert!(tokio::time::Instant::now() < deadline, "{d:?}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    assert_eq!(original["state"], "pending", "{original}");
+    assert!(original["next_attempt_at"].is_string(), "{original}");
+
+    let again = s
+        .post(&org, &format!("/v1/events/{event_id}/redeliver"), json!({}))
+        .await
+        .expect(202, None);
+    let redelivery = again.body["data"][0]["id"].as_str().unwrap().to_string();
+    let hits = receiver.wait_for("/hook", 2).await;
+    assert_eq!(hits[1].event_id, event_id);
+    let deadline = tokio::time::Instant::now() + DEADLINE;
+    let d = loop {
+        let d = deliveries(&s, &org, &endpoint).await;
+        let dropped = d
+            .iter()
+            .find(|x| x["id"] == original["id"])
+            .is_some_and(|x| x["state"] != "pending");
+        if dropped {
+            break d;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "{d:?}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    let red = d.iter().find(|x| x["id"] == redelivery.as_str()).unwrap();
+    assert_eq!(red["state"], "delivered", "{red}");
+    assert_eq!(red["attempts"], 1, "{red}");
+    let old = d.iter().find(|x| x["id"] == original["id"]).unwrap();
+    assert_eq!(old["state"], "failed", "{old}");
+    assert_eq!(old["attempts"], 1, "the scheduled retry never ran: {old}");
+    assert!(old["next_attempt_at"].is_null(), "{old}");
+    assert!(
+        old["last_error"].as_str().unwrap().contains(&redelivery),
+        "{old}"
+    );
+    assert_eq!(receiver.hits("/hook").len(), 2);
+}
+
 /// Without --allow-private-urls: https only, public addresses only, checked on create,
 /// update and again at delivery. Event types are checked; scopes apply; the endpoint's
 /// life cycle (update, disable, delete) works.
@@ -522,9 +598,9 @@ async fn endpoint_urls_types_scopes_and_life_cycle() {
     let org = s.org_unlimited("Rules").await;
     for (url, why) in [
         ("http://8.8.8.8/hook", "https"),
-        ("https://127.0.0.1/hook", "private"),
-        ("https://10.1.2.3/hook", "private"),
-        ("https://[::1]/hook", "private"),
+        ("https://127.0.0.1/hook", "not a public address"),
+        ("https://10.1.2.3/hook", "not a public address"),
+        ("https://[::1]/hook", "not a public address"),
         ("https://localhost:8443/hook", "localhost"),
         ("not a url", "absolute"),
     ] {
@@ -657,7 +733,7 @@ async fn endpoint_urls_types_scopes_and_life_cycle() {
     loop {
         let d = deliveries(&s, &org, &guarded).await;
         if let Some(e) = d.first().and_then(|x| x["last_error"].as_str()) {
-            assert!(e.contains("private"), "{d:?}");
+            assert!(e.contains("not a public address"), "{d:?}");
             assert_eq!(d[0]["state"], "pending", "retried later: {d:?}");
             break;
         }

@@ -118,6 +118,7 @@ pub fn build(mut state: AppState) -> Router {
         ))
         .with_state(state.clone())
         .merge(crate::ops::router(state))
+        .layer(from_fn(middleware::nosniff))
 }
 
 async fn serve_openapi(
@@ -270,8 +271,10 @@ impl Server {
             search_index: Arc::default(),
             dashboard: Arc::new(crate::dashboard::Config::new(&args.dashboard, &public_url)),
         };
-        let metrics_listener =
-            metrics_listener.map(|l| (l, crate::ops::private_router(state.clone())));
+        let metrics_listener = metrics_listener.map(|l| {
+            let app = crate::ops::private_router(state.clone()).layer(from_fn(middleware::nosniff));
+            (l, app)
+        });
         let app = build(state);
         Ok(Self {
             listener,

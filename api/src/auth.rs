@@ -127,6 +127,16 @@ impl Scope {
     pub fn parse(s: &str) -> Option<Scope> {
         Scope::ALL.into_iter().find(|sc| sc.name() == s)
     }
+
+    /// Every scope name, backticked and comma-separated: the README's list is this text
+    /// (a test compares them, so the list cannot drift from the enum).
+    pub fn markdown_list() -> String {
+        Scope::ALL
+            .iter()
+            .map(|s| format!("`{}`", s.name()))
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
 }
 
 /// What a key may do: every scope, or a listed set.
@@ -604,6 +614,37 @@ mod tests {
         for s in Scope::ALL {
             assert_eq!(Scope::parse(s.name()), Some(s));
             assert_eq!(serde_json::to_value(s).unwrap(), s.name());
+        }
+    }
+
+    /// The README's scope list is `Scope::markdown_list()`; `UPDATE_DOCS=1` rewrites it.
+    /// The OpenAPI description names every scope too.
+    #[test]
+    fn readme_lists_every_scope() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../README.md");
+        let readme = std::fs::read_to_string(&path).unwrap();
+        let (open, close) = ("<!-- scopes -->", "<!-- /scopes -->");
+        let start = readme.find(open).expect("README has <!-- scopes -->") + open.len();
+        let end = readme.find(close).expect("README has <!-- /scopes -->");
+        let want = Scope::markdown_list();
+        if readme[start..end] != want {
+            if std::env::var_os("UPDATE_DOCS").is_some() {
+                let updated = format!("{}{want}{}", &readme[..start], &readme[end..]);
+                std::fs::write(&path, updated).unwrap();
+            } else {
+                panic!(
+                    "README's scope list differs from the Scope enum; run with UPDATE_DOCS=1.\nREADME: {}\nenum:   {want}",
+                    &readme[start..end]
+                );
+            }
+        }
+        let description = crate::openapi::description();
+        for s in Scope::ALL {
+            assert!(
+                description.contains(&format!("`{}`", s.name())),
+                "the OpenAPI description does not name `{}`",
+                s.name()
+            );
         }
     }
 }

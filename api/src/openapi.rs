@@ -5,6 +5,11 @@
 use utoipa::openapi::security::{ApiKey, ApiKeyValue, SecurityScheme};
 use utoipa::{Modify, OpenApi};
 
+/// The document's top-level description (conventions that apply to every operation).
+pub fn description() -> &'static str {
+    DESCRIPTION
+}
+
 const DESCRIPTION: &str = r#"adforge generates static image ads from brands, products, audiences and a reference ad.
 
 ## Authentication
@@ -102,9 +107,27 @@ GET /v1/design-templates/{id}/versions. DELETE is a soft delete (GET still answe
 
 ## Limits
 Request bodies: at most 15 MiB (15,728,640 bytes), else 413 `PAYLOAD_TOO_LARGE`, decided
-while the body streams in. Uploaded images: PNG, JPEG or WebP, at most 16,384 px a side and
-50 megapixels. Names: 1–200 characters. Free-form JSON objects (`details`, `attributes`):
-at most 16 KiB.
+while the body streams in. Multipart forms: at most 16 fields; the 17th is refused with 400
+`VALIDATION_ERROR` on `body` before it is read. Uploaded images: PNG, JPEG or WebP, at most
+16,384 px a side and 50 megapixels. Names: 1–200 characters. Free-form JSON objects
+(`details`, `attributes`): at most 16 KiB. JSON trees (PATCH of image ads and design
+templates): at most 512 KiB, and a root whose long side is at most 20 times its short side
+(what renders at every size the service draws).
+
+Order of checks: a key's scope first (403), then the resource named in the path (404 for
+another organisation's or a missing id), then the body (400), so a key learns nothing of the
+schema of a write it may not make. Error bodies are bounded: at most 100 `details` (the
+message says how many there were) and messages of at most 1,000 characters (a longer one
+ends with how many characters were left out).
+
+Outbound URLs (reference images, image URLs in trees, search by example, webhook endpoints)
+must resolve to globally reachable unicast addresses by IANA's special-purpose registries:
+loopback, private, link-local, shared, documentation, benchmarking, multicast, reserved,
+`192.0.0.0/24` and the IPv6 forms of such IPv4 addresses (IPv4-mapped, IPv4-compatible,
+NAT64, 6to4, Teredo) are refused (400, or 422 `REFERENCE_AD_URL_INVALID` for
+`reference_ad_url`) before any connection is attempted, in every
+notation (`2130706433`, `0x7f.1`, `[::127.0.0.1]`), and again after DNS and on every
+redirect. Webhook URLs may not carry a user name or password.
 
 ## Text and numbers
 Names, SKUs, font and palette names and image alt text are single lines: a control

@@ -17,6 +17,17 @@ use crate::http::envelope::REQUEST_ID;
 /// Largest accepted request body: 15 MiB of raw bytes (spec § Limits).
 pub const MAX_BODY_BYTES: usize = 15 * 1024 * 1024;
 
+/// `X-Content-Type-Options: nosniff` on every response (pages, JSON, files, errors), so no
+/// browser second-guesses a declared content type.
+pub async fn nosniff(req: Request, next: Next) -> Response {
+    let mut res = next.run(req).await;
+    res.headers_mut().insert(
+        axum::http::header::X_CONTENT_TYPE_OPTIONS,
+        axum::http::HeaderValue::from_static("nosniff"),
+    );
+    res
+}
+
 /// Gives the request an id (`req_…`), runs it inside a tracing span carrying that id (so
 /// every log line of the request names it), and returns it in `X-Request-Id`.
 pub async fn request_id(req: Request, next: Next) -> Response {

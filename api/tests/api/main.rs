@@ -21,6 +21,7 @@ mod error_shapes;
 // Shared with the process-level tests of `tests/`, which use the helpers this binary does not.
 #[allow(dead_code)]
 mod flows;
+mod hardening;
 mod image_ads;
 mod images;
 mod isolation;

@@ -192,7 +192,7 @@ async fn search(sizes: Vec<usize>) {
     for n in sizes {
         let dir = tempfile::tempdir().expect("temp dir");
         let db = Db::open(dir.path()).await.expect("db");
-        let org = adforge_api::admin::create_org(&db, "bench")
+        let org = adforge_api::orgs::create_org(&db, "bench")
             .await
             .expect("org");
         let org_id = org["id"].as_str().expect("org id").to_string();

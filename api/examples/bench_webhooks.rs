@@ -141,9 +141,9 @@ async fn main() {
     let queue = server.jobs.queue.clone();
     tokio::spawn(server.run(std::future::pending()));
 
-    let org = adforge_api::admin::create_org(&db, "Bench").await.unwrap();
+    let org = adforge_api::orgs::create_org(&db, "Bench").await.unwrap();
     let org_id = org["id"].as_str().unwrap().to_string();
-    let key = adforge_api::admin::create_key(
+    let key = adforge_api::orgs::create_key(
         &db,
         &org_id,
         &adforge_api::auth::Grants::All,

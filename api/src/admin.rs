@@ -158,14 +158,12 @@ pub enum WalletCommand {
 pub async fn run(args: AdminArgs) -> Result<(), Error> {
     let db = Db::connect(args.database_url.as_deref(), &args.data_dir).await?;
     let out = match args.command {
-        AdminCommand::Org(OrgCommand::Create { name }) => create_org(&db, &name).await?,
+        AdminCommand::Org(OrgCommand::Create { name }) => {
+            crate::orgs::create_org(&db, &name).await?
+        }
         AdminCommand::Org(OrgCommand::List) => {
-            let rows: Vec<(String, String, String)> = crate::store::query_as(
-                "SELECT id, name, created_at FROM organizations ORDER BY created_at",
-            )
-            .fetch_all(&db.read)
-            .await?;
-            json!({"data": rows.into_iter().map(|(id, name, created_at)| json!({"id": id, "name": name, "created_at": created_at})).collect::<Vec<_>>()})
+            let rows = crate::orgs::list(&db).await?;
+            json!({"data": rows.into_iter().map(|o| json!({"id": o.id, "name": o.name, "created_at": o.created_at})).collect::<Vec<_>>()})
         }
         AdminCommand::Key(KeyCommand::Create {
             org,
@@ -173,11 +171,11 @@ pub async fn run(args: AdminArgs) -> Result<(), Error> {
             rate_limit,
         }) => {
             let grants = Grants::parse_list(&scopes).map_err(Error::Invalid)?;
-            create_key(&db, &org, &grants, rate_limit).await?
+            crate::orgs::create_key(&db, &org, &grants, rate_limit).await?
         }
         AdminCommand::Key(KeyCommand::Revoke { key_id }) => revoke_key(&db, &key_id).await?,
         AdminCommand::Key(KeyCommand::List { org }) => {
-            require_org(&db, &org).await?;
+            crate::orgs::require(&db, &org).await?;
             let mut keys = crate::auth::list_keys(&db, &org).await?;
             keys.reverse();
             json!({"data": keys.into_iter().map(|k| json!({
@@ -200,7 +198,7 @@ pub async fn run(args: AdminArgs) -> Result<(), Error> {
             operator,
             public_url,
         }) => {
-            require_org(&db, &org).await?;
+            crate::orgs::require(&db, &org).await?;
             let role = crate::dashboard::members::Role::parse(&role).ok_or_else(|| {
                 Error::Invalid(format!("--role `{role}` must be `owner` or `member`"))
             })?;
@@ -253,70 +251,6 @@ pub async fn run(args: AdminArgs) -> Result<(), Error> {
     Ok(())
 }
 
-async fn require_org(db: &Db, org: &str) -> Result<(), Error> {
-    let found: Option<String> =
-        crate::store::query_scalar("SELECT id FROM organizations WHERE id = ?")
-            .bind(org)
-            .fetch_optional(&db.read)
-            .await?;
-    found.map(|_| ()).ok_or_else(|| {
-        Error::Invalid(format!(
-            "no organization `{org}`; list them with `adforge admin org list`"
-        ))
-    })
-}
-
-/// Creates an organization and its empty wallet.
-///
-/// # Errors
-/// An empty name; database failures.
-pub async fn create_org(db: &Db, name: &str) -> Result<Value, Error> {
-    let name = name.trim();
-    if name.is_empty() {
-        return Err(Error::Invalid("--name must not be empty".into()));
-    }
-    let id = crate::ids::new_id("org");
-    let now = crate::timestamp::now();
-    let mut tx = db.begin_write().await?;
-    crate::store::query("INSERT INTO organizations (id, name, created_at) VALUES (?, ?, ?)")
-        .bind(&id)
-        .bind(name)
-        .bind(&now)
-        .execute(&mut *tx)
-        .await?;
-    crate::store::query(
-        "INSERT INTO wallets (org_id, balance_cents, held_cents, updated_at) VALUES (?, 0, 0, ?)",
-    )
-    .bind(&id)
-    .bind(&now)
-    .execute(&mut *tx)
-    .await?;
-    tx.commit().await?;
-    Ok(json!({"id": id, "name": name}))
-}
-
-/// Issues a key; the returned JSON holds the only copy of the secret.
-///
-/// # Errors
-/// Unknown organization, a zero rate limit, database failures.
-pub async fn create_key(
-    db: &Db,
-    org: &str,
-    grants: &Grants,
-    rate_limit: Option<u32>,
-) -> Result<Value, Error> {
-    require_org(db, org).await?;
-    if rate_limit == Some(0) {
-        return Err(Error::Invalid("--rate-limit must be at least 1".into()));
-    }
-    let mut conn = db.write.acquire().await?;
-    let k = crate::auth::issue_key(&mut conn, org, grants, rate_limit, None, None).await?;
-    Ok(
-        json!({"id": k.id, "key": k.secret, "scopes": grants.names(), "org_id": org,
-              "rate_limit": rate_limit.unwrap_or(crate::auth::DEFAULT_RATE_LIMIT)}),
-    )
-}
-
 async fn revoke_key(db: &Db, key_id: &str) -> Result<Value, Error> {
     let at = crate::auth::revoke_key(db, None, key_id)
         .await?
@@ -324,33 +258,15 @@ async fn revoke_key(db: &Db, key_id: &str) -> Result<Value, Error> {
     Ok(json!({"id": key_id, "revoked": true, "revoked_at": at}))
 }
 
-/// Parses a dollar amount with at most two decimals into cents.
-pub fn parse_amount(s: &str) -> Option<i64> {
-    let s = s.trim().trim_start_matches('$');
-    let (whole, frac) = s.split_once('.').unwrap_or((s, ""));
-    if whole.is_empty()
-        || whole.len() > 9
-        || !whole.bytes().all(|b| b.is_ascii_digit())
-        || frac.len() > 2
-        || !frac.bytes().all(|b| b.is_ascii_digit())
-    {
-        return None;
-    }
-    let cents = if frac.is_empty() {
-        0
-    } else {
-        format!("{frac:0<2}").parse::<i64>().ok()?
-    };
-    Some(whole.parse::<i64>().ok()? * 100 + cents)
-}
-
 async fn top_up(db: &Db, org: &str, amount: &str, reference: Option<&str>) -> Result<Value, Error> {
-    require_org(db, org).await?;
-    let cents = parse_amount(amount).filter(|c| *c > 0).ok_or_else(|| {
-        Error::Invalid(format!(
-            "--amount `{amount}` is not a positive dollar amount such as 25.00"
-        ))
-    })?;
+    crate::orgs::require(db, org).await?;
+    let cents = crate::wallet::parse_amount(amount)
+        .filter(|c| *c > 0)
+        .ok_or_else(|| {
+            Error::Invalid(format!(
+                "--amount `{amount}` is not a positive dollar amount such as 25.00"
+            ))
+        })?;
     let mut tx = db.begin_write().await?;
     let b = crate::wallet::top_up(&mut tx, org, cents, reference, None).await?;
     tx.commit().await?;
@@ -358,7 +274,7 @@ async fn top_up(db: &Db, org: &str, amount: &str, reference: Option<&str>) -> Re
 }
 
 async fn wallet_show(db: &Db, org: &str) -> Result<Value, Error> {
-    require_org(db, org).await?;
+    crate::orgs::require(db, org).await?;
     let (balance, held): (i64, i64) =
         crate::store::query_as("SELECT balance_cents, held_cents FROM wallets WHERE org_id = ?")
             .bind(org)
@@ -380,36 +296,4 @@ async fn wallet_show(db: &Db, org: &str) -> Result<Value, Error> {
             "id": id, "kind": kind, "amount_cents": amount, "reference": reference, "created_at": created_at,
         })).collect::<Vec<_>>(),
     }))
-}
-
-/// On first start with an empty database: a default organization and one all-scope key,
-/// returned so `serve` can print it (once: later starts find the organization).
-///
-/// # Errors
-/// Database failures.
-pub async fn ensure_default_org(db: &Db) -> Result<Option<Value>, Error> {
-    let count: i64 = crate::store::query_scalar("SELECT COUNT(*) FROM organizations")
-        .fetch_one(&db.read)
-        .await?;
-    if count > 0 {
-        return Ok(None);
-    }
-    let org = create_org(db, "Default organization").await?;
-    let org_id = org["id"].as_str().unwrap_or_default().to_string();
-    let key = create_key(db, &org_id, &Grants::All, None).await?;
-    Ok(Some(json!({"organization": org, "api_key": key})))
-}
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn amounts() {
-        assert_eq!(super::parse_amount("25.00"), Some(2500));
-        assert_eq!(super::parse_amount("25"), Some(2500));
-        assert_eq!(super::parse_amount("0.5"), Some(50));
-        assert_eq!(super::parse_amount("$1.99"), Some(199));
-        for bad in ["", "1.999", "-5", "abc", "1.", "1e3"] {
-            assert!(super::parse_amount(bad).is_none() || bad == "1.", "{bad}");
-        }
-    }
 }

@@ -5,6 +5,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use axum::Router;
+use axum::extract::FromRef;
 use axum::middleware::{from_fn, from_fn_with_state};
 use axum::response::IntoResponse;
 use axum::routing::get;
@@ -22,34 +23,8 @@ use crate::http::middleware;
 use crate::jobs::Jobs;
 use crate::ratelimit::{MemoryRateLimiter, RedisRateLimiter, SharedLimiter};
 use crate::resources;
+use crate::state::{AppState, AuthState, OpsState};
 use crate::store::Db;
-
-/// Everything a handler may need; cheap to clone.
-#[derive(Clone)]
-pub struct AppState {
-    pub db: Db,
-    pub blobs: Arc<dyn BlobStore>,
-    pub keys: Arc<KeyCache>,
-    pub limiter: SharedLimiter,
-    /// The job queue, outbox dispatcher and event applier.
-    pub jobs: Jobs,
-    /// Fetches reference ads through the public-address guard.
-    pub reference_fetcher: Arc<HttpFetcher>,
-    /// Where INSUFFICIENT_BALANCE sends people to top up.
-    pub dashboard_url: String,
-    /// Operators may allow loopback/private URLs (tests, local demos).
-    pub allow_private_urls: bool,
-    /// The OpenAPI document, serialised once.
-    pub openapi: Arc<String>,
-    /// The swipe-file models (query embedding), or why they are missing.
-    pub models: crate::swipe::ModelState,
-    /// Metrics and what `/readyz` and `/metrics` need (`crate::ops`).
-    pub ops: Arc<crate::ops::Ops>,
-    /// Vectors of ready swipe files, cached per process.
-    pub search_index: Arc<crate::swipe::index::SearchIndex>,
-    /// The web dashboard's configuration (`crate::dashboard`).
-    pub dashboard: Arc<crate::dashboard::Config>,
-}
 
 /// Every `/v1` route with its OpenAPI description.
 pub fn api_router() -> OpenApiRouter<AppState> {
@@ -85,22 +60,38 @@ pub fn openapi_json() -> serde_json::Value {
 /// `/dashboard` (auth and the per-key rate limit pass it by: it has its own sessions).
 /// The operator's `/healthz`, `/readyz` and `/metrics` (`crate::ops`) are merged in
 /// outside that stack.
-pub fn build(mut state: AppState) -> Router {
+pub fn build(state: AppState, dashboard: Arc<crate::dashboard::Config>) -> Router {
     let (routes, doc) = api_router().split_for_parts();
     let doc = crate::openapi::with_webhooks(crate::openapi::finish(doc));
-    state.openapi = Arc::new(serde_json::to_string(&doc).unwrap_or_default());
-    let routes = if state.dashboard.enabled {
-        routes.nest("/dashboard", crate::dashboard::router())
+    let openapi: Arc<str> = Arc::from(serde_json::to_string(&doc).unwrap_or_default());
+    let routes = if dashboard.enabled {
+        let dashboard = crate::dashboard::DashboardState {
+            app: state.clone(),
+            config: dashboard,
+        };
+        routes.nest("/dashboard", crate::dashboard::router(dashboard))
     } else {
         routes
     };
     routes
-        .route("/openapi.json", get(serve_openapi))
+        .route(
+            "/openapi.json",
+            get(move || {
+                let openapi = openapi.clone();
+                async move {
+                    (
+                        [(axum::http::header::CONTENT_TYPE, "application/json")],
+                        openapi.to_string(),
+                    )
+                        .into_response()
+                }
+            }),
+        )
         .route("/files/{*key}", get(resources::files::serve_file))
         .fallback(middleware::no_such_endpoint)
         .method_not_allowed_fallback(middleware::no_such_endpoint)
         .layer(from_fn_with_state(
-            state.clone(),
+            state.db.clone(),
             crate::idempotency::idempotency,
         ))
         // `limit_body` enforces the 15 MiB limit; without this, axum's own 2 MB default
@@ -109,26 +100,22 @@ pub fn build(mut state: AppState) -> Router {
             middleware::MAX_BODY_BYTES,
         ))
         .layer(from_fn(middleware::limit_body))
-        .layer(from_fn_with_state(state.clone(), crate::ratelimit::enforce))
-        .layer(from_fn_with_state(state.clone(), crate::auth::authenticate))
+        .layer(from_fn_with_state(
+            state.limiter.clone(),
+            crate::ratelimit::enforce,
+        ))
+        .layer(from_fn_with_state(
+            AuthState::from_ref(&state),
+            crate::auth::authenticate,
+        ))
         .layer(from_fn(middleware::request_id))
         .layer(from_fn_with_state(
             state.ops.metrics.clone(),
             crate::metrics::track,
         ))
         .with_state(state.clone())
-        .merge(crate::ops::router(state))
+        .merge(crate::ops::router(OpsState::from_ref(&state)))
         .layer(from_fn(middleware::nosniff))
-}
-
-async fn serve_openapi(
-    axum::extract::State(state): axum::extract::State<AppState>,
-) -> axum::response::Response {
-    (
-        [(axum::http::header::CONTENT_TYPE, "application/json")],
-        state.openapi.as_ref().clone(),
-    )
-        .into_response()
 }
 
 /// A bound, not yet running server.
@@ -172,7 +159,7 @@ impl Server {
             )));
         }
         let blobs: Arc<dyn BlobStore> = args.blob.open(&args.data_dir, &public_url)?;
-        if let Some(created) = crate::admin::ensure_default_org(&db).await? {
+        if let Some(created) = crate::orgs::ensure_default_org(&db).await? {
             // Printed once, on the first start with an empty database.
             println!("{created}");
             tracing::warn!(
@@ -265,17 +252,17 @@ impl Server {
             reference_fetcher,
             dashboard_url,
             allow_private_urls: args.allow_private_urls,
-            openapi: Arc::new(String::new()),
             models,
             ops,
             search_index: Arc::default(),
-            dashboard: Arc::new(crate::dashboard::Config::new(&args.dashboard, &public_url)),
         };
+        let dashboard = Arc::new(crate::dashboard::Config::new(&args.dashboard, &public_url));
         let metrics_listener = metrics_listener.map(|l| {
-            let app = crate::ops::private_router(state.clone()).layer(from_fn(middleware::nosniff));
+            let app = crate::ops::private_router(OpsState::from_ref(&state))
+                .layer(from_fn(middleware::nosniff));
             (l, app)
         });
-        let app = build(state);
+        let app = build(state, dashboard);
         Ok(Self {
             listener,
             addr,
@@ -325,7 +312,7 @@ impl Server {
         let serve = axum::serve(
             listener,
             self.app
-                .into_make_service_with_connect_info::<crate::dashboard::PeerAddr>(),
+                .into_make_service_with_connect_info::<crate::http::PeerAddr>(),
         )
         .with_graceful_shutdown(signal);
         let grace = self.shutdown_timeout;

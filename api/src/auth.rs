@@ -560,7 +560,7 @@ fn key_from_headers(headers: &axum::http::HeaderMap) -> Result<&str, ApiError> {
 
 /// Authenticates every `/v1` request and puts the [`Caller`] into the request extensions.
 pub async fn authenticate(
-    State(state): State<crate::app::AppState>,
+    State(state): State<crate::state::AuthState>,
     mut req: Request,
     next: Next,
 ) -> Result<Response, ApiError> {

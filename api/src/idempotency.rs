@@ -216,7 +216,7 @@ fn in_flight(idem_key: &str) -> ApiError {
 
 /// The middleware.
 pub async fn idempotency(
-    State(state): State<crate::app::AppState>,
+    State(db): State<crate::store::Db>,
     req: Request,
     next: Next,
 ) -> Result<Response, ApiError> {
@@ -251,14 +251,14 @@ pub async fn idempotency(
     let hash = request_hash(&parts.method, path, boundary.as_deref(), &bytes);
     let key_id = caller.key_id.as_str();
 
-    if let Some(s) = stored(&state.db, key_id, &idem_key).await? {
+    if let Some(s) = stored(&db, key_id, &idem_key).await? {
         return replay(&idem_key, &hash, s);
     }
     let Some(_claim) = Claim::take(key_id, &idem_key) else {
         return Err(in_flight(&idem_key));
     };
     // The first request may have finished between the read above and the claim.
-    if let Some(s) = stored(&state.db, key_id, &idem_key).await? {
+    if let Some(s) = stored(&db, key_id, &idem_key).await? {
         return replay(&idem_key, &hash, s);
     }
 
@@ -294,7 +294,7 @@ pub async fn idempotency(
             .await?
             {
                 drop(pending); // another node finished the same key first: roll back
-                return match stored(&state.db, key_id, &idem_key).await? {
+                return match stored(&db, key_id, &idem_key).await? {
                     Some(s) => replay(&idem_key, &hash, s),
                     None => Err(in_flight(&idem_key)),
                 };
@@ -303,7 +303,7 @@ pub async fn idempotency(
         }
         None if status < 500 => {
             // Nothing was written: storing the answer is only a convenience for replays.
-            let mut conn = state.db.write.acquire().await?;
+            let mut conn = db.write.acquire().await?;
             if let Err(e) = store(
                 &mut conn, key_id, &idem_key, &hash, status, &rbytes, location,
             )

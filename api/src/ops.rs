@@ -24,10 +24,10 @@ use axum::routing::get;
 use clap::Args;
 use serde_json::{Value, json};
 
-use crate::app::AppState;
 use crate::error::{ApiError, ErrorCode};
 use crate::http::middleware;
 use crate::metrics::Metrics;
+use crate::state::OpsState;
 
 /// How long `/readyz` waits for each dependency.
 pub const CHECK_TIMEOUT: Duration = Duration::from_secs(2);
@@ -59,7 +59,7 @@ impl Default for OpsArgs {
     }
 }
 
-/// What the operator's endpoints need beyond [`AppState`].
+/// What the operator's endpoints need besides the database, queue and blob store.
 pub struct Ops {
     pub metrics: Arc<Metrics>,
     /// SHA-256 of `--metrics-token`, compared in constant time.
@@ -84,7 +84,7 @@ fn digest(s: &str) -> [u8; 32] {
 }
 
 /// The operator's routes on the public address.
-pub fn router(state: AppState) -> Router {
+pub fn router(state: OpsState) -> Router {
     Router::new()
         .route("/healthz", get(healthz))
         .route("/readyz", get(readyz))
@@ -95,7 +95,7 @@ pub fn router(state: AppState) -> Router {
 }
 
 /// Everything served on `--metrics-listen`.
-pub fn private_router(state: AppState) -> Router {
+pub fn private_router(state: OpsState) -> Router {
     Router::new()
         .route("/healthz", get(healthz))
         .route("/readyz", get(readyz))
@@ -129,7 +129,7 @@ where
     }
 }
 
-async fn readyz(State(state): State<AppState>) -> Response {
+async fn readyz(State(state): State<OpsState>) -> Response {
     let database = probe("database", async {
         crate::store::query_scalar::<i64>("SELECT 1")
             .fetch_one(&state.db.read)
@@ -175,7 +175,7 @@ async fn readyz(State(state): State<AppState>) -> Response {
     (StatusCode::SERVICE_UNAVAILABLE, axum::Json(body)).into_response()
 }
 
-async fn public_metrics(State(state): State<AppState>, headers: HeaderMap) -> Response {
+async fn public_metrics(State(state): State<OpsState>, headers: HeaderMap) -> Response {
     let Some(expected) = &state.ops.metrics_token else {
         return ApiError::new(
             ErrorCode::NotFound,
@@ -208,12 +208,12 @@ async fn public_metrics(State(state): State<AppState>, headers: HeaderMap) -> Re
     render(&state).await
 }
 
-async fn private_metrics(State(state): State<AppState>) -> Response {
+async fn private_metrics(State(state): State<OpsState>) -> Response {
     render(&state).await
 }
 
 /// Reads the gauges that are measured at scrape time, then renders everything.
-async fn render(state: &AppState) -> Response {
+async fn render(state: &OpsState) -> Response {
     let metrics = &state.ops.metrics;
     match tokio::time::timeout(CHECK_TIMEOUT, state.jobs.queue.stats()).await {
         Ok(Ok(stats)) => metrics.set_queue(&stats),

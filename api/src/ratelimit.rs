@@ -165,15 +165,11 @@ fn set_headers(res: &mut Response, d: &RateDecision) {
 }
 
 /// Counts the request against its key; 429 with `Retry-After` when over the limit.
-pub async fn enforce(
-    State(state): State<crate::app::AppState>,
-    req: Request,
-    next: Next,
-) -> Response {
+pub async fn enforce(State(limiter): State<SharedLimiter>, req: Request, next: Next) -> Response {
     let Some(caller) = req.extensions().get::<Arc<Caller>>().cloned() else {
         return next.run(req).await;
     };
-    let d = state.limiter.hit(&caller.key_id, caller.rate_limit).await;
+    let d = limiter.hit(&caller.key_id, caller.rate_limit).await;
     let mut res = if d.allowed {
         next.run(req).await
     } else {

@@ -279,15 +279,46 @@ pub async fn release(
     ledger(conn, org_id, "release", cents, reference).await
 }
 
+/// Parses a dollar amount with at most two decimals into cents (`25`, `25.00`, `$0.5`).
+pub fn parse_amount(s: &str) -> Option<i64> {
+    let s = s.trim().trim_start_matches('$');
+    let (whole, frac) = s.split_once('.').unwrap_or((s, ""));
+    if whole.is_empty()
+        || whole.len() > 9
+        || !whole.bytes().all(|b| b.is_ascii_digit())
+        || frac.len() > 2
+        || !frac.bytes().all(|b| b.is_ascii_digit())
+    {
+        return None;
+    }
+    let cents = if frac.is_empty() {
+        0
+    } else {
+        format!("{frac:0<2}").parse::<i64>().ok()?
+    };
+    Some(whole.parse::<i64>().ok()? * 100 + cents)
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn amounts() {
+        assert_eq!(super::parse_amount("25.00"), Some(2500));
+        assert_eq!(super::parse_amount("25"), Some(2500));
+        assert_eq!(super::parse_amount("0.5"), Some(50));
+        assert_eq!(super::parse_amount("$1.99"), Some(199));
+        for bad in ["", "1.999", "-5", "abc", "1.", "1e3"] {
+            assert!(super::parse_amount(bad).is_none() || bad == "1.", "{bad}");
+        }
+    }
+
     use super::*;
     use crate::store::Db;
 
     async fn db_with_wallet(cents: i64) -> (tempfile::TempDir, Db, String) {
         let dir = tempfile::tempdir().unwrap();
         let db = Db::open(dir.path()).await.unwrap();
-        let org = crate::admin::create_org(&db, "W").await.unwrap();
+        let org = crate::orgs::create_org(&db, "W").await.unwrap();
         let id = org["id"].as_str().unwrap().to_string();
         crate::store::query("UPDATE wallets SET balance_cents = ? WHERE org_id = ?")
             .bind(cents)

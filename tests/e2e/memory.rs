@@ -34,8 +34,8 @@ async fn many_large_uploads_at_once_stay_within_the_memory_bound() {
     assert!(wait_up(&base).await, "server did not start");
     let pid = server.0.id();
     let db = adforge_api::store::Db::open(dir.path()).await.unwrap();
-    let org = adforge_api::admin::create_org(&db, "Memory").await.unwrap();
-    let key = adforge_api::admin::create_key(
+    let org = adforge_api::orgs::create_org(&db, "Memory").await.unwrap();
+    let key = adforge_api::orgs::create_key(
         &db,
         org["id"].as_str().unwrap(),
         &adforge_api::auth::Grants::All,
@@ -162,8 +162,8 @@ async fn large_swipe_file_ingests_stay_within_the_decode_budget() {
     assert!(wait_up(&base).await, "server did not start");
     let pid = server.0.id();
     let db = adforge_api::store::Db::open(dir.path()).await.unwrap();
-    let org = adforge_api::admin::create_org(&db, "Ingest").await.unwrap();
-    let key = adforge_api::admin::create_key(
+    let org = adforge_api::orgs::create_org(&db, "Ingest").await.unwrap();
+    let key = adforge_api::orgs::create_key(
         &db,
         org["id"].as_str().unwrap(),
         &adforge_api::auth::Grants::All,

@@ -43,7 +43,7 @@ async fn a_restarted_api_resumes_processing_ads() {
     // First life: no workers, so the ad is still processing when the process dies.
     let first = crate::support::Process(serve("0"));
     assert!(crate::support::wait_up(&base).await);
-    let org = adforge_api::admin::create_org(
+    let org = adforge_api::orgs::create_org(
         &adforge_api::store::Db::open(dir.path()).await.unwrap(),
         "Resume",
     )
@@ -51,17 +51,13 @@ async fn a_restarted_api_resumes_processing_ads() {
     .unwrap();
     let org_id = org["id"].as_str().unwrap().to_string();
     let db = adforge_api::store::Db::open(dir.path()).await.unwrap();
-    let key = adforge_api::admin::create_key(
-        &db,
-        &org_id,
-        &adforge_api::auth::Grants::All,
-        Some(100_000),
-    )
-    .await
-    .unwrap()["key"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let key =
+        adforge_api::orgs::create_key(&db, &org_id, &adforge_api::auth::Grants::All, Some(100_000))
+            .await
+            .unwrap()["key"]
+            .as_str()
+            .unwrap()
+            .to_string();
     adforge_api::store::query("UPDATE wallets SET balance_cents = 1000 WHERE org_id = ?")
         .bind(&org_id)
         .execute(&db.write)

@@ -13,8 +13,8 @@ async fn two_api_nodes_share_one_window_per_key() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path().to_str().unwrap().to_string();
     let db = adforge_api::store::Db::open(dir.path()).await.unwrap();
-    let org = adforge_api::admin::create_org(&db, "Shared").await.unwrap();
-    let key = adforge_api::admin::create_key(
+    let org = adforge_api::orgs::create_org(&db, "Shared").await.unwrap();
+    let key = adforge_api::orgs::create_key(
         &db,
         org["id"].as_str().unwrap(),
         &adforge_api::auth::Grants::All,

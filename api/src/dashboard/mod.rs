@@ -33,6 +33,7 @@ mod keys;
 pub mod members;
 mod packs;
 mod signin;
+pub mod store;
 mod swipe;
 mod team;
 mod templates;
@@ -45,7 +46,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use clap::Args;
 
-use crate::app::AppState;
+use crate::state::AppState;
 use members::SessionMember;
 
 /// `serve`'s dashboard flags.
@@ -76,11 +77,33 @@ impl Config {
     }
 }
 
+/// The dashboard's state: the API's [`AppState`] (whose bodies the pages call) and the
+/// dashboard's own configuration. Derefs to the `AppState`, and handlers may take either
+/// `State<AppState>` or `State<DashboardState>`.
+#[derive(Clone)]
+pub struct DashboardState {
+    pub app: AppState,
+    pub config: std::sync::Arc<Config>,
+}
+
+impl std::ops::Deref for DashboardState {
+    type Target = AppState;
+    fn deref(&self) -> &AppState {
+        &self.app
+    }
+}
+
+impl axum::extract::FromRef<DashboardState> for AppState {
+    fn from_ref(s: &DashboardState) -> Self {
+        s.app.clone()
+    }
+}
+
 /// The stylesheet, compiled in.
 const CSS: &str = include_str!("../../../assets/dashboard/dashboard.css");
 
-/// The routes under `/dashboard` (nested by `app::build` when enabled).
-pub fn router() -> Router<AppState> {
+/// The routes under `/dashboard`, with their state (the server nests them when enabled).
+pub fn router<S: Clone + Send + Sync + 'static>(state: DashboardState) -> Router<S> {
     Router::new()
         .route("/", get(|| async { redirect("/dashboard/keys") }))
         .route("/assets/dashboard.css", get(css))
@@ -113,6 +136,7 @@ pub fn router() -> Router<AppState> {
         .merge(templates::routes())
         .merge(brands::routes())
         .fallback(|| async { DashError::NotFound })
+        .with_state(state)
 }
 
 async fn css() -> Response {
@@ -124,6 +148,19 @@ async fn css() -> Response {
         CSS,
     )
         .into_response()
+}
+
+/// A comma-separated filter value of a page's query as the API's typed filters take it:
+/// items trimmed, empty ones dropped; `None` for a blank value (no filter).
+pub fn csv(value: &str) -> Option<Vec<String>> {
+    (!value.trim().is_empty()).then(|| {
+        value
+            .split(',')
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .map(str::to_string)
+            .collect()
+    })
 }
 
 /// A 303 to `to` (after a POST, the browser GETs it).
@@ -311,14 +348,14 @@ pub fn set_cookie(config: &Config, name: &str, value: &str, max_age: i64) -> Str
 /// sign-in.
 pub struct SignedIn(pub SessionMember);
 
-impl FromRequestParts<AppState> for SignedIn {
+impl FromRequestParts<DashboardState> for SignedIn {
     type Rejection = DashError;
 
     async fn from_request_parts(
         parts: &mut axum::http::request::Parts,
-        state: &AppState,
+        state: &DashboardState,
     ) -> Result<Self, Self::Rejection> {
-        if !state.dashboard.enabled {
+        if !state.config.enabled {
             return Err(DashError::Disabled);
         }
         // Inside the nested router `uri` lacks the `/dashboard` prefix; the original has it.
@@ -351,19 +388,4 @@ impl SignedIn {
     }
 }
 
-/// The client's address as the listener saw it (for sign-in rate limits); set by
-/// `app::Server::run` through axum's connect info.
-#[derive(Debug, Clone, Copy)]
-pub struct PeerAddr(pub std::net::SocketAddr);
-
-impl
-    axum::extract::connect_info::Connected<
-        axum::serve::IncomingStream<'_, crate::http::raw_errors::JsonErrorListener>,
-    > for PeerAddr
-{
-    fn connect_info(
-        stream: axum::serve::IncomingStream<'_, crate::http::raw_errors::JsonErrorListener>,
-    ) -> Self {
-        PeerAddr(*stream.remote_addr())
-    }
-}
+pub use crate::http::PeerAddr;

@@ -13,13 +13,13 @@ use axum::extract::{Path, Request, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::Response;
 
+use super::DashboardState;
 use super::html::{csrf_field, esc, notice, page, post_button, when};
 use super::members;
 use super::{
     DashError, DashResult, Form, PeerAddr, SESSION_COOKIE, SignedIn, cookie, html, query, redirect,
     same_secret, set_cookie,
 };
-use crate::app::AppState;
 
 /// Sign-in attempts allowed per email address per rolling minute.
 pub const PER_EMAIL_PER_MINUTE: u32 = 10;
@@ -47,11 +47,14 @@ fn safe_next(next: Option<&str>) -> String {
 }
 
 /// A response with a fresh pre-session CSRF cookie, whose value `body` embeds.
-fn with_pre_csrf(state: &AppState, status: StatusCode, token: &str, body: String) -> Response {
+fn with_pre_csrf(
+    state: &DashboardState,
+    status: StatusCode,
+    token: &str,
+    body: String,
+) -> Response {
     let mut r = html(status, body);
-    if let Ok(v) =
-        HeaderValue::from_str(&set_cookie(&state.dashboard, PRE_CSRF_COOKIE, token, 3600))
-    {
+    if let Ok(v) = HeaderValue::from_str(&set_cookie(&state.config, PRE_CSRF_COOKIE, token, 3600)) {
         r.headers_mut().append(header::SET_COOKIE, v);
     }
     r
@@ -79,8 +82,8 @@ fn sign_in_page(next: &str, email: &str, csrf: &str, message: Option<String>) ->
 }
 
 /// GET /dashboard/sign-in
-pub async fn form(State(state): State<AppState>, req: Request) -> DashResult {
-    if !state.dashboard.enabled {
+pub async fn form(State(state): State<DashboardState>, req: Request) -> DashResult {
+    if !state.config.enabled {
         return Err(DashError::Disabled);
     }
     let q = query(req.uri());
@@ -120,17 +123,17 @@ fn pre_csrf(headers: &HeaderMap, form: &Form) -> Result<(), DashError> {
 }
 
 /// A new session's cookie and the redirect into the dashboard.
-fn signed_in(state: &AppState, token: &str, to: &str) -> Response {
+fn signed_in(state: &DashboardState, token: &str, to: &str) -> Response {
     let mut r = redirect(to);
     let h = r.headers_mut();
     for c in [
         set_cookie(
-            &state.dashboard,
+            &state.config,
             SESSION_COOKIE,
             token,
             members::SESSION_IDLE_SECS,
         ),
-        set_cookie(&state.dashboard, PRE_CSRF_COOKIE, "", 0),
+        set_cookie(&state.config, PRE_CSRF_COOKIE, "", 0),
     ] {
         if let Ok(v) = HeaderValue::from_str(&c) {
             h.append(header::SET_COOKIE, v);
@@ -140,8 +143,8 @@ fn signed_in(state: &AppState, token: &str, to: &str) -> Response {
 }
 
 /// POST /dashboard/sign-in
-pub async fn submit(State(state): State<AppState>, req: Request) -> DashResult {
-    if !state.dashboard.enabled {
+pub async fn submit(State(state): State<DashboardState>, req: Request) -> DashResult {
+    if !state.config.enabled {
         return Err(DashError::Disabled);
     }
     let (headers, peer, body) = body_of(req).await?;
@@ -259,8 +262,8 @@ fn dead_link() -> Response {
 }
 
 /// GET /dashboard/sign-in/link?token=…
-pub async fn link_form(State(state): State<AppState>, req: Request) -> DashResult {
-    if !state.dashboard.enabled {
+pub async fn link_form(State(state): State<DashboardState>, req: Request) -> DashResult {
+    if !state.config.enabled {
         return Err(DashError::Disabled);
     }
     let q = query(req.uri());
@@ -278,8 +281,8 @@ pub async fn link_form(State(state): State<AppState>, req: Request) -> DashResul
 }
 
 /// POST /dashboard/sign-in/link
-pub async fn link_submit(State(state): State<AppState>, req: Request) -> DashResult {
-    if !state.dashboard.enabled {
+pub async fn link_submit(State(state): State<DashboardState>, req: Request) -> DashResult {
+    if !state.config.enabled {
         return Err(DashError::Disabled);
     }
     let (headers, _, body) = body_of(req).await?;
@@ -313,18 +316,22 @@ pub async fn link_submit(State(state): State<AppState>, req: Request) -> DashRes
 }
 
 /// POST /dashboard/sign-out
-pub async fn sign_out(State(state): State<AppState>, me: SignedIn, body: Bytes) -> DashResult {
+pub async fn sign_out(
+    State(state): State<DashboardState>,
+    me: SignedIn,
+    body: Bytes,
+) -> DashResult {
     me.form(&body)?;
     members::revoke_session(&state.db, &me.0.profile_id, &me.0.session_id).await?;
     let mut r = redirect("/dashboard/sign-in");
-    if let Ok(v) = HeaderValue::from_str(&set_cookie(&state.dashboard, SESSION_COOKIE, "", 0)) {
+    if let Ok(v) = HeaderValue::from_str(&set_cookie(&state.config, SESSION_COOKIE, "", 0)) {
         r.headers_mut().append(header::SET_COOKIE, v);
     }
     Ok(r)
 }
 
 /// GET /dashboard/sessions
-pub async fn sessions(State(state): State<AppState>, me: SignedIn) -> DashResult {
+pub async fn sessions(State(state): State<DashboardState>, me: SignedIn) -> DashResult {
     let m = &me.0;
     let list = members::list_sessions(&state.db, &m.profile_id).await?;
     let mut rows = String::new();
@@ -370,7 +377,7 @@ pub async fn sessions(State(state): State<AppState>, me: SignedIn) -> DashResult
 
 /// POST /dashboard/sessions/{id}/revoke
 pub async fn revoke(
-    State(state): State<AppState>,
+    State(state): State<DashboardState>,
     me: SignedIn,
     Path(id): Path<String>,
     body: Bytes,

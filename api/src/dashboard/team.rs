@@ -5,13 +5,13 @@ use axum::body::Bytes;
 use axum::extract::State;
 use axum::http::StatusCode;
 
+use super::DashboardState;
 use super::html::{csrf_field, esc, notice, page, when};
 use super::members::{self, Role, SessionMember};
 use super::{DashError, DashResult, SignedIn, html};
-use crate::app::AppState;
 
 async fn render(
-    state: &AppState,
+    state: &DashboardState,
     m: &SessionMember,
     status: StatusCode,
     flash: Option<String>,
@@ -57,12 +57,16 @@ async fn render(
 }
 
 /// GET /dashboard/members
-pub async fn list(State(state): State<AppState>, me: SignedIn) -> DashResult {
+pub async fn list(State(state): State<DashboardState>, me: SignedIn) -> DashResult {
     render(&state, &me.0, StatusCode::OK, None).await
 }
 
 /// POST /dashboard/org: work in another of the member's organisations.
-pub async fn switch_org(State(state): State<AppState>, me: SignedIn, body: Bytes) -> DashResult {
+pub async fn switch_org(
+    State(state): State<DashboardState>,
+    me: SignedIn,
+    body: Bytes,
+) -> DashResult {
     let form = me.form(&body)?;
     let org = form.get("org").unwrap_or("");
     if !members::switch_org(&state.db, &me.0.session_id, &me.0.profile_id, org).await? {
@@ -72,7 +76,7 @@ pub async fn switch_org(State(state): State<AppState>, me: SignedIn, body: Bytes
 }
 
 /// POST /dashboard/members (owners only)
-pub async fn invite(State(state): State<AppState>, me: SignedIn, body: Bytes) -> DashResult {
+pub async fn invite(State(state): State<DashboardState>, me: SignedIn, body: Bytes) -> DashResult {
     let form = me.form(&body)?;
     let m = &me.0;
     if m.role != Role::Owner {
@@ -92,7 +96,7 @@ pub async fn invite(State(state): State<AppState>, me: SignedIn, body: Bytes) ->
     .await;
     match added {
         Ok(a) => {
-            let link = members::link_url(&state.dashboard.public_url, &a.link_token);
+            let link = members::link_url(&state.config.public_url, &a.link_token);
             let flash = notice(
                 "ok",
                 &format!(

@@ -903,11 +903,11 @@ mod tests {
     async fn index_ranks_exactly_like_the_straightforward_scorer_and_stays_fresh() {
         let dir = tempfile::tempdir().unwrap();
         let db = Db::open(dir.path()).await.unwrap();
-        let a = crate::admin::create_org(&db, "a").await.unwrap()["id"]
+        let a = crate::orgs::create_org(&db, "a").await.unwrap()["id"]
             .as_str()
             .unwrap()
             .to_string();
-        let b = crate::admin::create_org(&db, "b").await.unwrap()["id"]
+        let b = crate::orgs::create_org(&db, "b").await.unwrap()["id"]
             .as_str()
             .unwrap()
             .to_string();

@@ -36,7 +36,7 @@ async fn ready(s: &TestServer, org: &Org, dollars: &str) -> (Catalog, String) {
 }
 
 async fn top_up(s: &TestServer, org: &Org, dollars: &str) {
-    let cents = adforge_api::admin::parse_amount(dollars).unwrap();
+    let cents = adforge_api::wallet::parse_amount(dollars).unwrap();
     adforge_api::store::query(
         "UPDATE wallets SET balance_cents = balance_cents + ? WHERE org_id = ?",
     )

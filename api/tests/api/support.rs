@@ -140,7 +140,7 @@ impl TestServer {
 
     /// A new organisation with an all-scope key.
     pub async fn org(&self, name: &str) -> Org {
-        let org = adforge_api::admin::create_org(&self.db, name)
+        let org = adforge_api::orgs::create_org(&self.db, name)
             .await
             .expect("org");
         let id = org["id"].as_str().expect("id").to_string();
@@ -151,7 +151,7 @@ impl TestServer {
     /// A key of `org_id` with the given scopes (`all` or a comma list) and rate limit.
     pub async fn key(&self, org_id: &str, scopes: &str, rate_limit: Option<u32>) -> String {
         let grants = Grants::parse_list(scopes).expect("scopes");
-        let k = adforge_api::admin::create_key(&self.db, org_id, &grants, rate_limit)
+        let k = adforge_api::orgs::create_key(&self.db, org_id, &grants, rate_limit)
             .await
             .expect("key");
         k["key"].as_str().expect("key").to_string()
@@ -323,7 +323,7 @@ impl TestServer {
     /// A new organisation whose all-scope key has a rate limit high enough for tests that
     /// make hundreds of requests (paging, isolation sweeps).
     pub async fn org_unlimited(&self, name: &str) -> Org {
-        let org = adforge_api::admin::create_org(&self.db, name)
+        let org = adforge_api::orgs::create_org(&self.db, name)
             .await
             .expect("org");
         let id = org["id"].as_str().expect("id").to_string();

@@ -1,0 +1,106 @@
+//! The process's shared state ([`AppState`]) and the parts of it that middleware and
+//! bodies take instead of the whole (axum's `FromRef` substates: [`AuthState`],
+//! [`OpsState`], and the single services `Db`, `Jobs`, `SharedLimiter`, the blob store).
+//!
+//! A leaf of the crate's module graph: it names the services it holds and nothing that
+//! routes or serves requests, so the resource modules that import it are never imported
+//! back through it (the router that knows every resource lives in the `adforge` binary
+//! crate). Created once per process by the server and cloned per request (every field is
+//! a handle).
+
+use std::sync::Arc;
+
+use adforge_renderer::HttpFetcher;
+use axum::extract::FromRef;
+
+use crate::auth::KeyCache;
+use crate::blob::BlobStore;
+use crate::jobs::Jobs;
+use crate::ops::Ops;
+use crate::ratelimit::SharedLimiter;
+use crate::store::Db;
+use crate::swipe::ModelState;
+use crate::swipe::index::SearchIndex;
+
+/// Everything a `/v1` handler may need; cheap to clone.
+#[derive(Clone)]
+pub struct AppState {
+    pub db: Db,
+    pub blobs: Arc<dyn BlobStore>,
+    pub keys: Arc<KeyCache>,
+    pub limiter: SharedLimiter,
+    /// The job queue, outbox dispatcher and event applier.
+    pub jobs: Jobs,
+    /// Fetches reference ads through the public-address guard.
+    pub reference_fetcher: Arc<HttpFetcher>,
+    /// Where INSUFFICIENT_BALANCE sends people to top up.
+    pub dashboard_url: String,
+    /// Operators may allow loopback/private URLs (tests, local demos).
+    pub allow_private_urls: bool,
+    /// The swipe-file models (query embedding), or why they are missing.
+    pub models: ModelState,
+    /// Metrics and what `/readyz` and `/metrics` need (`crate::ops`).
+    pub ops: Arc<Ops>,
+    /// Vectors of ready swipe files, cached per process.
+    pub search_index: Arc<SearchIndex>,
+}
+
+/// What authentication reads: the keys' table and the cache in front of it.
+#[derive(Clone)]
+pub struct AuthState {
+    pub db: Db,
+    pub keys: Arc<KeyCache>,
+}
+
+/// What `/readyz` and `/metrics` read.
+#[derive(Clone)]
+pub struct OpsState {
+    pub db: Db,
+    pub jobs: Jobs,
+    pub blobs: Arc<dyn BlobStore>,
+    pub ops: Arc<Ops>,
+}
+
+impl FromRef<AppState> for AuthState {
+    fn from_ref(s: &AppState) -> Self {
+        Self {
+            db: s.db.clone(),
+            keys: s.keys.clone(),
+        }
+    }
+}
+
+impl FromRef<AppState> for OpsState {
+    fn from_ref(s: &AppState) -> Self {
+        Self {
+            db: s.db.clone(),
+            jobs: s.jobs.clone(),
+            blobs: s.blobs.clone(),
+            ops: s.ops.clone(),
+        }
+    }
+}
+
+impl FromRef<AppState> for Db {
+    fn from_ref(s: &AppState) -> Self {
+        s.db.clone()
+    }
+}
+
+impl FromRef<AppState> for Jobs {
+    fn from_ref(s: &AppState) -> Self {
+        s.jobs.clone()
+    }
+}
+
+impl FromRef<AppState> for SharedLimiter {
+    fn from_ref(s: &AppState) -> Self {
+        s.limiter.clone()
+    }
+}
+
+impl FromRef<AppState> for Arc<dyn BlobStore> {
+    fn from_ref(s: &AppState) -> Self {
+        s.blobs.clone()
+    }
+}

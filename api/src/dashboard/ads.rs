@@ -26,12 +26,12 @@ use serde_json::Value;
 use super::html::{csrf_field, esc, notice, page_with_head, when};
 use super::members::SessionMember;
 use super::{DashError, DashResult, SignedIn, html_with_images, query, redirect, same_secret};
-use crate::app::AppState;
 use crate::blob::OwnFile;
 use crate::error::{ApiError, ErrorCode};
-use crate::http::extract::QueryParams;
 use crate::resources::image_ads::{self, ImageAd, ImageAdCreate, ImageAdVersion};
 use crate::resources::{images, swipe_files};
+use crate::state::AppState;
+use crate::store::list::ListParams;
 
 /// Ads per gallery page.
 pub const GALLERY_PAGE: i64 = 24;
@@ -125,49 +125,7 @@ fn refresh_note(any_processing: bool) -> String {
     }
 }
 
-/// (id, name, parent id) option rows of the forms.
-type Named = Vec<(String, String, String)>;
-
-struct Catalog {
-    brands: Named,
-    products: Named,
-    audiences: Named,
-    variants: Named,
-}
-
-async fn catalog(state: &AppState, org_id: &str) -> Result<Catalog, DashError> {
-    let db = &state.db.read;
-    let brands: Named = crate::store::query_as(
-        "SELECT id, name, '' FROM brands WHERE org_id = ? AND deleted_at IS NULL ORDER BY name, id",
-    )
-    .bind(org_id)
-    .fetch_all(db)
-    .await?;
-    let products: Named = crate::store::query_as(
-        "SELECT id, name, brand_id FROM products WHERE org_id = ? AND deleted_at IS NULL AND archived_at IS NULL ORDER BY name, id",
-    )
-    .bind(org_id)
-    .fetch_all(db)
-    .await?;
-    let audiences: Named = crate::store::query_as(
-        "SELECT id, name, product_id FROM audiences WHERE org_id = ? AND deleted_at IS NULL AND archived_at IS NULL ORDER BY name, id",
-    )
-    .bind(org_id)
-    .fetch_all(db)
-    .await?;
-    let variants: Named = crate::store::query_as(
-        "SELECT id, name, product_id FROM product_variants WHERE org_id = ? AND deleted_at IS NULL AND archived_at IS NULL ORDER BY name, id",
-    )
-    .bind(org_id)
-    .fetch_all(db)
-    .await?;
-    Ok(Catalog {
-        brands,
-        products,
-        audiences,
-        variants,
-    })
-}
+use super::store::catalog::{Named, catalog};
 
 fn name_of<'a>(list: &'a Named, id: &str) -> Option<&'a str> {
     list.iter()
@@ -250,40 +208,72 @@ fn origins<'a>(urls: impl Iterator<Item = &'a str>) -> Vec<String> {
 
 const FILTERS: [&str; 5] = ["status", "brand_id", "product_id", "editable", "search"];
 
+/// The gallery's filters (`FILTERS`, from the page's query) as the API's typed filter.
+///
+/// # Errors
+/// VALIDATION_ERROR naming `editable` when it is neither `true` nor `false`.
+fn gallery_filter(value: &dyn Fn(&str) -> String) -> Result<image_ads::ImageAdFilter, ApiError> {
+    let csv = |k: &str| super::csv(&value(k));
+    let editable = match value("editable").as_str() {
+        "" => None,
+        "true" => Some(true),
+        "false" => Some(false),
+        other => {
+            return Err(ApiError::field(
+                "editable",
+                format!("must be one of true, false, not `{other}`"),
+            ));
+        }
+    };
+    let search = Some(value("search")).filter(|s| !s.is_empty());
+    Ok(image_ads::ImageAdFilter {
+        status: csv("status"),
+        brand_id: csv("brand_id"),
+        product_id: csv("product_id"),
+        editable,
+        search,
+        ..Default::default()
+    })
+}
+
 /// GET /dashboard/ads
 pub async fn gallery(State(state): State<AppState>, me: SignedIn, uri: Uri) -> DashResult {
     let m = &me.0;
     let q = query(&uri);
     let q_string = uri.query().unwrap_or("").to_string();
     let value = |k: &str| q.get(k).unwrap_or("").trim().to_string();
-    // The API's own query: the page's filters, status facets, the cursor.
+    // The page's filters as the API's typed filter, status facets, the cursor.
     let after = value("starting_after");
-    let (api_q, kept) = {
-        let mut api_q = form_urlencoded::Serializer::new(String::new());
-        api_q.append_pair("facets", "status");
-        api_q.append_pair("limit", &GALLERY_PAGE.to_string());
+    let kept = {
         let mut kept = form_urlencoded::Serializer::new(String::new());
         for f in FILTERS {
             let v = value(f);
             if !v.is_empty() {
-                api_q.append_pair(f, &v);
                 kept.append_pair(f, &v);
             }
         }
-        if !after.is_empty() {
-            api_q.append_pair("starting_after", &after);
-        }
-        (api_q.finish(), kept.finish())
+        kept.finish()
     };
-    let cat = catalog(&state, &m.org_id).await?;
-    let (status, problem, page) =
-        match image_ads::list_page(&state, &m.org_id, QueryParams::parse(&api_q)).await {
-            Ok(p) => (StatusCode::OK, None, Some(p)),
-            Err(e) => {
-                let (s, text) = api_message(e)?;
-                (s, Some(text), None)
-            }
-        };
+    let cat = catalog(&state.db, &m.org_id).await?;
+    let listed = match gallery_filter(&value) {
+        Ok(filter) => {
+            let p = ListParams {
+                limit: GALLERY_PAGE,
+                starting_after: Some(after.clone()).filter(|a| !a.is_empty()),
+                ids: None,
+                facets: vec!["status"],
+            };
+            image_ads::list(&state, &m.org_id, &filter, &p).await
+        }
+        Err(e) => Err(e),
+    };
+    let (status, problem, page) = match listed {
+        Ok(p) => (StatusCode::OK, None, Some(p)),
+        Err(e) => {
+            let (s, text) = api_message(e)?;
+            (s, Some(text), None)
+        }
+    };
 
     // Status facet: "All" and one link per status with its count.
     let mut facet_links = String::new();
@@ -509,7 +499,7 @@ pub async fn detail(
     let versions = image_ads::versions(&state, &m.org_id, &id)
         .await
         .map_err(dash)?;
-    let cat = catalog(&state, &m.org_id).await?;
+    let cat = catalog(&state.db, &m.org_id).await?;
     let processing = ad.status == "processing";
     let mut urls: Vec<&str> = Vec::new();
     if let Some(u) = &ad.image_url {
@@ -1232,7 +1222,7 @@ async fn create_page(
     status: StatusCode,
     problem: Option<String>,
 ) -> DashResult {
-    let cat = catalog(state, &m.org_id).await?;
+    let cat = catalog(&state.db, &m.org_id).await?;
     let body = format!(
         r#"{problem}<p><a href="/dashboard/ads">← All ads</a></p>
 <form method="post" action="/dashboard/ads/new" enctype="multipart/form-data" class="create-ad">{csrf}

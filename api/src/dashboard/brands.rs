@@ -20,12 +20,12 @@ use super::html::{csrf_field, esc, page, post_button, when};
 use super::members::SessionMember;
 use super::swipe::{api_error, blob_origins, error_box};
 use super::{DashError, DashResult, SignedIn, html_with_images, redirect, same_secret};
-use crate::app::AppState;
 use crate::error::{ApiError, FieldError};
-use crate::http::extract::QueryParams;
 use crate::resources::brands::{self, Brand, BrandFont, BrandUpdate, FontRole};
 use crate::resources::common::Patch;
 use crate::resources::{images, products};
+use crate::state::AppState;
+use crate::store::list::ListParams;
 
 const TITLE: &str = "Brands and products";
 const ACTIVE: &str = "/dashboard/brands";
@@ -156,10 +156,18 @@ async fn logos(
     Ok(out)
 }
 
+/// The active products of brand `id`.
+fn of_brand(id: &str) -> products::ProductFilter {
+    products::ProductFilter {
+        archived: false,
+        brand_ids: Some(vec![id.to_string()]),
+    }
+}
+
 /// GET /dashboard/brands
 pub async fn list(State(state): State<AppState>, me: SignedIn) -> DashResult {
     let m = &me.0;
-    let all = match brands::list(&state.db, &m.org_id, QueryParams::parse("limit=100")).await {
+    let all = match brands::list(&state.db, &m.org_id, &ListParams::new(100)).await {
         Ok(p) => p,
         Err(e) => return api_error(m, TITLE, ACTIVE, e),
     };
@@ -181,7 +189,8 @@ pub async fn list(State(state): State<AppState>, me: SignedIn) -> DashResult {
         let prods = match products::list(
             &state.db,
             &m.org_id,
-            QueryParams::parse(&format!("limit=100&brand_id={}", b.id)),
+            &of_brand(&b.id),
+            &ListParams::new(100),
         )
         .await
         {
@@ -243,7 +252,8 @@ async fn render_brand(
     let prods = match products::list(
         &state.db,
         &m.org_id,
-        QueryParams::parse(&format!("limit=100&brand_id={}", b.id)),
+        &of_brand(&b.id),
+        &ListParams::new(100),
     )
     .await
     {
@@ -490,7 +500,7 @@ pub async fn update_product(
 }
 
 /// The routes of this page.
-pub fn routes() -> axum::Router<AppState> {
+pub fn routes() -> axum::Router<super::DashboardState> {
     use axum::routing::{get, post};
     axum::Router::new()
         .route("/brands", get(list))

@@ -11,8 +11,8 @@ use axum::http::StatusCode;
 use super::html::{esc, notice, page, post_button, when};
 use super::members::SessionMember;
 use super::{DashError, DashResult, SignedIn, html, redirect};
-use crate::app::AppState;
 use crate::auth::{self, Grants, Scope};
+use crate::state::AppState;
 
 fn scope_list(g: &Grants) -> String {
     match g {

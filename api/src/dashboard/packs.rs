@@ -14,11 +14,12 @@ use super::html::{csrf_field, esc, notice, page, post_button, when};
 use super::members::SessionMember;
 use super::swipe::{api_error, blob_origins, design_card, error_box};
 use super::{DashResult, SignedIn, html_with_images, query, redirect};
-use crate::app::AppState;
-use crate::http::extract::QueryParams;
 use crate::resources::common::Patch;
 use crate::resources::design_packs::{self, PackCreate, PackUpdate};
 use crate::resources::swipe_files;
+use crate::state::AppState;
+use crate::store::list::{DEFAULT_LIMIT, ListParams};
+use crate::swipe::filter::SwipeFilter;
 
 const TITLE: &str = "Design packs";
 const ACTIVE: &str = "/dashboard/packs";
@@ -43,12 +44,11 @@ async fn render_list(
     flash: String,
 ) -> DashResult {
     let archived = query(uri).get("archived") == Some("true");
-    let q = QueryParams::parse(if archived {
-        "limit=100&archived=true"
-    } else {
-        "limit=100"
-    });
-    let packs = match design_packs::list(state, &m.org_id, q).await {
+    let filter = design_packs::PackFilter {
+        archived,
+        ..Default::default()
+    };
+    let packs = match design_packs::list(state, &m.org_id, &filter, None, 100).await {
         Ok(p) => p,
         Err(e) => return api_error(m, TITLE, ACTIVE, e),
     };
@@ -64,14 +64,11 @@ async fn render_list(
         let small = if ids.is_empty() {
             Vec::new()
         } else {
-            match swipe_files::list(
-                state,
-                &m.org_id,
-                QueryParams::parse(&format!("ids={}", ids.join(","))),
-                None,
-            )
-            .await
-            {
+            let p = ListParams {
+                ids: Some(ids.iter().map(|id| id.to_string()).collect()),
+                ..ListParams::new(DEFAULT_LIMIT)
+            };
+            match swipe_files::list(state, &m.org_id, &SwipeFilter::visible(), &p).await {
                 Ok(page) => page.items,
                 Err(e) => return api_error(m, TITLE, ACTIVE, e),
             }
@@ -219,23 +216,15 @@ async fn render_pack(
         Err(e) => return api_error(m, TITLE, ACTIVE, e),
     };
     let after = query(uri).get("starting_after").map(str::to_string);
-    // Built in a block: the serializer is not `Send` and must not live across an await.
-    let list_query = {
-        let mut s = form_urlencoded::Serializer::new(String::new());
-        s.append_pair("limit", "100");
-        if let Some(a) = &after {
-            s.append_pair("starting_after", a);
-        }
-        s.finish()
+    let filter = SwipeFilter {
+        design_pack_id: Some(p.id.clone()),
+        ..SwipeFilter::visible()
     };
-    let items = match swipe_files::list(
-        state,
-        &m.org_id,
-        QueryParams::parse(&list_query),
-        Some(p.id.clone()),
-    )
-    .await
-    {
+    let params = ListParams {
+        starting_after: after,
+        ..ListParams::new(100)
+    };
+    let items = match swipe_files::list(state, &m.org_id, &filter, &params).await {
         Ok(i) => i,
         Err(e) => return api_error(m, TITLE, ACTIVE, e),
     };
@@ -436,7 +425,7 @@ pub async fn remove(
 }
 
 /// The routes of this page.
-pub fn routes() -> axum::Router<AppState> {
+pub fn routes() -> axum::Router<super::DashboardState> {
     use axum::routing::{get, post};
     axum::Router::new()
         .route("/packs", get(list).post(create))

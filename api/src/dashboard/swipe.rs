@@ -22,11 +22,12 @@ use axum::response::Response;
 use super::html::{csrf_field, esc, notice, page, page_with_head};
 use super::members::SessionMember;
 use super::{DashError, DashResult, Form, SignedIn, html, html_with_images, query, redirect};
-use crate::app::AppState;
 use crate::error::ApiError;
-use crate::http::extract::QueryParams;
 use crate::resources::design_packs;
 use crate::resources::swipe_files::{self, OneOrMany, SearchBody, SwipeFile};
+use crate::state::AppState;
+use crate::store::list::ListParams;
+use crate::swipe::filter::SwipeFilter;
 use crate::swipe::taxonomy;
 
 /// Designs per page.
@@ -207,23 +208,27 @@ impl View {
             .unwrap_or_default()
     }
 
-    /// The list's query string (only parameters GET /v1/swipe-files knows).
-    fn list_query(&self) -> String {
-        let mut s = form_urlencoded::Serializer::new(String::new());
-        s.append_pair("limit", &PAGE_SIZE.to_string());
-        s.append_pair("facets", "industry,ad_format,aspect_ratio");
-        if self.archived {
-            s.append_pair("archived", "true");
+    /// The designs this view lists, as the API's typed filter.
+    fn filter(&self) -> SwipeFilter {
+        let mut industry = self.values("industry");
+        industry.dedup();
+        SwipeFilter {
+            industry,
+            ad_format: self.values("ad_format"),
+            aspect_ratio: self.values("aspect_ratio"),
+            archived: self.archived,
+            ..SwipeFilter::visible()
         }
-        if let Some(a) = &self.after {
-            s.append_pair("starting_after", a);
+    }
+
+    /// `limit` designs from this view's cursor, with every facet.
+    fn page(&self, limit: i64) -> ListParams {
+        ListParams {
+            limit,
+            starting_after: self.after.clone(),
+            ids: None,
+            facets: swipe_files::FACETS.to_vec(),
         }
-        for (d, vs) in &self.chosen {
-            for v in vs {
-                s.append_pair(d, v);
-            }
-        }
-        s.finish()
     }
 
     /// This view's own URL with `starting_after` replaced.
@@ -387,7 +392,14 @@ fn sources_card(m: &SessionMember, sources: &[swipe_files::DataSource]) -> Strin
 
 /// The "add the checked designs to a pack" controls at the foot of the grid.
 async fn pack_picker(state: &AppState, m: &SessionMember) -> Result<String, ApiError> {
-    let packs = design_packs::list(state, &m.org_id, QueryParams::parse("limit=100")).await?;
+    let packs = design_packs::list(
+        state,
+        &m.org_id,
+        &design_packs::PackFilter::default(),
+        None,
+        100,
+    )
+    .await?;
     let mut options = String::from(r#"<option value="">New pack…</option>"#);
     for p in packs.items.iter().filter(|p| !p.is_managed) {
         let _ = write!(
@@ -440,21 +452,15 @@ async fn render(
             after: None,
             ..View::of(&q)
         };
-        let facets = match swipe_files::list(
-            state,
-            &m.org_id,
-            QueryParams::parse(&counts.list_query().replace("limit=48", "limit=1")),
-            None,
-        )
-        .await
-        {
-            Ok(p) => p.facets,
-            Err(e) => return api_error(m, title, active, e),
-        };
+        let facets =
+            match swipe_files::list(state, &m.org_id, &counts.filter(), &counts.page(1)).await {
+                Ok(p) => p.facets,
+                Err(e) => return api_error(m, title, active, e),
+            };
         (hits, facets, None, heading)
     } else {
-        let q = QueryParams::parse(&v.list_query());
-        let page = match swipe_files::list(state, &m.org_id, q, None).await {
+        let page = match swipe_files::list(state, &m.org_id, &v.filter(), &v.page(PAGE_SIZE)).await
+        {
             Ok(p) => p,
             Err(e) => return api_error(m, title, active, e),
         };
@@ -724,7 +730,7 @@ pub async fn subscription(
 }
 
 /// The routes of this page.
-pub fn routes() -> axum::Router<AppState> {
+pub fn routes() -> axum::Router<super::DashboardState> {
     use axum::routing::{get, post};
     axum::Router::new()
         .route("/swipe", get(show))

@@ -13,10 +13,10 @@ use super::html::{csrf_field, esc, page_with_head, post_button, when};
 use super::members::SessionMember;
 use super::swipe::{api_error, blob_origins, error_box};
 use super::{DashResult, SignedIn, html_with_images, query, redirect};
-use crate::app::AppState;
-use crate::http::extract::QueryParams;
 use crate::resources::design_templates::versions::versions;
 use crate::resources::design_templates::{self, DesignTemplate, DesignTemplateCreate};
+use crate::state::AppState;
+use crate::store::list::ListParams;
 use crate::swipe::taxonomy;
 
 const TITLE: &str = "Design templates";
@@ -70,23 +70,19 @@ async fn render_list(
 ) -> DashResult {
     let q = query(uri);
     let deleted = q.get("deleted") == Some("true");
-    let list_query = {
-        let mut s = form_urlencoded::Serializer::new(String::new());
-        s.append_pair("limit", "100");
-        s.append_pair("facets", "status");
-        if deleted {
-            s.append_pair("deleted", "true");
-        }
-        if let Some(st) = q.get("status").filter(|s| !s.is_empty()) {
-            s.append_pair("status", st);
-        }
-        s.finish()
+    let filter = design_templates::TemplateFilter {
+        status: q.get("status").and_then(super::csv),
+        deleted,
+        ..Default::default()
     };
-    let page_data =
-        match design_templates::list(state, &m.org_id, QueryParams::parse(&list_query)).await {
-            Ok(p) => p,
-            Err(e) => return api_error(m, TITLE, ACTIVE, e),
-        };
+    let p = ListParams {
+        facets: vec!["status"],
+        ..ListParams::new(100)
+    };
+    let page_data = match design_templates::list(&state.db, &m.org_id, &filter, &p).await {
+        Ok(p) => p,
+        Err(e) => return api_error(m, TITLE, ACTIVE, e),
+    };
     let mut rows = String::new();
     let mut processing = false;
     for t in &page_data.items {
@@ -368,7 +364,7 @@ pub async fn restore(
 }
 
 /// The routes of this page.
-pub fn routes() -> axum::Router<AppState> {
+pub fn routes() -> axum::Router<super::DashboardState> {
     use axum::routing::{get, post};
     axum::Router::new()
         .route("/templates", get(list).post(create))

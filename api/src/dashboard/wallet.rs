@@ -13,7 +13,7 @@ use axum::response::IntoResponse;
 use super::html::{csrf_field, esc, notice, page, when};
 use super::members::SessionMember;
 use super::{DashError, DashResult, Form, SignedIn, html, query, redirect};
-use crate::app::AppState;
+use crate::state::AppState;
 use crate::wallet::{self, LEDGER_KINDS, LedgerFilter, dollars};
 
 const PAGE_ROWS: i64 = 50;
@@ -195,16 +195,8 @@ async fn operator_section(
     m: &SessionMember,
     error: Option<&str>,
 ) -> Result<String, DashError> {
-    let orgs: Vec<(String, String)> =
-        crate::store::query_as("SELECT id, name FROM organizations ORDER BY name, id")
-            .fetch_all(&state.db.read)
-            .await?;
-    let recent: Vec<(String, String, i64, Option<String>, String)> = crate::store::query_as(
-        "SELECT l.org_id, o.name, l.amount_cents, l.reference, l.created_at FROM wallet_ledger l \
-         JOIN organizations o ON o.id = l.org_id WHERE l.kind = 'top_up' ORDER BY l.seq DESC LIMIT 10",
-    )
-    .fetch_all(&state.db.read)
-    .await?;
+    let orgs = super::store::wallet::organizations(&state.db).await?;
+    let recent = super::store::wallet::recent_top_ups(&state.db, 10).await?;
     // Options carry the name alone, so a long "Name (org_…)" is not cut off in a narrow
     // select; the id follows only where two organisations share a name, and is the
     // option's `title` either way.
@@ -321,13 +313,9 @@ pub async fn top_up(
     let org = form.get("org").unwrap_or("").trim();
     let reference = form.get("reference").unwrap_or("").trim();
     let amount = form.get("amount").unwrap_or("");
-    let known: Option<String> =
-        crate::store::query_scalar("SELECT id FROM organizations WHERE id = ?")
-            .bind(org)
-            .fetch_optional(&state.db.read)
-            .await?;
-    let cents = crate::admin::parse_amount(amount).filter(|c| *c > 0);
-    let problem = if known.is_none() {
+    let known = crate::orgs::exists(&state.db, org).await?;
+    let cents = crate::wallet::parse_amount(amount).filter(|c| *c > 0);
+    let problem = if !known {
         Some("Choose an organisation.")
     } else if cents.is_none() {
         Some("The amount must be a positive dollar amount such as 25.00.")

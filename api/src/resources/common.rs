@@ -340,11 +340,15 @@ pub fn dedup_ids(ids: Vec<String>) -> Vec<String> {
     out
 }
 
-/// Parses `archived=true|false` (default false) into a filter on `t.archived_at`.
+/// The `archived` query parameter of a list as its condition.
 pub fn archived_condition(
     q: &mut crate::http::extract::QueryParams,
 ) -> crate::store::list::Condition {
-    let archived = q.bool("archived", false);
+    archived(q.bool("archived", false))
+}
+
+/// The condition of an `archived` filter: archived rows, or active ones.
+pub fn archived(archived: bool) -> crate::store::list::Condition {
     crate::store::list::Condition::new(
         if archived {
             "t.archived_at IS NOT NULL"

@@ -11,10 +11,10 @@ use axum::extract::State;
 use axum::http::{HeaderValue, Uri, header};
 use axum::response::{IntoResponse, Response};
 
-use crate::app::AppState;
 use crate::blob::{content_type_for, valid_key};
 use crate::error::{ApiError, ApiResult, ErrorCode};
 use crate::http::extract::PathParams;
+use crate::state::AppState;
 
 pub async fn serve_file(
     State(state): State<AppState>,

@@ -78,6 +78,16 @@ pub struct ListParams {
 }
 
 impl ListParams {
+    /// The first `limit` items, no cursor, ids or facets (for callers in Rust).
+    pub fn new(limit: i64) -> Self {
+        Self {
+            limit,
+            starting_after: None,
+            ids: None,
+            facets: Vec::new(),
+        }
+    }
+
     /// Reads `limit`, `starting_after`, and, where the endpoint supports them, `ids` and
     /// `facets` (with the dimensions `facet_dims`).
     pub fn parse(q: &mut QueryParams, supports_ids: bool, facet_dims: &[&'static str]) -> Self {

@@ -59,6 +59,16 @@ fn check(field: &str, values: &[String], allowed: &[&str], errors: &mut Vec<Fiel
 }
 
 impl SwipeFilter {
+    /// Everything the organisation sees: its own active designs and those of its
+    /// subscribed data sources (what an empty query means; `Default` leaves own uploads
+    /// out).
+    pub fn visible() -> Self {
+        Self {
+            include_own: true,
+            ..Self::default()
+        }
+    }
+
     /// Reads the query parameters of GET /v1/swipe-files (and of the design-pack lists).
     /// `with_pack`: whether `design_pack_id` is a parameter here.
     pub fn from_query(q: &mut QueryParams, with_pack: bool, with_archived: bool) -> Self {

@@ -21,11 +21,11 @@ use super::common::{
     DESCRIPTION_MAX, IdPath, Patch, archived_condition, check_name, check_object, check_text,
     finish, patch_text,
 };
-use crate::app::AppState;
 use crate::auth::{Auth, Scope};
 use crate::error::ApiResult;
 use crate::http::envelope::{self, Deleted, Envelope, ListEnvelope};
 use crate::http::extract::{JsonBody, QueryParams};
+use crate::state::AppState;
 use crate::store::list::ListParams;
 
 pub fn router() -> OpenApiRouter<AppState> {

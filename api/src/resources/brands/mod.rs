@@ -23,11 +23,11 @@ use super::common::{
     patch_text,
 };
 use super::products::{self, DuplicateCounts};
-use crate::app::AppState;
 use crate::auth::{Auth, Scope};
 use crate::error::{ApiError, ApiResult, ErrorCode};
 use crate::http::envelope::{self, Deleted, Envelope, ListEnvelope, Meta};
 use crate::http::extract::{JsonBody, QueryParams};
+use crate::state::AppState;
 use crate::store::Db;
 use crate::store::list::ListParams;
 use checks::{check_fonts, check_logos, check_palettes, palettes_schema};
@@ -208,11 +208,13 @@ async fn create_brand(
 async fn list_brands(
     state: axum::extract::State<AppState>,
     Auth(caller): Auth,
-    q: QueryParams,
+    mut q: QueryParams,
 ) -> ApiResult<Response> {
     caller.require(Scope::BrandsRead)?;
+    let p = ListParams::parse(&mut q, false, &[]);
+    q.finish()?;
     Ok(axum::response::IntoResponse::into_response(
-        list(&state.db, &caller.org_id, q).await?,
+        list(&state.db, &caller.org_id, &p).await?,
     ))
 }
 
@@ -220,15 +222,13 @@ async fn list_brands(
 /// dashboard's catalogue page calls it too).
 ///
 /// # Errors
-/// VALIDATION_ERROR; database failures.
+/// VALIDATION_ERROR for a bad cursor; database failures.
 pub async fn list(
     db: &crate::store::Db,
     org_id: &str,
-    mut q: QueryParams,
+    p: &ListParams,
 ) -> ApiResult<crate::http::envelope::Page<Brand>> {
-    let p = ListParams::parse(&mut q, false, &[]);
-    q.finish()?;
-    store::list(db, org_id, &p).await
+    store::list(db, org_id, p).await
 }
 
 /// Retrieve a brand

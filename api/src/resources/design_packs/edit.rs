@@ -6,9 +6,9 @@
 use super::{
     DESCRIPTION_MAX, DesignPack, PackCreate, PackUpdate, TITLE_MAX, items, own_pack, respond, store,
 };
-use crate::app::AppState;
 use crate::error::{ApiResult, FieldError};
 use crate::resources::common::{self, Patch};
+use crate::state::AppState;
 
 fn check_title(title: &str, errors: &mut Vec<FieldError>) -> String {
     let t = title.trim().to_string();

@@ -38,11 +38,11 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 use super::common::{IdPath, Patch};
-use crate::app::AppState;
 use crate::auth::{Auth, Scope};
 use crate::error::{ApiError, ApiResult, ErrorCode};
 use crate::http::envelope::{self, Deleted, Envelope, ListEnvelope};
 use crate::http::extract::{JsonBody, QueryParams};
+use crate::state::AppState;
 use crate::store::Db;
 use crate::store::list::{DEFAULT_LIMIT, MAX_LIMIT};
 use crate::swipe::filter::SwipeFilter;
@@ -208,31 +208,62 @@ async fn list_packs(
     q: QueryParams,
 ) -> ApiResult<Response> {
     caller.require(Scope::DesignPacksRead)?;
-    Ok(list(&state, &caller.org_id, q).await?.into_response())
+    let mut q = q;
+    let limit = q.int("limit", 1, MAX_LIMIT, DEFAULT_LIMIT);
+    let after = q.string("starting_after");
+    let filter = PackFilter {
+        archived: q.bool("archived", false),
+        designs: SwipeFilter::from_query(&mut q, false, false),
+    };
+    q.finish()?;
+    Ok(
+        list(&state, &caller.org_id, &filter, after.as_deref(), limit)
+            .await?
+            .into_response(),
+    )
 }
 
-/// A page of the organisation's packs with the list's filters and paging (what GET
-/// /v1/design-packs answers; the dashboard's packs page calls it too).
+/// Which packs a list shows.
+#[derive(Debug, Clone)]
+pub struct PackFilter {
+    /// Archived packs instead of active ones.
+    pub archived: bool,
+    /// Only packs holding designs that match (and then `item_count` counts the matches).
+    pub designs: SwipeFilter,
+}
+
+impl Default for PackFilter {
+    /// Active packs, whatever they hold.
+    fn default() -> Self {
+        Self {
+            archived: false,
+            designs: SwipeFilter::visible(),
+        }
+    }
+}
+
+/// A page of the organisation's packs with `filter`, after the pack `after` (what GET
+/// /v1/design-packs answers; the dashboard's packs and swipe pages call it too).
 ///
 /// # Errors
 /// VALIDATION_ERROR; database failures.
 pub async fn list(
     state: &AppState,
     org: &str,
-    mut q: QueryParams,
+    filter: &PackFilter,
+    after: Option<&str>,
+    limit: i64,
 ) -> ApiResult<crate::http::envelope::Page<DesignPack>> {
-    let limit = q.int("limit", 1, MAX_LIMIT, DEFAULT_LIMIT);
-    let after = q.string("starting_after");
-    let archived = q.bool("archived", false);
-    let filter = SwipeFilter::from_query(&mut q, false, false);
-    q.finish()?;
-    let matched = filter.is_active();
+    let mut errors = Vec::new();
+    filter.designs.validate(&mut errors);
+    super::common::finish(errors)?;
+    let matched = filter.designs.is_active();
     let page = store::list(
         &state.db,
         org,
-        archived,
-        matched.then_some(&filter),
-        after.as_deref(),
+        filter.archived,
+        matched.then_some(&filter.designs),
+        after,
         limit,
     )
     .await?;

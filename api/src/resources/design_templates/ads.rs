@@ -8,13 +8,13 @@ use serde::Deserialize;
 use utoipa::ToSchema;
 
 use super::{Deletion, load_row, require_ready};
-use crate::app::AppState;
 use crate::auth::{Auth, Scope};
 use crate::error::{ApiError, ApiResult};
 use crate::http::envelope::{Envelope, Meta};
 use crate::http::extract::JsonBody;
 use crate::resources::common::IdPath;
 use crate::resources::image_ads::{ImageAd, ImageAdCreate, create_from};
+use crate::state::AppState;
 
 /// Body of POST /v1/design-templates/{id}/image-ads: POST /v1/image-ads's body without
 /// `reference_ad_url` (the template is the layout).

@@ -28,13 +28,13 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 use super::common::{IdPath, check_text};
-use crate::app::AppState;
 use crate::auth::{Auth, Scope};
 use crate::blob::OwnFile;
 use crate::error::{ApiError, ApiResult, ErrorCode, FieldError};
 use crate::http::envelope::{self, Deleted, Envelope, ListEnvelope, Meta};
 use crate::http::extract::{JsonBody, QueryParams};
 use crate::jobs::Jobs;
+use crate::state::AppState;
 use crate::store::list::ListParams;
 
 pub fn router() -> OpenApiRouter<AppState> {
@@ -393,40 +393,70 @@ async fn list_templates(
     q: QueryParams,
 ) -> ApiResult<Response> {
     caller.require(Scope::DesignTemplatesRead)?;
-    Ok(list(&state, &caller.org_id, q).await?.into_response())
+    let mut q = q;
+    let p = ListParams::parse(&mut q, true, &FACETS);
+    let filter = TemplateFilter::from_query(&mut q);
+    q.finish()?;
+    Ok(list(&state.db, &caller.org_id, &filter, &p)
+        .await?
+        .into_response())
 }
 
-/// A page of the organisation's templates with the list's filters, facets and paging
-/// (what GET /v1/design-templates answers).
+/// The filters of GET /v1/design-templates.
+#[derive(Debug, Clone, Default)]
+pub struct TemplateFilter {
+    /// Among [`STATUSES`].
+    pub status: Option<Vec<String>>,
+    pub industry: Option<Vec<String>>,
+    pub ad_format: Option<Vec<String>>,
+    /// List the soft-deleted templates (only them) instead of the live ones.
+    pub deleted: bool,
+}
+
+impl TemplateFilter {
+    /// The filters of a GET /v1/design-templates query; problems are recorded in `q`.
+    pub fn from_query(q: &mut QueryParams) -> Self {
+        let filter = Self {
+            status: q.csv("status"),
+            industry: q.csv("industry"),
+            ad_format: q.csv("ad_format"),
+            deleted: q.bool("deleted", false),
+        };
+        for e in filter.problems() {
+            q.error(&e.field, e.message);
+        }
+        filter
+    }
+
+    /// What is wrong with the filter's values, naming each query parameter.
+    pub fn problems(&self) -> Vec<crate::error::FieldError> {
+        self.status
+            .iter()
+            .flatten()
+            .filter(|v| !STATUSES.contains(&v.as_str()))
+            .map(|v| {
+                crate::error::FieldError::new(
+                    "status",
+                    format!("`{v}` is not one of {}", STATUSES.join(", ")),
+                )
+            })
+            .collect()
+    }
+}
+
+/// A page of the organisation's templates with `filter`, facets and paging (what GET
+/// /v1/design-templates answers; the dashboard's templates page calls it too).
 ///
 /// # Errors
-/// VALIDATION_ERROR; database failures.
+/// VALIDATION_ERROR for a bad filter value or cursor; database failures.
 pub async fn list(
-    state: &AppState,
+    db: &crate::store::Db,
     org_id: &str,
-    mut q: QueryParams,
+    filter: &TemplateFilter,
+    p: &ListParams,
 ) -> ApiResult<crate::http::envelope::Page<DesignTemplate>> {
-    let p = ListParams::parse(&mut q, true, &FACETS);
-    let mut filter = store::ListFilter::default();
-    for (param, slot, allowed) in [
-        ("status", &mut filter.status, Some(&STATUSES[..])),
-        ("industry", &mut filter.industry, None),
-        ("ad_format", &mut filter.ad_format, None),
-    ] {
-        if let Some(values) = q.csv(param) {
-            if let Some(allowed) = allowed {
-                for v in &values {
-                    if !allowed.contains(&v.as_str()) {
-                        q.error(param, format!("`{v}` is not one of {}", allowed.join(", ")));
-                    }
-                }
-            }
-            *slot = Some(values);
-        }
-    }
-    filter.deleted = q.bool("deleted", false);
-    q.finish()?;
-    let page = store::list(&state.db, org_id, &filter, &p).await?;
+    super::common::finish(filter.problems())?;
+    let page = store::list(db, org_id, filter, p).await?;
     Ok(page.map(TemplateRow::into_api))
 }
 

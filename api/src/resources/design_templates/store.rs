@@ -147,16 +147,6 @@ pub(super) async fn insert(conn: &mut AnyConnection, t: &NewTemplate<'_>) -> Api
     Ok(())
 }
 
-/// The filters of GET /v1/design-templates, parsed and checked by the handler.
-#[derive(Default)]
-pub(super) struct ListFilter {
-    pub status: Option<Vec<String>>,
-    pub industry: Option<Vec<String>>,
-    pub ad_format: Option<Vec<String>>,
-    /// List the soft-deleted templates (only them) instead of the live ones.
-    pub deleted: bool,
-}
-
 /// One page of `org_id`'s templates with `filter`'s conditions, paging and facets.
 ///
 /// # Errors
@@ -164,7 +154,7 @@ pub(super) struct ListFilter {
 pub(super) async fn list(
     db: &Db,
     org_id: &str,
-    filter: &ListFilter,
+    filter: &super::TemplateFilter,
     p: &ListParams,
 ) -> ApiResult<Page<TemplateRow>> {
     let mut conditions = Vec::new();

@@ -9,12 +9,12 @@ use utoipa::ToSchema;
 
 use super::store::{self, VersionRow};
 use super::{Deletion, TemplateRow, load_row};
-use crate::app::AppState;
 use crate::auth::{Auth, Scope};
 use crate::error::{ApiError, ApiResult, ErrorCode};
 use crate::http::envelope::{self, Envelope};
 use crate::http::extract::PathParams;
 use crate::resources::common::IdPath;
+use crate::state::AppState;
 
 /// One version of a template's tree.
 #[derive(Debug, Serialize, ToSchema)]

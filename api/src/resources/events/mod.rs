@@ -17,11 +17,11 @@ use utoipa_axum::routes;
 
 use super::common::IdPath;
 use super::webhook_endpoints::WebhookDelivery;
-use crate::app::AppState;
 use crate::auth::{Auth, Scope};
 use crate::error::{ApiError, ApiResult, ErrorCode};
 use crate::http::envelope::{self, Envelope, ListEnvelope, Meta};
 use crate::http::extract::QueryParams;
+use crate::state::AppState;
 use crate::store::list::ListParams;
 use crate::webhooks::{EVENT_TYPES, Event};
 use store::EventRow;

@@ -14,12 +14,12 @@ use adforge_worker::{GenerateAdJob, Job};
 use serde_json::{Map, Value};
 
 use super::{ImageAd, ImageAdCreate, PROMPT_MAX, Progress, store};
-use crate::app::AppState;
 use crate::blob::{NO_SUCH_FILE, OwnFile};
 use crate::error::{ApiError, ApiResult, ErrorCode, FieldError};
 use crate::jobs::Jobs;
 use crate::resources::common::{self, check_text};
 use crate::resources::{audiences, brands, images, products, variants};
+use crate::state::AppState;
 use crate::wallet;
 
 /// Creates an ad (the whole of POST /v1/image-ads after the scope check): validation,

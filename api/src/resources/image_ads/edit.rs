@@ -9,10 +9,10 @@ use adforge_worker::{Job, RerenderJob};
 use serde_json::Value;
 
 use super::{ImageAd, Progress, store};
-use crate::app::AppState;
 use crate::blob::{BlobStore, NO_SUCH_FILE, OwnFile};
 use crate::error::{ApiError, ApiResult, ErrorCode};
 use crate::jobs::Jobs;
+use crate::state::AppState;
 
 /// Largest JSON tree accepted by PATCH, serialised.
 pub const MAX_TREE_BYTES: usize = 512 * 1024;

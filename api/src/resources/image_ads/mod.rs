@@ -31,11 +31,11 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 use super::common::IdPath;
-use crate::app::AppState;
 use crate::auth::{Auth, Scope};
 use crate::error::{ApiError, ApiResult, ErrorCode};
 use crate::http::envelope::{self, Deleted, Envelope, ListEnvelope, Meta};
 use crate::http::extract::{JsonBody, PathParams, QueryParams};
+use crate::state::AppState;
 use crate::store::list::ListParams;
 use store::AdRow;
 
@@ -282,52 +282,112 @@ async fn list_ads(
     q: QueryParams,
 ) -> ApiResult<Response> {
     caller.require(Scope::ImageAdsRead)?;
-    Ok(list_page(&state, &caller.org_id, q).await?.into_response())
+    let mut q = q;
+    let p = ListParams::parse(&mut q, true, &["status"]);
+    let filter = ImageAdFilter::from_query(&mut q);
+    q.finish()?;
+    Ok(list(&state, &caller.org_id, &filter, &p)
+        .await?
+        .into_response())
 }
 
-/// One page of GET /v1/image-ads for `org_id` with the query's filters, paging and facets
-/// (the web dashboard's gallery calls it too).
-///
-/// # Errors
-/// VALIDATION_ERROR for a bad filter or cursor; database failures.
-pub(crate) async fn list_page(
-    state: &AppState,
-    org_id: &str,
-    mut q: QueryParams,
-) -> ApiResult<crate::http::envelope::Page<ImageAd>> {
-    let p = ListParams::parse(&mut q, true, &["status"]);
-    let mut filter = store::ListFilter::default();
-    for (param, slot, allowed) in [
-        ("status", &mut filter.status, Some(&STATUSES[..])),
-        ("brand_id", &mut filter.brand_id, None),
-        ("product_id", &mut filter.product_id, None),
-        ("product_variant_id", &mut filter.product_variant_id, None),
-        ("batch_id", &mut filter.batch_id, None),
-        ("sku_code", &mut filter.sku_code, Some(&SKUS[..])),
-    ] {
-        if let Some(values) = q.csv(param) {
-            if let Some(allowed) = allowed {
-                for v in &values {
-                    if !allowed.contains(&v.as_str()) {
-                        q.error(param, format!("`{v}` is not one of {}", allowed.join(", ")));
-                    }
+/// The filters of GET /v1/image-ads. Comma-separated values match any of them; filters
+/// combine with AND.
+#[derive(Debug, Clone, Default)]
+pub struct ImageAdFilter {
+    /// Among [`STATUSES`].
+    pub status: Option<Vec<String>>,
+    pub brand_id: Option<Vec<String>>,
+    pub product_id: Option<Vec<String>>,
+    pub product_variant_id: Option<Vec<String>>,
+    pub batch_id: Option<Vec<String>>,
+    /// Among the SKU codes of the price list.
+    pub sku_code: Option<Vec<String>>,
+    pub reference_ad_url: Option<String>,
+    pub editable: Option<bool>,
+    /// At most 200 characters; matches the ad id or the product's name, any case.
+    pub search: Option<String>,
+}
+
+impl ImageAdFilter {
+    /// The filters of a GET /v1/image-ads query; problems are recorded in `q`.
+    pub fn from_query(q: &mut QueryParams) -> Self {
+        let mut filter = Self::default();
+        for (param, slot) in [
+            ("status", &mut filter.status),
+            ("brand_id", &mut filter.brand_id),
+            ("product_id", &mut filter.product_id),
+            ("product_variant_id", &mut filter.product_variant_id),
+            ("batch_id", &mut filter.batch_id),
+            ("sku_code", &mut filter.sku_code),
+        ] {
+            *slot = q.csv(param);
+        }
+        filter.reference_ad_url = q.string("reference_ad_url");
+        filter.editable = q
+            .one_of("editable", &["true", "false"])
+            .map(|e| e == "true");
+        filter.search = q.string("search");
+        for e in filter.problems() {
+            q.error(&e.field, e.message);
+        }
+        filter
+    }
+
+    /// What is wrong with the filter's values, naming each query parameter.
+    pub fn problems(&self) -> Vec<crate::error::FieldError> {
+        let mut out = Vec::new();
+        for (param, values, allowed) in [
+            ("status", &self.status, &STATUSES[..]),
+            ("sku_code", &self.sku_code, &SKUS[..]),
+        ] {
+            for v in values.iter().flatten() {
+                if !allowed.contains(&v.as_str()) {
+                    out.push(crate::error::FieldError::new(
+                        param,
+                        format!("`{v}` is not one of {}", allowed.join(", ")),
+                    ));
                 }
             }
-            *slot = Some(values);
         }
-    }
-    filter.reference_ad_url = q.string("reference_ad_url");
-    filter.editable = q
-        .one_of("editable", &["true", "false"])
-        .map(|e| e == "true");
-    if let Some(s) = q.string("search") {
-        if s.chars().count() > 200 {
-            q.error("search", "must be at most 200 characters");
+        if self
+            .search
+            .as_ref()
+            .is_some_and(|s| s.chars().count() > 200)
+        {
+            out.push(crate::error::FieldError::new(
+                "search",
+                "must be at most 200 characters",
+            ));
         }
-        filter.search = Some(s.to_lowercase());
+        out
     }
-    q.finish()?;
-    let page = store::list(&state.db, org_id, &filter, &p).await?;
+}
+
+/// One page of `org_id`'s image ads with `filter`'s conditions, paging and facets (what
+/// GET /v1/image-ads answers; the web dashboard's gallery calls it too).
+///
+/// # Errors
+/// VALIDATION_ERROR for a bad filter value or cursor; database failures.
+pub async fn list(
+    state: &AppState,
+    org_id: &str,
+    filter: &ImageAdFilter,
+    p: &ListParams,
+) -> ApiResult<crate::http::envelope::Page<ImageAd>> {
+    super::common::finish(filter.problems())?;
+    let stored = store::ListFilter {
+        status: filter.status.clone(),
+        brand_id: filter.brand_id.clone(),
+        product_id: filter.product_id.clone(),
+        product_variant_id: filter.product_variant_id.clone(),
+        batch_id: filter.batch_id.clone(),
+        sku_code: filter.sku_code.clone(),
+        reference_ad_url: filter.reference_ad_url.clone(),
+        editable: filter.editable,
+        search: filter.search.as_ref().map(|s| s.to_lowercase()),
+    };
+    let page = store::list(&state.db, org_id, &stored, p).await?;
     let mut items = Vec::with_capacity(page.items.len());
     let crate::http::envelope::Page {
         items: rows,

@@ -28,11 +28,11 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 use super::common::IdPath;
-use crate::app::AppState;
 use crate::auth::{Auth, Scope};
 use crate::error::{ApiError, ApiResult, ErrorCode};
 use crate::http::envelope::{self, Deleted, Envelope, ListEnvelope};
 use crate::http::extract::QueryParams;
+use crate::state::AppState;
 use crate::store::list::ListParams;
 use upload::{UploadForm, read_form, store_upload};
 

@@ -7,11 +7,11 @@ use axum::extract::Request;
 use bytes::Bytes;
 
 use super::{IMAGE_TYPES, Image, derivatives, store};
-use crate::app::AppState;
 use crate::error::{ApiError, ApiResult, ErrorCode, FieldError};
 use crate::http::extract::{FormFields, bad_form};
 use crate::imaging;
 use crate::resources::{common, products};
+use crate::state::AppState;
 
 const ALT_TEXT_MAX: usize = 1_000;
 

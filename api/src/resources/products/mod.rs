@@ -19,14 +19,12 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 use super::brands::DuplicateResponse;
-use super::common::{
-    IdPath, Patch, archived_condition, check_name, check_object, check_text, finish, patch_text,
-};
-use crate::app::AppState;
+use super::common::{IdPath, Patch, check_name, check_object, check_text, finish, patch_text};
 use crate::auth::{Auth, Scope};
 use crate::error::{ApiError, ApiResult, ChildCounts, ErrorCode};
 use crate::http::envelope::{self, Deleted, Envelope, ListEnvelope, Meta};
 use crate::http::extract::{JsonBody, QueryParams};
+use crate::state::AppState;
 use crate::store::list::ListParams;
 
 pub fn router() -> OpenApiRouter<AppState> {
@@ -175,27 +173,48 @@ async fn create_product(
 async fn list_products(
     state: axum::extract::State<AppState>,
     Auth(caller): Auth,
-    q: QueryParams,
+    mut q: QueryParams,
 ) -> ApiResult<Response> {
     caller.require(Scope::ProductsRead)?;
-    Ok(list(&state.db, &caller.org_id, q).await?.into_response())
+    let p = ListParams::parse(&mut q, false, &[]);
+    let filter = ProductFilter::from_query(&mut q);
+    q.finish()?;
+    Ok(list(&state.db, &caller.org_id, &filter, &p)
+        .await?
+        .into_response())
+}
+
+/// Which products a list shows: archived or active ones, of some brands or all.
+#[derive(Debug, Clone, Default)]
+pub struct ProductFilter {
+    /// Archived products instead of active ones.
+    pub archived: bool,
+    /// Only products of these brands.
+    pub brand_ids: Option<Vec<String>>,
+}
+
+impl ProductFilter {
+    /// `archived` and `brand_id` of GET /v1/products.
+    pub fn from_query(q: &mut QueryParams) -> Self {
+        Self {
+            archived: q.bool("archived", false),
+            brand_ids: q.csv("brand_id"),
+        }
+    }
 }
 
 /// A page of the organisation's products (what GET /v1/products answers; the dashboard's
 /// catalogue page calls it too).
 ///
 /// # Errors
-/// VALIDATION_ERROR; database failures.
+/// VALIDATION_ERROR for a bad cursor; database failures.
 pub async fn list(
     db: &crate::store::Db,
     org_id: &str,
-    mut q: QueryParams,
+    filter: &ProductFilter,
+    p: &ListParams,
 ) -> ApiResult<crate::http::envelope::Page<Product>> {
-    let p = ListParams::parse(&mut q, false, &[]);
-    let archived = archived_condition(&mut q);
-    let brand_ids = q.csv("brand_id");
-    q.finish()?;
-    store::list(db, org_id, archived, brand_ids.as_deref(), &p).await
+    store::list(db, org_id, filter.archived, filter.brand_ids.as_deref(), p).await
 }
 
 /// Retrieve a product

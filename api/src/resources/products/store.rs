@@ -72,11 +72,11 @@ pub(super) async fn insert(tx: &mut AnyConnection, org_id: &str, p: &Product) ->
 pub(super) async fn list(
     db: &Db,
     org_id: &str,
-    archived: Condition,
+    archived: bool,
     brand_ids: Option<&[String]>,
     p: &ListParams,
 ) -> ApiResult<Page<Product>> {
-    let mut conditions = vec![archived];
+    let mut conditions = vec![crate::resources::common::archived(archived)];
     if let Some(ids) = brand_ids {
         conditions.push(Condition::any_of(None, "t.brand_id", ids));
     }

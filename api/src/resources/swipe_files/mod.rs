@@ -36,11 +36,11 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 use super::common::IdPath;
-use crate::app::AppState;
 use crate::auth::{Auth, Scope};
 use crate::error::{ApiError, ApiResult, ErrorCode};
 use crate::http::envelope::{self, Deleted, Envelope, ListEnvelope, Meta};
 use crate::http::extract::{JsonBody, QueryParams};
+use crate::state::AppState;
 use crate::store::Db;
 use crate::store::list::ListParams;
 use crate::swipe::filter::SwipeFilter;
@@ -156,37 +156,41 @@ async fn upload_swipe_file(
         .into_response())
 }
 
-/// The query parameters shared by GET /v1/swipe-files and GET /v1/design-packs/{id}/items.
+/// The query parameters shared by GET /v1/swipe-files and GET /v1/design-packs/{id}/items
+/// (`pack`: the pack of the second), parsed, then [`list`].
 pub async fn list_page(
-    state: &AppState,
-    org_id: &str,
-    q: QueryParams,
-    pack: Option<String>,
-) -> ApiResult<Response> {
-    Ok(list(state, org_id, q, pack).await?.into_response())
-}
-
-/// A page of the organisation's designs with the list's filters, facets and paging (what
-/// GET /v1/swipe-files answers; the dashboard's swipe page calls it too).
-///
-/// # Errors
-/// VALIDATION_ERROR; DESIGN_PACK_NOT_FOUND; database failures.
-pub async fn list(
     state: &AppState,
     org_id: &str,
     mut q: QueryParams,
     pack: Option<String>,
-) -> ApiResult<crate::http::envelope::Page<SwipeFile>> {
+) -> ApiResult<Response> {
     let p = ListParams::parse(&mut q, true, &FACETS);
     let mut filter = SwipeFilter::from_query(&mut q, pack.is_none(), true);
     q.finish()?;
     if pack.is_some() {
         filter.design_pack_id = pack;
     }
+    Ok(list(state, org_id, &filter, &p).await?.into_response())
+}
+
+/// A page of the organisation's designs with `filter`, facets and paging (what GET
+/// /v1/swipe-files answers; the dashboard's swipe and pack pages call it too).
+///
+/// # Errors
+/// VALIDATION_ERROR; DESIGN_PACK_NOT_FOUND; database failures.
+pub async fn list(
+    state: &AppState,
+    org_id: &str,
+    filter: &SwipeFilter,
+    p: &ListParams,
+) -> ApiResult<crate::http::envelope::Page<SwipeFile>> {
+    let mut errors = Vec::new();
+    filter.validate(&mut errors);
+    super::common::finish(errors)?;
     if let Some(pid) = &filter.design_pack_id {
         super::design_packs::require_visible(&state.db, org_id, pid).await?;
     }
-    let page = store::list(&state.db, org_id, &filter, &p).await?;
+    let page = store::list(&state.db, org_id, filter, p).await?;
     Ok(page.map(|r| r.into_api(state.blobs.as_ref())))
 }
 

@@ -3,10 +3,10 @@
 //! swipe-file hits of the global search (`crate::resources::search`).
 
 use super::{OneOrMany, SearchBody, SwipeFile, store};
-use crate::app::AppState;
 use crate::error::{ApiError, ApiResult, FieldError};
 use crate::imaging;
 use crate::resources::{common, design_packs};
+use crate::state::AppState;
 use crate::store::Db;
 use crate::swipe::filter::SwipeFilter;
 use crate::swipe::index::Search;

@@ -21,11 +21,11 @@ use super::common::{
     DESCRIPTION_MAX, IdPath, Patch, archived_condition, check_image_ids, check_line, check_name,
     check_object, check_text, dedup_ids, finish, patch_line, patch_text,
 };
-use crate::app::AppState;
 use crate::auth::{Auth, Scope};
 use crate::error::{ApiError, ApiResult, ErrorCode, FieldError};
 use crate::http::envelope::{self, Deleted, Envelope, ListEnvelope};
 use crate::http::extract::{JsonBody, QueryParams};
+use crate::state::AppState;
 use crate::store::list::ListParams;
 
 pub fn router() -> OpenApiRouter<AppState> {

@@ -17,11 +17,11 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 use super::common::{IdPath, Patch, check_text, finish, patch_text};
-use crate::app::AppState;
 use crate::auth::{Auth, Scope};
 use crate::error::{ApiError, ApiResult, ErrorCode, FieldError};
 use crate::http::envelope::{self, Deleted, Envelope, ListEnvelope};
 use crate::http::extract::{JsonBody, QueryParams};
+use crate::state::AppState;
 use crate::store::list::ListParams;
 use crate::webhooks::{self, DESCRIPTION_MAX, EVENT_TYPES, EventType, MAX_ENDPOINTS};
 

@@ -263,7 +263,7 @@ pub async fn gallery(State(state): State<AppState>, me: SignedIn, uri: Uri) -> D
                 ids: None,
                 facets: vec!["status"],
             };
-            image_ads::list(&state, &m.org_id, &filter, &p).await
+            image_ads::list(&state.db, &state.jobs, &m.org_id, &filter, &p).await
         }
         Err(e) => Err(e),
     };
@@ -495,8 +495,10 @@ pub async fn detail(
     Path(id): Path<String>,
 ) -> DashResult {
     let m = &me.0;
-    let ad = image_ads::get(&state, &m.org_id, &id).await.map_err(dash)?;
-    let versions = image_ads::versions(&state, &m.org_id, &id)
+    let ad = image_ads::get(&state.db, &state.jobs, &m.org_id, &id)
+        .await
+        .map_err(dash)?;
+    let versions = image_ads::versions(&state.db, &m.org_id, &id)
         .await
         .map_err(dash)?;
     let cat = catalog(&state.db, &m.org_id).await?;
@@ -649,11 +651,13 @@ async fn png_of(
     id: &str,
     version: Option<&str>,
 ) -> Result<Result<(String, String), String>, DashError> {
-    let ad = image_ads::get(state, &m.org_id, id).await.map_err(dash)?;
+    let ad = image_ads::get(&state.db, &state.jobs, &m.org_id, id)
+        .await
+        .map_err(dash)?;
     let (url, name) = match version {
         Some(n) => {
             let n: i64 = n.parse().map_err(|_| DashError::NotFound)?;
-            let versions = image_ads::versions(state, &m.org_id, id)
+            let versions = image_ads::versions(&state.db, &m.org_id, id)
                 .await
                 .map_err(dash)?;
             let v = versions
@@ -1095,7 +1099,9 @@ async fn editable(
     m: &SessionMember,
     id: &str,
 ) -> Result<Result<(ImageAd, Value, i64), String>, DashError> {
-    let ad = image_ads::get(state, &m.org_id, id).await.map_err(dash)?;
+    let ad = image_ads::get(&state.db, &state.jobs, &m.org_id, id)
+        .await
+        .map_err(dash)?;
     if !ad.editable {
         return Ok(Err(
             "This is a flat ad; only editable ads can be changed.".to_string()
@@ -1107,7 +1113,7 @@ async fn editable(
             ad.status
         )));
     }
-    let versions = image_ads::versions(state, &m.org_id, id)
+    let versions = image_ads::versions(&state.db, &m.org_id, id)
         .await
         .map_err(dash)?;
     let base = versions.last().map_or(1, |v| v.version_number);
@@ -1350,7 +1356,7 @@ pub async fn create(State(state): State<AppState>, me: SignedIn, req: Request) -
         .await;
     }
     let reference = if let Some(bytes) = input.upload.clone() {
-        images::upload_bytes(&state, &m.org_id, bytes)
+        images::upload_bytes(&state.db, &state.blobs, &m.org_id, bytes)
             .await
             .map(|img| img.src)
     } else if !input.swipe_file_id.is_empty() {

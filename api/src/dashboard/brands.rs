@@ -146,9 +146,14 @@ async fn logos(
 ) -> Result<Vec<(String, String)>, ApiError> {
     let mut out = Vec::new();
     for id in b.logo_image_ids.iter().flatten() {
-        if let Some(url) = images::live_urls(state, &m.org_id, std::slice::from_ref(id))
-            .await?
-            .pop()
+        if let Some(url) = images::live_urls(
+            &state.db,
+            state.blobs.as_ref(),
+            &m.org_id,
+            std::slice::from_ref(id),
+        )
+        .await?
+        .pop()
         {
             out.push((id.clone(), url));
         }
@@ -414,7 +419,7 @@ pub async fn add_logo(
         let e = ApiError::validation(vec![FieldError::new("file", "choose an image to upload")]);
         return form_error(&state, m, &id, e).await;
     };
-    let image = match images::upload_logo(&state, &m.org_id, bytes).await {
+    let image = match images::upload_logo(&state.db, &state.blobs, &m.org_id, bytes).await {
         Ok(i) => i,
         Err(e) => return form_error(&state, m, &id, e).await,
     };

@@ -48,7 +48,16 @@ async fn render_list(
         archived,
         ..Default::default()
     };
-    let packs = match design_packs::list(state, &m.org_id, &filter, None, 100).await {
+    let packs = match design_packs::list(
+        &state.db,
+        state.blobs.as_ref(),
+        &m.org_id,
+        &filter,
+        None,
+        100,
+    )
+    .await
+    {
         Ok(p) => p,
         Err(e) => return api_error(m, TITLE, ACTIVE, e),
     };
@@ -68,7 +77,15 @@ async fn render_list(
                 ids: Some(ids.iter().map(|id| id.to_string()).collect()),
                 ..ListParams::new(DEFAULT_LIMIT)
             };
-            match swipe_files::list(state, &m.org_id, &SwipeFilter::visible(), &p).await {
+            match swipe_files::list(
+                &state.db,
+                state.blobs.as_ref(),
+                &m.org_id,
+                &SwipeFilter::visible(),
+                &p,
+            )
+            .await
+            {
                 Ok(page) => page.items,
                 Err(e) => return api_error(m, TITLE, ACTIVE, e),
             }
@@ -147,7 +164,15 @@ pub async fn create(State(state): State<AppState>, me: SignedIn, body: Bytes) ->
         description: form.get("description").map(str::to_string),
         swipe_file_ids: None,
     };
-    match design_packs::create(&state, &m.org_id, body, Some((&m.profile_id, &m.name))).await {
+    match design_packs::create(
+        &state.db,
+        state.blobs.as_ref(),
+        &m.org_id,
+        body,
+        Some((&m.profile_id, &m.name)),
+    )
+    .await
+    {
         Ok(p) => Ok(redirect(&format!("/dashboard/packs/{}", p.id))),
         Err(e) => {
             let status = e.code.status();
@@ -189,9 +214,15 @@ pub async fn add_from_swipe(
             description: None,
             swipe_file_ids: Some(ids),
         };
-        design_packs::create(&state, &m.org_id, body, Some((&m.profile_id, &m.name)))
-            .await
-            .map(|p| p.id)
+        design_packs::create(
+            &state.db,
+            state.blobs.as_ref(),
+            &m.org_id,
+            body,
+            Some((&m.profile_id, &m.name)),
+        )
+        .await
+        .map(|p| p.id)
     } else {
         design_packs::add_designs(&state.db, &m.org_id, pack, &ids)
             .await
@@ -211,7 +242,7 @@ async fn render_pack(
     status: StatusCode,
     flash: String,
 ) -> DashResult {
-    let p = match design_packs::respond(state, &m.org_id, id).await {
+    let p = match design_packs::respond(&state.db, state.blobs.as_ref(), &m.org_id, id).await {
         Ok(p) => p,
         Err(e) => return api_error(m, TITLE, ACTIVE, e),
     };
@@ -224,10 +255,12 @@ async fn render_pack(
         starting_after: after,
         ..ListParams::new(100)
     };
-    let items = match swipe_files::list(state, &m.org_id, &filter, &params).await {
-        Ok(i) => i,
-        Err(e) => return api_error(m, TITLE, ACTIVE, e),
-    };
+    let items =
+        match swipe_files::list(&state.db, state.blobs.as_ref(), &m.org_id, &filter, &params).await
+        {
+            Ok(i) => i,
+            Err(e) => return api_error(m, TITLE, ACTIVE, e),
+        };
     let pid = esc(&p.id);
     let editable = !p.is_managed;
     let mut cards = String::new();
@@ -356,7 +389,7 @@ pub async fn rename(
         title: Patch::Value(form.get("title").unwrap_or("").to_string()),
         description,
     };
-    match design_packs::update(&state, &m.org_id, &id, body).await {
+    match design_packs::update(&state.db, state.blobs.as_ref(), &m.org_id, &id, body).await {
         Ok(_) => Ok(redirect(&format!("/dashboard/packs/{id}"))),
         Err(e) => {
             let status = e.code.status();
@@ -378,7 +411,8 @@ async fn set_archived(
 ) -> DashResult {
     me.form(body)?;
     let m = &me.0;
-    match design_packs::set_archived(state, &m.org_id, id, archive).await {
+    match design_packs::set_archived(&state.db, state.blobs.as_ref(), &m.org_id, id, archive).await
+    {
         Ok(_) => Ok(redirect(&format!("/dashboard/packs/{id}"))),
         Err(e) => api_error(m, TITLE, ACTIVE, e),
     }

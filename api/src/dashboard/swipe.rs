@@ -393,7 +393,8 @@ fn sources_card(m: &SessionMember, sources: &[swipe_files::DataSource]) -> Strin
 /// The "add the checked designs to a pack" controls at the foot of the grid.
 async fn pack_picker(state: &AppState, m: &SessionMember) -> Result<String, ApiError> {
     let packs = design_packs::list(
-        state,
+        &state.db,
+        state.blobs.as_ref(),
         &m.org_id,
         &design_packs::PackFilter::default(),
         None,
@@ -452,14 +453,28 @@ async fn render(
             after: None,
             ..View::of(&q)
         };
-        let facets =
-            match swipe_files::list(state, &m.org_id, &counts.filter(), &counts.page(1)).await {
-                Ok(p) => p.facets,
-                Err(e) => return api_error(m, title, active, e),
-            };
+        let facets = match swipe_files::list(
+            &state.db,
+            state.blobs.as_ref(),
+            &m.org_id,
+            &counts.filter(),
+            &counts.page(1),
+        )
+        .await
+        {
+            Ok(p) => p.facets,
+            Err(e) => return api_error(m, title, active, e),
+        };
         (hits, facets, None, heading)
     } else {
-        let page = match swipe_files::list(state, &m.org_id, &v.filter(), &v.page(PAGE_SIZE)).await
+        let page = match swipe_files::list(
+            &state.db,
+            state.blobs.as_ref(),
+            &m.org_id,
+            &v.filter(),
+            &v.page(PAGE_SIZE),
+        )
+        .await
         {
             Ok(p) => p,
             Err(e) => return api_error(m, title, active, e),
@@ -683,7 +698,7 @@ async fn archive_or_restore(
 ) -> DashResult {
     me.form(body)?;
     let m = &me.0;
-    if let Err(e) = swipe_files::set_archived(state, &m.org_id, id, archive).await {
+    if let Err(e) = swipe_files::set_archived(&state.db, &m.org_id, id, archive).await {
         return api_error(m, "Swipe file", "/dashboard/swipe", e);
     }
     Ok(redirect(if archive {

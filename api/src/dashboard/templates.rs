@@ -198,11 +198,11 @@ pub async fn show(
     Path(id): Path<String>,
 ) -> DashResult {
     let m = &me.0;
-    let t = match design_templates::get(&state, &m.org_id, &id).await {
+    let t = match design_templates::get(&state.db, &m.org_id, &id).await {
         Ok(t) => t,
         Err(e) => return api_error(m, TITLE, ACTIVE, e),
     };
-    let all = match versions(&state, &m.org_id, &id).await {
+    let all = match versions(&state.db, &m.org_id, &id).await {
         Ok(v) => v,
         Err(e) => return api_error(m, TITLE, ACTIVE, e),
     };
@@ -337,7 +337,7 @@ async fn set_deleted(
 ) -> DashResult {
     me.form(body)?;
     let m = &me.0;
-    match design_templates::set_deleted(state, &m.org_id, id, delete).await {
+    match design_templates::set_deleted(&state.db, &m.org_id, id, delete).await {
         Ok(_) => Ok(redirect(&format!("/dashboard/templates/{id}"))),
         Err(e) => api_error(m, TITLE, ACTIVE, e),
     }

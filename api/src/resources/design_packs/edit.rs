@@ -6,9 +6,10 @@
 use super::{
     DESCRIPTION_MAX, DesignPack, PackCreate, PackUpdate, TITLE_MAX, items, own_pack, respond, store,
 };
+use crate::blob::BlobStore;
 use crate::error::{ApiResult, FieldError};
 use crate::resources::common::{self, Patch};
-use crate::state::AppState;
+use crate::store::Db;
 
 fn check_title(title: &str, errors: &mut Vec<FieldError>) -> String {
     let t = title.trim().to_string();
@@ -42,7 +43,8 @@ fn check_description(d: Option<String>, errors: &mut Vec<FieldError>) -> Option<
 /// # Errors
 /// VALIDATION_ERROR; SWIPE_FILE_NOT_FOUND; DESIGN_PACK_FULL; database failures.
 pub async fn create(
-    state: &AppState,
+    db: &Db,
+    blobs: &dyn BlobStore,
     org_id: &str,
     body: PackCreate,
     created_by: Option<(&str, &str)>,
@@ -53,7 +55,7 @@ pub async fn create(
     let ids = items::check_ids(&body.swipe_file_ids.unwrap_or_default(), &mut errors);
     common::finish(errors)?;
     let id = crate::ids::new_id("dp");
-    let mut tx = state.db.begin_write().await?;
+    let mut tx = db.begin_write().await?;
     items::require_designs(&mut tx, org_id, &ids).await?;
     let now = crate::timestamp::now();
     store::insert_pack(
@@ -72,7 +74,7 @@ pub async fn create(
     // The response is read back through the read pool: commit now. A crash between this
     // commit and the stored response lets a retry create a second pack (see `commit_now`).
     tx.commit_now().await?;
-    respond(state, org_id, &id).await
+    respond(db, blobs, org_id, &id).await
 }
 
 /// Renames or re-describes an own pack (what PATCH /v1/design-packs/{id} does).
@@ -81,7 +83,8 @@ pub async fn create(
 /// VALIDATION_ERROR; DESIGN_PACK_NOT_FOUND; CONFLICT for a service-curated pack; database
 /// failures.
 pub async fn update(
-    state: &AppState,
+    db: &Db,
+    blobs: &dyn BlobStore,
     org_id: &str,
     id: &str,
     body: PackUpdate,
@@ -96,8 +99,8 @@ pub async fn update(
     body.description.apply_nullable(&mut new_description);
     let description = touched.then(|| check_description(new_description, &mut errors));
     common::finish(errors)?;
-    let row = own_pack(&state.db, org_id, id).await?;
-    let mut tx = state.db.begin_write().await?;
+    let row = own_pack(db, org_id, id).await?;
+    let mut tx = db.begin_write().await?;
     store::set_text(
         &mut tx,
         id,
@@ -107,7 +110,7 @@ pub async fn update(
     .await?;
     // The response is read back through the read pool: commit now (see `commit_now`).
     tx.commit_now().await?;
-    respond(state, org_id, id).await
+    respond(db, blobs, org_id, id).await
 }
 
 /// Archives (`archive`) or unarchives an own pack and answers it.
@@ -115,16 +118,17 @@ pub async fn update(
 /// # Errors
 /// DESIGN_PACK_NOT_FOUND; CONFLICT for a service-curated pack; database failures.
 pub async fn set_archived(
-    state: &AppState,
+    db: &Db,
+    blobs: &dyn BlobStore,
     org_id: &str,
     id: &str,
     archive: bool,
 ) -> ApiResult<DesignPack> {
-    own_pack(&state.db, org_id, id).await?;
+    own_pack(db, org_id, id).await?;
     let now = crate::timestamp::now();
-    let mut tx = state.db.begin_write().await?;
+    let mut tx = db.begin_write().await?;
     store::set_archived(&mut tx, id, archive, &now).await?;
     // The response is read back through the read pool: commit now (see `commit_now`).
     tx.commit_now().await?;
-    respond(state, org_id, id).await
+    respond(db, blobs, org_id, id).await
 }

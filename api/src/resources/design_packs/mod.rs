@@ -39,6 +39,7 @@ use utoipa_axum::routes;
 
 use super::common::{IdPath, Patch};
 use crate::auth::{Auth, Scope};
+use crate::blob::BlobStore;
 use crate::error::{ApiError, ApiResult, ErrorCode};
 use crate::http::envelope::{self, Deleted, Envelope, ListEnvelope};
 use crate::http::extract::{JsonBody, QueryParams};
@@ -109,18 +110,19 @@ pub struct DesignPack {
 
 /// The pack as the API shows it, with its previews; `matched`: show `matched_item_count`.
 async fn into_api(
-    state: &AppState,
+    db: &Db,
+    blobs: &dyn BlobStore,
     org_id: &str,
     row: PackRow,
     matched: bool,
 ) -> ApiResult<DesignPack> {
     Ok(DesignPack {
-        previews: store::previews(&state.db, org_id, &row.id)
+        previews: store::previews(db, org_id, &row.id)
             .await?
             .into_iter()
             .map(|(id, key, width, height)| Preview {
                 swipe_file_id: id,
-                image_url: state.blobs.url(&key),
+                image_url: blobs.url(&key),
                 width,
                 height,
             })
@@ -161,9 +163,14 @@ pub async fn require_visible(db: &Db, org_id: &str, id: &str) -> ApiResult<()> {
 ///
 /// # Errors
 /// DESIGN_PACK_NOT_FOUND; database failures.
-pub async fn respond(state: &AppState, org_id: &str, id: &str) -> ApiResult<DesignPack> {
-    let row = store::load(&state.db, org_id, id).await?;
-    into_api(state, org_id, row, false).await
+pub async fn respond(
+    db: &Db,
+    blobs: &dyn BlobStore,
+    org_id: &str,
+    id: &str,
+) -> ApiResult<DesignPack> {
+    let row = store::load(db, org_id, id).await?;
+    into_api(db, blobs, org_id, row, false).await
 }
 
 /// Loads an own (changeable) pack or explains why not.
@@ -216,11 +223,16 @@ async fn list_packs(
         designs: SwipeFilter::from_query(&mut q, false, false),
     };
     q.finish()?;
-    Ok(
-        list(&state, &caller.org_id, &filter, after.as_deref(), limit)
-            .await?
-            .into_response(),
+    Ok(list(
+        &state.db,
+        state.blobs.as_ref(),
+        &caller.org_id,
+        &filter,
+        after.as_deref(),
+        limit,
     )
+    .await?
+    .into_response())
 }
 
 /// Which packs a list shows.
@@ -248,7 +260,8 @@ impl Default for PackFilter {
 /// # Errors
 /// VALIDATION_ERROR; database failures.
 pub async fn list(
-    state: &AppState,
+    db: &Db,
+    blobs: &dyn BlobStore,
     org: &str,
     filter: &PackFilter,
     after: Option<&str>,
@@ -259,7 +272,7 @@ pub async fn list(
     super::common::finish(errors)?;
     let matched = filter.designs.is_active();
     let page = store::list(
-        &state.db,
+        db,
         org,
         filter.archived,
         matched.then_some(&filter.designs),
@@ -275,7 +288,7 @@ pub async fn list(
     } = page;
     let mut data = Vec::with_capacity(rows.len());
     for r in rows {
-        data.push(into_api(state, org, r, matched).await?);
+        data.push(into_api(db, blobs, org, r, matched).await?);
     }
     Ok(crate::http::envelope::Page {
         items: data,
@@ -332,7 +345,7 @@ async fn create_pack(
     caller.require(Scope::DesignPacksWrite)?;
     let body = body.parse()?;
     Ok(envelope::created(
-        create(&state, &caller.org_id, body, None).await?,
+        create(&state.db, state.blobs.as_ref(), &caller.org_id, body, None).await?,
     ))
 }
 
@@ -350,7 +363,9 @@ async fn get_pack(
     IdPath(id): IdPath,
 ) -> ApiResult<Response> {
     caller.require(Scope::DesignPacksRead)?;
-    Ok(envelope::ok(respond(&state, &caller.org_id, &id).await?))
+    Ok(envelope::ok(
+        respond(&state.db, state.blobs.as_ref(), &caller.org_id, &id).await?,
+    ))
 }
 
 /// Rename or describe a design pack
@@ -374,7 +389,7 @@ async fn update_pack(
     own_pack(&state.db, &caller.org_id, &id).await?;
     let body = body.parse()?;
     Ok(envelope::ok(
-        update(&state, &caller.org_id, &id, body).await?,
+        update(&state.db, state.blobs.as_ref(), &caller.org_id, &id, body).await?,
     ))
 }
 
@@ -420,7 +435,7 @@ async fn archive_pack(
 ) -> ApiResult<Response> {
     caller.require(Scope::DesignPacksWrite)?;
     Ok(envelope::ok(
-        set_archived(&state, &caller.org_id, &id, true).await?,
+        set_archived(&state.db, state.blobs.as_ref(), &caller.org_id, &id, true).await?,
     ))
 }
 
@@ -440,7 +455,7 @@ async fn unarchive_pack(
 ) -> ApiResult<Response> {
     caller.require(Scope::DesignPacksWrite)?;
     Ok(envelope::ok(
-        set_archived(&state, &caller.org_id, &id, false).await?,
+        set_archived(&state.db, state.blobs.as_ref(), &caller.org_id, &id, false).await?,
     ))
 }
 

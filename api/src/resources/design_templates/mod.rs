@@ -35,6 +35,7 @@ use crate::http::envelope::{self, Deleted, Envelope, ListEnvelope, Meta};
 use crate::http::extract::{JsonBody, QueryParams};
 use crate::jobs::Jobs;
 use crate::state::AppState;
+use crate::store::Db;
 use crate::store::list::ListParams;
 
 pub fn router() -> OpenApiRouter<AppState> {
@@ -351,15 +352,15 @@ async fn get_template(
     IdPath(id): IdPath,
 ) -> ApiResult<Response> {
     caller.require(Scope::DesignTemplatesRead)?;
-    Ok(envelope::ok(get(&state, &caller.org_id, &id).await?))
+    Ok(envelope::ok(get(&state.db, &caller.org_id, &id).await?))
 }
 
 /// The organisation's template `id`, deleted or not (what GET answers).
 ///
 /// # Errors
 /// DESIGN_TEMPLATE_NOT_FOUND; database failures.
-pub async fn get(state: &AppState, org_id: &str, id: &str) -> ApiResult<DesignTemplate> {
-    Ok(load_row(&state.db.read, org_id, id, Deletion::Any)
+pub async fn get(db: &Db, org_id: &str, id: &str) -> ApiResult<DesignTemplate> {
+    Ok(load_row(&db.read, org_id, id, Deletion::Any)
         .await?
         .into_api())
 }
@@ -574,7 +575,7 @@ async fn delete_template(
     IdPath(id): IdPath,
 ) -> ApiResult<Response> {
     caller.require(Scope::DesignTemplatesWrite)?;
-    set_deleted(&state, &caller.org_id, &id, true).await?;
+    set_deleted(&state.db, &caller.org_id, &id, true).await?;
     Ok(Deleted::response(id))
 }
 
@@ -594,21 +595,22 @@ async fn restore_template(
     IdPath(id): IdPath,
 ) -> ApiResult<Response> {
     caller.require(Scope::DesignTemplatesWrite)?;
-    let row = set_deleted(&state, &caller.org_id, &id, false).await?;
-    Ok(envelope::ok(row.into_api()))
+    Ok(envelope::ok(
+        set_deleted(&state.db, &caller.org_id, &id, false).await?,
+    ))
 }
 
 /// Soft-deletes (`delete`) or restores the organisation's template `id`.
 ///
 /// # Errors
 /// DESIGN_TEMPLATE_NOT_FOUND; database failures.
-pub(crate) async fn set_deleted(
-    state: &AppState,
+pub async fn set_deleted(
+    db: &Db,
     org_id: &str,
     id: &str,
     delete: bool,
-) -> ApiResult<TemplateRow> {
-    let mut tx = state.db.begin_write().await?;
+) -> ApiResult<DesignTemplate> {
+    let mut tx = db.begin_write().await?;
     let row = load_row(&mut *tx, org_id, id, Deletion::Any).await?;
     if row.deleted_at.is_some() != delete {
         let now = crate::timestamp::now();
@@ -616,5 +618,5 @@ pub(crate) async fn set_deleted(
     }
     let row = load_row(&mut *tx, org_id, id, Deletion::Any).await?;
     tx.commit().await?;
-    Ok(row)
+    Ok(row.into_api())
 }

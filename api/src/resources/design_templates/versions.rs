@@ -70,7 +70,9 @@ pub async fn list_template_versions(
     IdPath(id): IdPath,
 ) -> ApiResult<Response> {
     caller.require(Scope::DesignTemplatesRead)?;
-    Ok(envelope::ok(versions(&state, &caller.org_id, &id).await?))
+    Ok(envelope::ok(
+        versions(&state.db, &caller.org_id, &id).await?,
+    ))
 }
 
 /// A template's versions, oldest first (what GET /v1/design-templates/{id}/versions
@@ -79,11 +81,11 @@ pub async fn list_template_versions(
 /// # Errors
 /// DESIGN_TEMPLATE_NOT_FOUND; database failures.
 pub async fn versions(
-    state: &AppState,
+    db: &crate::store::Db,
     org_id: &str,
     id: &str,
 ) -> ApiResult<Vec<DesignTemplateVersion>> {
-    let mut tx = state.db.begin_read().await?;
+    let mut tx = db.begin_read().await?;
     let row = load_row(&mut *tx, org_id, id, Deletion::Any).await?;
     let mut versions: Vec<DesignTemplateVersion> = store::versions(&mut tx, org_id, id)
         .await?

@@ -209,7 +209,8 @@ async fn resolve_ids(
                 })?
         }
     };
-    let variant_image_urls = images::live_urls(state, org_id, &variant.image_ids).await?;
+    let variant_image_urls =
+        images::live_urls(&state.db, state.blobs.as_ref(), org_id, &variant.image_ids).await?;
     if variant_image_urls.is_empty() {
         return Err(ApiError::new(
             ErrorCode::ProductVariantNoImages,
@@ -217,7 +218,7 @@ async fn resolve_ids(
         ));
     }
     let logo_ids = brand.logo_image_ids.clone().unwrap_or_default();
-    let logos = images::live_logos(state, org_id, &logo_ids).await?;
+    let logos = images::live_logos(&state.db, state.blobs.as_ref(), org_id, &logo_ids).await?;
     Ok(Resolved {
         search_name: product.name.to_lowercase(),
         brand: JobBrand {

@@ -35,7 +35,9 @@ use crate::auth::{Auth, Scope};
 use crate::error::{ApiError, ApiResult, ErrorCode};
 use crate::http::envelope::{self, Deleted, Envelope, ListEnvelope, Meta};
 use crate::http::extract::{JsonBody, PathParams, QueryParams};
+use crate::jobs::Jobs;
 use crate::state::AppState;
+use crate::store::Db;
 use crate::store::list::ListParams;
 use store::AdRow;
 
@@ -146,10 +148,10 @@ pub async fn snapshot(
 }
 
 /// The row with live progress from the queue while processing.
-async fn present(state: &AppState, row: AdRow) -> ImageAd {
+async fn present(jobs: &Jobs, row: AdRow) -> ImageAd {
     let mut live = None;
     if row.status == "processing"
-        && let Ok(Some(p)) = state.jobs.queue.latest_progress(&row.id).await
+        && let Ok(Some(p)) = jobs.queue.latest_progress(&row.id).await
         && i64::from(p.version) == row.current_version
     {
         live = Some(Progress {
@@ -235,16 +237,18 @@ async fn get_ad(
     IdPath(id): IdPath,
 ) -> ApiResult<Response> {
     caller.require(Scope::ImageAdsRead)?;
-    Ok(envelope::ok(get(&state, &caller.org_id, &id).await?))
+    Ok(envelope::ok(
+        get(&state.db, &state.jobs, &caller.org_id, &id).await?,
+    ))
 }
 
 /// GET /v1/image-ads/{id} after the scope check: the ad with live progress.
 ///
 /// # Errors
 /// IMAGE_AD_NOT_FOUND (also for another organisation's ad); database failures.
-pub(crate) async fn get(state: &AppState, org_id: &str, id: &str) -> ApiResult<ImageAd> {
-    let row = store::load(&state.db.read, org_id, id).await?;
-    Ok(present(state, row).await)
+pub async fn get(db: &Db, jobs: &Jobs, org_id: &str, id: &str) -> ApiResult<ImageAd> {
+    let row = store::load(&db.read, org_id, id).await?;
+    Ok(present(jobs, row).await)
 }
 
 const STATUSES: [&str; 3] = ["processing", "completed", "failed"];
@@ -286,7 +290,7 @@ async fn list_ads(
     let p = ListParams::parse(&mut q, true, &["status"]);
     let filter = ImageAdFilter::from_query(&mut q);
     q.finish()?;
-    Ok(list(&state, &caller.org_id, &filter, &p)
+    Ok(list(&state.db, &state.jobs, &caller.org_id, &filter, &p)
         .await?
         .into_response())
 }
@@ -370,7 +374,8 @@ impl ImageAdFilter {
 /// # Errors
 /// VALIDATION_ERROR for a bad filter value or cursor; database failures.
 pub async fn list(
-    state: &AppState,
+    db: &Db,
+    jobs: &Jobs,
     org_id: &str,
     filter: &ImageAdFilter,
     p: &ListParams,
@@ -387,7 +392,7 @@ pub async fn list(
         editable: filter.editable,
         search: filter.search.as_ref().map(|s| s.to_lowercase()),
     };
-    let page = store::list(&state.db, org_id, &stored, p).await?;
+    let page = store::list(db, org_id, &stored, p).await?;
     let mut items = Vec::with_capacity(page.items.len());
     let crate::http::envelope::Page {
         items: rows,
@@ -396,7 +401,7 @@ pub async fn list(
         facets,
     } = page;
     for row in rows {
-        items.push(present(state, row).await);
+        items.push(present(jobs, row).await);
     }
     Ok(crate::http::envelope::Page {
         items,
@@ -520,20 +525,18 @@ async fn list_versions(
     IdPath(id): IdPath,
 ) -> ApiResult<Response> {
     caller.require(Scope::ImageAdsRead)?;
-    Ok(envelope::ok(versions(&state, &caller.org_id, &id).await?))
+    Ok(envelope::ok(
+        versions(&state.db, &caller.org_id, &id).await?,
+    ))
 }
 
 /// GET /v1/image-ads/{id}/versions after the scope check: oldest first.
 ///
 /// # Errors
 /// IMAGE_AD_NOT_FOUND; database failures.
-pub(crate) async fn versions(
-    state: &AppState,
-    org_id: &str,
-    id: &str,
-) -> ApiResult<Vec<ImageAdVersion>> {
-    store::load(&state.db.read, org_id, id).await?;
-    store::versions(&state.db, org_id, id).await
+pub async fn versions(db: &Db, org_id: &str, id: &str) -> ApiResult<Vec<ImageAdVersion>> {
+    store::load(&db.read, org_id, id).await?;
+    store::versions(db, org_id, id).await
 }
 
 /// Retrieve a version

@@ -29,11 +29,14 @@ use utoipa_axum::routes;
 
 use super::common::IdPath;
 use crate::auth::{Auth, Scope};
+use crate::blob::BlobStore;
 use crate::error::{ApiError, ApiResult, ErrorCode};
 use crate::http::envelope::{self, Deleted, Envelope, ListEnvelope};
 use crate::http::extract::QueryParams;
 use crate::state::AppState;
+use crate::store::Db;
 use crate::store::list::ListParams;
+use std::sync::Arc;
 use upload::{UploadForm, read_form, store_upload};
 
 pub fn router() -> OpenApiRouter<AppState> {
@@ -167,7 +170,7 @@ async fn upload_image(
 ) -> ApiResult<Response> {
     caller.require(Scope::ImagesWrite)?;
     let form = read_form(req).await?;
-    let image = store_upload(&state, &caller.org_id, form).await?;
+    let image = store_upload(&state.db, &state.blobs, &caller.org_id, form).await?;
     Ok(envelope::created(image))
 }
 
@@ -177,12 +180,17 @@ async fn upload_image(
 /// # Errors
 /// As POST /v1/images: IMAGE_INVALID_FORMAT, IMAGE_UNREADABLE, VALIDATION_ERROR (limits),
 /// IMAGE_UPLOAD_FAILED.
-pub(crate) async fn upload_bytes(state: &AppState, org_id: &str, bytes: Bytes) -> ApiResult<Image> {
+pub async fn upload_bytes(
+    db: &Db,
+    blobs: &Arc<dyn BlobStore>,
+    org_id: &str,
+    bytes: Bytes,
+) -> ApiResult<Image> {
     let form = UploadForm {
         file: Some(bytes),
         ..UploadForm::default()
     };
-    store_upload(state, org_id, form).await
+    store_upload(db, blobs, org_id, form).await
 }
 
 /// [`upload_bytes`] of a logo: `image_type` `logo`, so its light/dark theme is measured as
@@ -190,21 +198,31 @@ pub(crate) async fn upload_bytes(state: &AppState, org_id: &str, bytes: Bytes) -
 ///
 /// # Errors
 /// As [`upload_bytes`].
-pub(crate) async fn upload_logo(state: &AppState, org_id: &str, bytes: Bytes) -> ApiResult<Image> {
+pub async fn upload_logo(
+    db: &Db,
+    blobs: &Arc<dyn BlobStore>,
+    org_id: &str,
+    bytes: Bytes,
+) -> ApiResult<Image> {
     let form = UploadForm {
         file: Some(bytes),
         image_type: Some("logo".to_string()),
         ..UploadForm::default()
     };
-    store_upload(state, org_id, form).await
+    store_upload(db, blobs, org_id, form).await
 }
 
 /// Public URLs of the live images among `ids`, in the order given.
 ///
 /// # Errors
 /// Database failures.
-pub async fn live_urls(state: &AppState, org_id: &str, ids: &[String]) -> ApiResult<Vec<String>> {
-    Ok(live_logos(state, org_id, ids)
+pub async fn live_urls(
+    db: &Db,
+    blobs: &dyn BlobStore,
+    org_id: &str,
+    ids: &[String],
+) -> ApiResult<Vec<String>> {
+    Ok(live_logos(db, blobs, org_id, ids)
         .await?
         .into_iter()
         .map(|(url, _)| url)
@@ -216,14 +234,15 @@ pub async fn live_urls(state: &AppState, org_id: &str, ids: &[String]) -> ApiRes
 /// # Errors
 /// Database failures.
 pub async fn live_logos(
-    state: &AppState,
+    db: &Db,
+    blobs: &dyn BlobStore,
     org_id: &str,
     ids: &[String],
 ) -> ApiResult<Vec<(String, Option<String>)>> {
     let mut out = Vec::new();
     for id in ids {
-        if let Some((key, theme)) = store::live_key(&state.db, org_id, id).await? {
-            out.push((state.blobs.url(&key), theme));
+        if let Some((key, theme)) = store::live_key(db, org_id, id).await? {
+            out.push((blobs.url(&key), theme));
         }
     }
     Ok(out)

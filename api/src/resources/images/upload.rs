@@ -7,11 +7,13 @@ use axum::extract::Request;
 use bytes::Bytes;
 
 use super::{IMAGE_TYPES, Image, derivatives, store};
+use crate::blob::BlobStore;
 use crate::error::{ApiError, ApiResult, ErrorCode, FieldError};
 use crate::http::extract::{FormFields, bad_form};
 use crate::imaging;
 use crate::resources::{common, products};
-use crate::state::AppState;
+use crate::store::Db;
+use std::sync::Arc;
 
 const ALT_TEXT_MAX: usize = 1_000;
 
@@ -92,13 +94,14 @@ pub(super) async fn read_form(req: Request) -> ApiResult<UploadForm> {
 
 /// POST /v1/images after the form is read.
 pub(super) async fn store_upload(
-    state: &AppState,
+    db: &Db,
+    blobs: &Arc<dyn BlobStore>,
     org_id: &str,
     form: UploadForm,
 ) -> ApiResult<Image> {
     let bytes = form.file.clone().unwrap_or_default();
     if let Some(pid) = &form.product_id {
-        products::load(&state.db.read, org_id, pid).await?;
+        products::load(&db.read, org_id, pid).await?;
     }
     let size = bytes.len() as i64;
     let decoded = imaging::decode_preview(bytes.clone()).await?;
@@ -120,20 +123,16 @@ pub(super) async fn store_upload(
         "images/{id}/original.{}",
         imaging::extension(decoded.format)
     );
-    state
-        .blobs
-        .put(&blob_key, bytes)
-        .await
-        .map_err(|e| ApiError {
-            internal: Some(e.to_string()),
-            ..ApiError::new(
-                ErrorCode::ImageUploadFailed,
-                "Storing the image failed; retry the upload",
-            )
-        })?;
+    blobs.put(&blob_key, bytes).await.map_err(|e| ApiError {
+        internal: Some(e.to_string()),
+        ..ApiError::new(
+            ErrorCode::ImageUploadFailed,
+            "Storing the image failed; retry the upload",
+        )
+    })?;
     let search_text = form.alt_text.as_deref().unwrap_or("").to_lowercase();
     // Timestamps are taken under the write lock, so they agree with list order.
-    let mut tx = state.db.begin_write().await?;
+    let mut tx = db.begin_write().await?;
     let now = crate::timestamp::now();
     store::insert(
         &mut tx,
@@ -159,8 +158,8 @@ pub(super) async fn store_upload(
     let row = store::load_with(&mut *tx, org_id, &id).await?;
     // Thumbnails start once the row is really committed: under an Idempotency-Key the commit
     // waits for the middleware, and a task started earlier could read the row before it exists.
-    let (db, blobs, image) = (state.db.clone(), state.blobs.clone(), decoded.image);
-    tx.after_commit(move || derivatives::spawn_derivatives(db, blobs, id, Some(image)));
+    let (later_db, later_blobs, image) = (db.clone(), blobs.clone(), decoded.image);
+    tx.after_commit(move || derivatives::spawn_derivatives(later_db, later_blobs, id, Some(image)));
     tx.commit().await?;
-    Ok(row.into_image(state.blobs.as_ref()))
+    Ok(row.into_image(blobs.as_ref()))
 }

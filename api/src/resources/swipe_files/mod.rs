@@ -37,6 +37,7 @@ use utoipa_axum::routes;
 
 use super::common::IdPath;
 use crate::auth::{Auth, Scope};
+use crate::blob::BlobStore;
 use crate::error::{ApiError, ApiResult, ErrorCode};
 use crate::http::envelope::{self, Deleted, Envelope, ListEnvelope, Meta};
 use crate::http::extract::{JsonBody, QueryParams};
@@ -170,7 +171,9 @@ pub async fn list_page(
     if pack.is_some() {
         filter.design_pack_id = pack;
     }
-    Ok(list(state, org_id, &filter, &p).await?.into_response())
+    Ok(list(&state.db, state.blobs.as_ref(), org_id, &filter, &p)
+        .await?
+        .into_response())
 }
 
 /// A page of the organisation's designs with `filter`, facets and paging (what GET
@@ -179,7 +182,8 @@ pub async fn list_page(
 /// # Errors
 /// VALIDATION_ERROR; DESIGN_PACK_NOT_FOUND; database failures.
 pub async fn list(
-    state: &AppState,
+    db: &Db,
+    blobs: &dyn BlobStore,
     org_id: &str,
     filter: &SwipeFilter,
     p: &ListParams,
@@ -188,10 +192,10 @@ pub async fn list(
     filter.validate(&mut errors);
     super::common::finish(errors)?;
     if let Some(pid) = &filter.design_pack_id {
-        super::design_packs::require_visible(&state.db, org_id, pid).await?;
+        super::design_packs::require_visible(db, org_id, pid).await?;
     }
-    let page = store::list(&state.db, org_id, filter, p).await?;
-    Ok(page.map(|r| r.into_api(state.blobs.as_ref())))
+    let page = store::list(db, org_id, filter, p).await?;
+    Ok(page.map(|r| r.into_api(blobs)))
 }
 
 /// List swipe files
@@ -254,13 +258,8 @@ async fn get_swipe_file(
 ///
 /// # Errors
 /// SWIPE_FILE_NOT_FOUND; SWIPE_FILE_READ_ONLY for a managed design; database failures.
-pub async fn set_archived(
-    state: &AppState,
-    org_id: &str,
-    id: &str,
-    archive: bool,
-) -> ApiResult<()> {
-    let row = load(&state.db, org_id, id).await?;
+pub async fn set_archived(db: &Db, org_id: &str, id: &str, archive: bool) -> ApiResult<()> {
+    let row = load(db, org_id, id).await?;
     if row.org_id.is_none() {
         return Err(ApiError::new(
             ErrorCode::SwipeFileReadOnly,
@@ -270,7 +269,7 @@ pub async fn set_archived(
         ));
     }
     let now = crate::timestamp::now();
-    let mut tx = state.db.begin_write().await?;
+    let mut tx = db.begin_write().await?;
     store::set_archived(&mut tx, org_id, id, archive, &now).await?;
     // The caller reads the result back through the read pool: commit now (`commit_now`).
     tx.commit_now().await?;
@@ -296,7 +295,7 @@ async fn archive_swipe_file(
     IdPath(id): IdPath,
 ) -> ApiResult<Response> {
     caller.require(Scope::SwipeFilesWrite)?;
-    set_archived(&state, &caller.org_id, &id, true).await?;
+    set_archived(&state.db, &caller.org_id, &id, true).await?;
     Ok(Deleted::response(id))
 }
 
@@ -318,7 +317,7 @@ async fn restore_swipe_file(
     IdPath(id): IdPath,
 ) -> ApiResult<Response> {
     caller.require(Scope::SwipeFilesWrite)?;
-    set_archived(&state, &caller.org_id, &id, false).await?;
+    set_archived(&state.db, &caller.org_id, &id, false).await?;
     Ok(envelope::ok(
         load(&state.db, &caller.org_id, &id)
             .await?

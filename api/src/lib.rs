@@ -1,22 +1,26 @@
-//! adforge's HTTP API, SQL store and operator CLI, and the `adforge` binary.
+//! adforge's domain and `/v1` API as a library: resources (one module per resource with
+//! its handlers and its SQL store), auth and scopes, rate limits, idempotency, the wallet,
+//! jobs and their event applier, webhooks, the swipe file's search, and the OpenAPI
+//! description. The web dashboard (`adforge-dashboard`) and the `adforge` binary (which
+//! assembles the routers and holds the CLI) are crates above this one; nothing here
+//! imports them.
 //!
-//! ```text
-//! adforge serve                      # http://127.0.0.1:8080, SQLite + blobs in ./data
-//! adforge admin org create --name Acme
+//! ```no_run
+//! # async fn demo() -> Result<(), adforge_api::Error> {
+//! let db = adforge_api::store::Db::open(std::path::Path::new("./data")).await?;
+//! let org = adforge_api::orgs::create_org(&db, "Acme").await?;
+//! let router = adforge_api::v1::api_router(); // every /v1 route with its OpenAPI
+//! # let _ = (org, router); Ok(()) }
 //! ```
 //!
-//! Request path: request id → auth → rate limit → body limit → idempotency → resource
-//! handler (`resources::*`) → SQL (`store`). One [`app::AppState`] per process holds the
-//! database handle, blob store, key cache and rate limiter.
+//! Request path (wired by the server): request id → auth → rate limit → body limit →
+//! idempotency → resource handler (`resources::*`) → SQL (`store`). One
+//! [`state::AppState`] per process holds the database handle, blob store, key cache, rate
+//! limiter and job queue; it lives as long as the server.
 
-pub mod admin;
-pub mod app;
 pub mod auth;
-pub mod blob_args;
 /// Blob storage (the trait lives in the worker crate, which writes rendered ads).
 pub use adforge_worker::blob;
-pub mod cli;
-pub mod dashboard;
 pub mod error;
 pub mod http;
 pub mod idempotency;
@@ -28,12 +32,12 @@ pub mod openapi;
 pub mod ops;
 pub mod orgs;
 pub mod ratelimit;
-pub mod render_node;
 pub mod resources;
 pub mod state;
 pub mod store;
 pub mod swipe;
 pub mod timestamp;
+pub mod v1;
 pub mod wallet;
 pub mod webhooks;
 

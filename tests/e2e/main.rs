@@ -15,15 +15,15 @@ use std::process::{Command, Stdio};
 
 use serde_json::Value;
 
-#[path = "../../api/tests/api/support.rs"]
+#[path = "../../api/server/tests/api/support.rs"]
 #[allow(dead_code)]
 mod support;
 
-#[path = "../../api/tests/api/flows.rs"]
+#[path = "../../api/server/tests/api/flows.rs"]
 #[allow(dead_code)]
 mod flows;
 
-#[path = "../../api/tests/api/webhook_receiver.rs"]
+#[path = "../../api/server/tests/api/webhook_receiver.rs"]
 #[allow(dead_code)]
 mod webhook_receiver;
 
@@ -31,10 +31,10 @@ mod webhook_receiver;
 #[allow(dead_code)]
 mod redis_server;
 
-#[path = "../../api/tests/api/moto.rs"]
+#[path = "../../api/server/tests/api/moto.rs"]
 mod moto;
 
-#[path = "../../api/tests/api/postgres.rs"]
+#[path = "../../api/server/tests/api/postgres.rs"]
 #[allow(dead_code)]
 mod postgres;
 

@@ -29,7 +29,7 @@ use crate::wallet;
 ///
 /// # Errors
 /// Every error POST /v1/image-ads lists.
-pub(crate) async fn create_from(
+pub async fn create_from(
     state: &AppState,
     org_id: &str,
     body: &ImageAdCreate,

@@ -22,12 +22,7 @@ pub const MAX_TREE_BYTES: usize = 512 * 1024;
 ///
 /// # Errors
 /// Every error PATCH /v1/image-ads/{id} lists.
-pub(crate) async fn update(
-    state: &AppState,
-    org_id: &str,
-    id: &str,
-    tree: &Value,
-) -> ApiResult<ImageAd> {
+pub async fn update(state: &AppState, org_id: &str, id: &str, tree: &Value) -> ApiResult<ImageAd> {
     let row = store::load(&state.db.read, org_id, id).await?;
     if !row.editable {
         return Err(ApiError::new(
@@ -101,7 +96,7 @@ pub(crate) async fn update(
 ///
 /// # Errors
 /// VALIDATION_ERROR on `current_json_tree` naming the node and field.
-pub(crate) async fn validate_tree(state: &AppState, tree: &Value) -> ApiResult<String> {
+pub async fn validate_tree(state: &AppState, tree: &Value) -> ApiResult<String> {
     // Validating a tree of up to 512 KiB is CPU work: keep it off the async runtime.
     let (tree, allow, blobs) = (tree.clone(), state.allow_private_urls, state.blobs.clone());
     let (text, own_images) =

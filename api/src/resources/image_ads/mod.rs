@@ -16,9 +16,9 @@ mod create;
 mod edit;
 mod store;
 
-pub(crate) use create::create_from;
+pub use create::create_from;
 pub use edit::MAX_TREE_BYTES;
-pub(crate) use edit::{update, validate_tree};
+pub use edit::{update, validate_tree};
 
 use axum::extract::State;
 use axum::http::StatusCode;

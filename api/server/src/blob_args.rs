@@ -1,0 +1,82 @@
+//! Where blobs live, chosen once at start-up by `serve`, `worker` and `admin`: the folder
+//! `DATA_DIR/blobs` (the embedded default) or an S3-compatible bucket (`--blob-url
+//! s3://bucket/prefix`). Every process of a deployment must name the same store.
+//!
+//! URLs handed out are `PUBLIC_URL/files/KEY`, served by the API from the store (streamed,
+//! same content types and cache headers for both stores), unless `--blob-public-url BASE`
+//! is set: then they are `BASE/KEY` and clients fetch straight from a CDN or a public
+//! bucket. URLs in responses rather than redirects: a client never needs the API in the
+//! path of an image, and a redirect would cost every image a round trip. `/files/` keeps
+//! answering either way.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use clap::Args;
+
+use adforge_api::Error;
+use adforge_api::blob::{BlobStore, LocalBlobStore};
+use adforge_worker::s3::{S3BlobStore, S3Options};
+
+/// Blob store flags, shared by `serve`, `worker` and `admin`.
+#[derive(Args, Clone, Debug, Default)]
+pub struct BlobArgs {
+    /// `s3://BUCKET/PREFIX` keeps blobs in an S3-compatible bucket (credentials and region
+    /// from the usual `AWS_*` variables). Default: the folder DATA_DIR/blobs.
+    #[arg(long, env = "ADFORGE_BLOB_URL")]
+    pub blob_url: Option<String>,
+    /// Base URL of an S3-compatible server (MinIO, Ceph, R2, ...), e.g.
+    /// `http://127.0.0.1:9000`. Default: AWS S3 (or `AWS_ENDPOINT`).
+    #[arg(long, env = "ADFORGE_S3_ENDPOINT")]
+    pub s3_endpoint: Option<String>,
+    /// The bucket's region. Default: `AWS_DEFAULT_REGION`, else `us-east-1`.
+    #[arg(long, env = "ADFORGE_S3_REGION")]
+    pub s3_region: Option<String>,
+    /// Allow a plain-http `--s3-endpoint` (a local S3-compatible server).
+    #[arg(long, env = "ADFORGE_S3_ALLOW_HTTP", default_value_t = false)]
+    pub s3_allow_http: bool,
+    /// Hand out blob URLs as `BASE/KEY` (a CDN or public bucket in front of the store)
+    /// instead of `PUBLIC_URL/files/KEY`.
+    #[arg(long, env = "ADFORGE_BLOB_PUBLIC_URL")]
+    pub blob_public_url: Option<String>,
+}
+
+impl BlobArgs {
+    /// Opens the store. `public_url` is the API's; blob URLs start with
+    /// `--blob-public-url` when set, else with `{public_url}/files`.
+    ///
+    /// # Errors
+    /// A malformed `--blob-url` or `--blob-public-url`.
+    pub fn open(&self, data_dir: &Path, public_url: &str) -> Result<Arc<dyn BlobStore>, Error> {
+        let files_base = match &self.blob_public_url {
+            Some(base) => {
+                if !(base.starts_with("http://") || base.starts_with("https://")) {
+                    return Err(Error::Invalid(format!(
+                        "--blob-public-url `{base}` must be an absolute http(s) URL"
+                    )));
+                }
+                base.trim_end_matches('/').to_owned()
+            }
+            None => format!("{}/files", public_url.trim_end_matches('/')),
+        };
+        match &self.blob_url {
+            None => Ok(Arc::new(LocalBlobStore::with_files_base(
+                data_dir.join("blobs"),
+                &files_base,
+            ))),
+            Some(url) => {
+                let options = S3Options {
+                    url: url.clone(),
+                    endpoint: self.s3_endpoint.clone(),
+                    region: self.s3_region.clone(),
+                    allow_http: self.s3_allow_http,
+                    ..S3Options::default()
+                };
+                let store = S3BlobStore::new(&options, &files_base)
+                    .map_err(|e| Error::Invalid(format!("--blob-url {url}: {e}")))?;
+                tracing::info!(blob_url = %url, "blobs are kept in object storage");
+                Ok(Arc::new(store))
+            }
+        }
+    }
+}

@@ -1,0 +1,211 @@
+//! Render workers: in-process beside the API (`serve --workers N`) or as their own process
+//! (`adforge worker`). Both run the worker crate's loop with the ad generation handler and
+//! write PNGs to the blob store the API serves.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use adforge_worker::generate::design_template::Classifier;
+use adforge_worker::{
+    GenerateAdHandler, GenerateConfig, JobHandler, JobQueue, QueueConfig, RedisQueue, WorkerOptions,
+};
+use clap::Args;
+
+use adforge_api::Error;
+use adforge_api::blob::BlobStore;
+
+/// Queue tuning shared by `serve` and `worker` (all processes of a deployment should agree).
+#[derive(Args, Clone, Debug)]
+pub struct QueueArgs {
+    /// A job (or event) not kept alive by heartbeats (or acknowledged) for this long is taken
+    /// over by another process: how soon a dead worker's job is redone.
+    #[arg(long, env = "ADFORGE_VISIBILITY_TIMEOUT_MS", default_value_t = 30_000)]
+    pub visibility_timeout_ms: u64,
+    /// Attempts per job, retries and take-overs included, before the ad fails with
+    /// PIPELINE_ERROR.
+    #[arg(long, env = "ADFORGE_MAX_ATTEMPTS", default_value_t = 3)]
+    pub max_attempts: u32,
+}
+
+impl QueueArgs {
+    pub fn config(&self) -> QueueConfig {
+        QueueConfig {
+            visibility_timeout: std::time::Duration::from_millis(
+                self.visibility_timeout_ms.max(100),
+            ),
+            max_attempts: self.max_attempts.max(1),
+            ..QueueConfig::default()
+        }
+    }
+}
+
+impl Default for QueueArgs {
+    fn default() -> Self {
+        Self {
+            visibility_timeout_ms: 30_000,
+            max_attempts: 3,
+        }
+    }
+}
+
+/// `adforge worker` flags.
+#[derive(Args, Clone, Debug)]
+pub struct WorkerArgs {
+    /// The Redis the API nodes enqueue into.
+    #[arg(long, env = "ADFORGE_REDIS_URL")]
+    pub redis_url: String,
+    /// Folder whose `blobs/` this worker writes rendered ads into: the API's data dir, or
+    /// a shared mount of it (see the README on multi-machine deployments). Unused with
+    /// `--blob-url s3://…`.
+    #[arg(long, env = "ADFORGE_DATA_DIR", default_value = "./data")]
+    pub data_dir: PathBuf,
+    /// The API's public URL, which the image URLs this worker reports start with.
+    #[arg(
+        long,
+        env = "ADFORGE_PUBLIC_URL",
+        default_value = "http://127.0.0.1:8080"
+    )]
+    pub public_url: String,
+    /// Jobs rendered at once.
+    #[arg(long, env = "ADFORGE_CONCURRENCY", default_value_t = 1)]
+    pub concurrency: usize,
+    /// Allow image URLs on loopback and private addresses (tests, local demos).
+    #[arg(long, env = "ADFORGE_ALLOW_PRIVATE_URLS", default_value_t = false)]
+    pub allow_private_urls: bool,
+    /// Which backend draws ads: `auto` (a hardware GPU when one is present, else the CPU;
+    /// software Vulkan counts as none), `cpu`, or `gpu` (any Vulkan adapter, lavapipe
+    /// included; none is a start-up error).
+    #[arg(long, env = "ADFORGE_BACKEND", default_value = "auto")]
+    pub backend: adforge_renderer::BackendChoice,
+    /// Log filter.
+    #[arg(long, env = "ADFORGE_LOG", default_value = "info")]
+    pub log: String,
+    #[command(flatten)]
+    pub queue: QueueArgs,
+    #[command(flatten)]
+    pub blob: crate::blob_args::BlobArgs,
+    /// The models folder for swipe-file ingest (default `$ADFORGE_MODELS_DIR`, else
+    /// `~/.cache/adforge/models`). Without it this worker renders ads only and leaves
+    /// swipe files to workers that have models.
+    #[arg(long, env = "ADFORGE_MODELS_DIR")]
+    pub models_dir: Option<PathBuf>,
+}
+
+/// The ad generation handler (one per process: it owns the renderer and its fonts).
+pub fn handler(
+    blobs: Arc<dyn BlobStore>,
+    allow_private_urls: bool,
+    gpu: Option<Gpu>,
+) -> Arc<dyn JobHandler> {
+    Arc::new(GenerateAdHandler::new(
+        GenerateConfig::new(blobs)
+            .allow_private_urls(allow_private_urls)
+            .with_gpu(gpu),
+    ))
+}
+
+/// The process's one GPU context.
+pub type Gpu = Arc<adforge_renderer::backend::gpu::GpuContext>;
+
+/// Opens the GPU that `--backend` asks for, once per process, and logs the choice.
+///
+/// # Errors
+/// `--backend gpu` with no usable Vulkan adapter.
+pub fn open_backend(choice: adforge_renderer::BackendChoice) -> Result<Option<Gpu>, Error> {
+    let gpu = adforge_renderer::open_gpu(choice)
+        .map_err(|e| Error::Invalid(format!("--backend gpu: {e}")))?;
+    match &gpu {
+        Some(g) => tracing::info!(adapter = %g.adapter(), "ads are drawn on the GPU"),
+        None => tracing::info!(?choice, "ads are drawn on the CPU"),
+    }
+    Ok(gpu)
+}
+
+/// The ad generation handler wrapped by the swipe-file ingest (when models are loaded).
+pub fn handler_with_models(
+    blobs: Arc<dyn BlobStore>,
+    allow_private_urls: bool,
+    gpu: Option<Gpu>,
+    models: &adforge_api::swipe::ModelState,
+    models_dir: &std::path::Path,
+) -> Arc<dyn JobHandler> {
+    let ingest = models.get().map(|m| {
+        Arc::new(adforge_api::swipe::ingest::Ingestor::new(
+            m.clone(),
+            blobs.clone(),
+            models_dir,
+        ))
+    });
+    let classifier = ingest
+        .clone()
+        .map(|i| Arc::new(TemplateClassifier(i)) as Arc<dyn Classifier>);
+    let generate = Arc::new(GenerateAdHandler::new(
+        GenerateConfig::new(blobs)
+            .allow_private_urls(allow_private_urls)
+            .with_gpu(gpu)
+            .with_classifier(classifier),
+    ));
+    Arc::new(adforge_api::swipe::ingest::SwipeAwareHandler::new(
+        generate, ingest,
+    ))
+}
+
+/// Design-template references classified as swipe files are: the same models, OCR and
+/// taxonomy ([`adforge_api::swipe::ingest::Ingestor::measure`]), so a template's `industry` and
+/// `ad_format` take the swipe file's values.
+struct TemplateClassifier(Arc<adforge_api::swipe::ingest::Ingestor>);
+
+impl Classifier for TemplateClassifier {
+    fn classify(&self, bytes: &[u8]) -> (Option<String>, Option<String>) {
+        match self.0.measure(bytes) {
+            Ok((m, _)) => (m.industry, m.ad_format),
+            Err(e) => {
+                tracing::warn!(error = %e, "a design template's reference could not be classified");
+                (None, None)
+            }
+        }
+    }
+}
+
+/// Starts `n` in-process workers sharing one handler; they stop with the process.
+pub fn spawn_in_process(queue: Arc<dyn JobQueue>, handler: Arc<dyn JobHandler>, n: usize) {
+    if n == 0 {
+        return;
+    }
+    let mut options = WorkerOptions::new(adforge_worker::default_consumer_name());
+    options.concurrency = n;
+    tokio::spawn(adforge_worker::run_worker(
+        queue,
+        handler,
+        options,
+        std::future::pending(),
+    ));
+}
+
+/// `adforge worker`: a stateless render node. It never opens the SQL database; on SIGTERM it
+/// stops claiming and finishes the jobs in flight.
+///
+/// # Errors
+/// Redis unreachable at start, an unusable data dir.
+pub async fn run(args: WorkerArgs) -> Result<(), Error> {
+    let queue = RedisQueue::connect(&args.redis_url, args.queue.config())
+        .await
+        .map_err(|e| Error::Invalid(format!("cannot use --redis-url {}: {e}", args.redis_url)))?;
+    let blobs: Arc<dyn BlobStore> = args.blob.open(&args.data_dir, &args.public_url)?;
+    let models_dir = adforge_api::swipe::models_dir(args.models_dir.as_ref());
+    let models = adforge_api::swipe::ModelState::load(&models_dir);
+    let gpu = open_backend(args.backend)?;
+    let handler = handler_with_models(blobs, args.allow_private_urls, gpu, &models, &models_dir);
+    let mut options = WorkerOptions::new(adforge_worker::default_consumer_name());
+    options.concurrency = args.concurrency.max(1);
+    tracing::info!(consumer = %options.consumer, concurrency = options.concurrency, "render worker started");
+    adforge_worker::run_worker(
+        Arc::new(queue),
+        handler,
+        options,
+        crate::app::shutdown_signal(),
+    )
+    .await;
+    tracing::info!("render worker stopped");
+    Ok(())
+}

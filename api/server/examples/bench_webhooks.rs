@@ -117,8 +117,10 @@ async fn main() {
     let dir = tempfile::tempdir().unwrap();
     let args = ServeArgs {
         listen: "127.0.0.1:0".parse().unwrap(),
-        data_dir: dir.path().to_path_buf(),
-        database_url: None,
+        db: adforge::flags::DatabaseArgs {
+            data_dir: dir.path().to_path_buf(),
+            database_url: None,
+        },
         public_url: None,
         log: "warn".into(),
         log_json: false,
@@ -130,7 +132,9 @@ async fn main() {
         webhooks: Default::default(),
         ops: Default::default(),
         blob: Default::default(),
-        backend: adforge_renderer::BackendChoice::Cpu,
+        render: adforge::flags::RenderBackend {
+            backend: adforge_renderer::BackendChoice::Cpu,
+        },
         models_dir: None,
         default_collection: None,
         dashboard: Default::default(),

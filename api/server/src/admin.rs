@@ -13,15 +13,12 @@ use adforge_api::store::Db;
 
 #[derive(Args, Debug)]
 pub struct AdminArgs {
-    /// The data dir of the server to administer.
-    #[arg(long, env = "ADFORGE_DATA_DIR", default_value = "./data")]
-    pub data_dir: PathBuf,
-    /// The server's PostgreSQL database, when it runs on one (`serve --database-url`).
-    #[arg(long, env = "ADFORGE_DATABASE_URL")]
-    pub database_url: Option<String>,
+    /// The server to administer: the same flags as `serve`'s.
+    #[command(flatten)]
+    pub db: crate::flags::DatabaseArgs,
     /// The server's blob store (for imports): the same flags as `serve`'s.
     #[command(flatten)]
-    pub blob: crate::blob_args::BlobArgs,
+    pub blob: crate::flags::BlobArgs,
     #[command(subcommand)]
     pub command: AdminCommand,
 }
@@ -156,7 +153,7 @@ pub enum WalletCommand {
 /// # Errors
 /// Unknown ids, invalid arguments, database failures.
 pub async fn run(args: AdminArgs) -> Result<(), Error> {
-    let db = Db::connect(args.database_url.as_deref(), &args.data_dir).await?;
+    let db = args.db.connect().await?;
     let out = match args.command {
         AdminCommand::Org(OrgCommand::Create { name }) => {
             adforge_api::orgs::create_org(&db, &name).await?
@@ -233,7 +230,7 @@ pub async fn run(args: AdminArgs) -> Result<(), Error> {
         AdminCommand::DataSource(DataSourceCommand::Import { id, folder }) => {
             // The URL prefix does not matter here: rows keep blob keys, and the server
             // makes URLs with its own public URL.
-            let blobs = args.blob.open(&args.data_dir, "http://127.0.0.1")?;
+            let blobs = args.blob.open(&args.db.data_dir, "http://127.0.0.1")?;
             let results =
                 adforge_api::swipe::sources::import_folder(&db, &blobs, &id, &folder).await?;
             json!({"data_source_id": id, "imported": results.iter().filter_map(|(n, r)| r.as_ref().ok().map(|sf| json!({"file": n, "id": sf}))).collect::<Vec<_>>(),

@@ -118,7 +118,7 @@ impl Server {
             adforge_api::metrics::Metrics::new()
                 .map_err(|e| Error::Invalid(format!("cannot set up metrics: {e}")))?,
         );
-        let db = Db::connect(args.database_url.as_deref(), &args.data_dir).await?;
+        let db = args.db.connect().await?;
         let public_url = args
             .public_url
             .clone()
@@ -128,7 +128,7 @@ impl Server {
                 "--public-url `{public_url}` must be an absolute http(s) URL"
             )));
         }
-        let blobs: Arc<dyn BlobStore> = args.blob.open(&args.data_dir, &public_url)?;
+        let blobs: Arc<dyn BlobStore> = args.blob.open(&args.db.data_dir, &public_url)?;
         if let Some(created) = adforge_api::orgs::ensure_default_org(&db).await? {
             // Printed once, on the first start with an empty database.
             println!("{created}");
@@ -169,7 +169,7 @@ impl Server {
         let models_dir = adforge_api::swipe::models_dir(args.models_dir.as_ref());
         let models = adforge_api::swipe::ModelState::load(&models_dir);
         let gpu = if args.workers > 0 {
-            crate::render_node::open_backend(args.backend)?
+            crate::render_node::open_backend(args.render.backend)?
         } else {
             None
         };
@@ -327,6 +327,6 @@ pub async fn shutdown_signal() {
 /// Start-up failures.
 pub async fn run(args: ServeArgs) -> Result<(), Error> {
     let server = Server::bind(&args).await?;
-    tracing::info!(addr = %server.addr, data_dir = %args.data_dir.display(), "adforge API listening");
+    tracing::info!(addr = %server.addr, data_dir = %args.db.data_dir.display(), "adforge API listening");
     server.run(shutdown_signal()).await
 }

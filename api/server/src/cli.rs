@@ -39,19 +39,13 @@ pub struct ServeArgs {
     /// Address to listen on.
     #[arg(long, env = "ADFORGE_LISTEN", default_value = "127.0.0.1:8080")]
     pub listen: SocketAddr,
-    /// Folder for the SQLite database (adforge.sqlite3) and the blob folder (blobs/).
-    #[arg(long, env = "ADFORGE_DATA_DIR", default_value = "./data")]
-    pub data_dir: PathBuf,
-    /// PostgreSQL instead of the SQLite file, for several API nodes sharing one database:
-    /// `postgres://user:password@host:5432/adforge`. Migrations run at start (several
-    /// nodes starting at once take turns).
-    #[arg(long, env = "ADFORGE_DATABASE_URL")]
-    pub database_url: Option<String>,
+    #[command(flatten)]
+    pub db: crate::flags::DatabaseArgs,
     /// Absolute URL clients reach this server at; every URL handed out starts with it.
     /// Default: http:// + the listen address (http://127.0.0.1:8080).
     #[arg(long, env = "ADFORGE_PUBLIC_URL")]
     pub public_url: Option<String>,
-    /// Log filter (tracing's EnvFilter syntax), e.g. `info` or `adforge_api=debug`.
+    /// Log filter (tracing's EnvFilter syntax), e.g. `info` or `adforge_api=debug,adforge=debug`.
     #[arg(long, env = "ADFORGE_LOG", default_value = "info")]
     pub log: String,
     /// Allow reference and image URLs on loopback and private addresses (tests, local demos).
@@ -68,11 +62,8 @@ pub struct ServeArgs {
     /// API node that leaves rendering to `adforge worker` processes).
     #[arg(long, env = "ADFORGE_WORKERS", default_value_t = 1)]
     pub workers: usize,
-    /// Which backend draws ads: `auto` (a hardware GPU when one is present, else the CPU;
-    /// software Vulkan counts as none), `cpu`, or `gpu` (any Vulkan adapter, lavapipe
-    /// included; none is a start-up error).
-    #[arg(long, env = "ADFORGE_BACKEND", default_value = "auto")]
-    pub backend: adforge_renderer::BackendChoice,
+    #[command(flatten)]
+    pub render: crate::flags::RenderBackend,
     /// Log lines as JSON objects instead of text.
     #[arg(long, env = "ADFORGE_LOG_JSON", default_value_t = false)]
     pub log_json: bool,
@@ -83,7 +74,7 @@ pub struct ServeArgs {
     #[command(flatten)]
     pub ops: adforge_api::ops::OpsArgs,
     #[command(flatten)]
-    pub blob: crate::blob_args::BlobArgs,
+    pub blob: crate::flags::BlobArgs,
     #[command(flatten)]
     pub dashboard: adforge_dashboard::DashboardArgs,
     /// The models folder (`scripts/fetch-models` fills it). Default:
@@ -113,11 +104,8 @@ pub struct RenderArgs {
     /// Allow image URLs on loopback and private addresses (local demos and tests).
     #[arg(long, env = "ADFORGE_ALLOW_PRIVATE_URLS", default_value_t = false)]
     pub allow_private_urls: bool,
-    /// Which backend draws ads: `auto` (a hardware GPU when one is present, else the CPU;
-    /// software Vulkan counts as none), `cpu`, or `gpu` (any Vulkan adapter, lavapipe
-    /// included; none is a start-up error).
-    #[arg(long, env = "ADFORGE_BACKEND", default_value = "auto")]
-    pub backend: adforge_renderer::BackendChoice,
+    #[command(flatten)]
+    pub render: crate::flags::RenderBackend,
 }
 
 /// `adforge render`: prints a one-line JSON summary on stdout; progress goes to stderr.
@@ -129,7 +117,7 @@ fn render(args: RenderArgs) -> Result<(), adforge_api::Error> {
         report: args.report,
         allow_private_urls: args.allow_private_urls,
     };
-    let s = adforge_renderer::cli::run_on(&cmd, args.backend)
+    let s = adforge_renderer::cli::run_on(&cmd, args.render.backend)
         .map_err(|e| adforge_api::Error::Invalid(e.to_string()))?;
     println!(
         "{}",

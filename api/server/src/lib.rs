@@ -12,6 +12,6 @@
 
 pub mod admin;
 pub mod app;
-pub mod blob_args;
 pub mod cli;
+pub mod flags;
 pub mod render_node;

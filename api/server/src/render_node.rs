@@ -72,18 +72,15 @@ pub struct WorkerArgs {
     /// Allow image URLs on loopback and private addresses (tests, local demos).
     #[arg(long, env = "ADFORGE_ALLOW_PRIVATE_URLS", default_value_t = false)]
     pub allow_private_urls: bool,
-    /// Which backend draws ads: `auto` (a hardware GPU when one is present, else the CPU;
-    /// software Vulkan counts as none), `cpu`, or `gpu` (any Vulkan adapter, lavapipe
-    /// included; none is a start-up error).
-    #[arg(long, env = "ADFORGE_BACKEND", default_value = "auto")]
-    pub backend: adforge_renderer::BackendChoice,
+    #[command(flatten)]
+    pub render: crate::flags::RenderBackend,
     /// Log filter.
     #[arg(long, env = "ADFORGE_LOG", default_value = "info")]
     pub log: String,
     #[command(flatten)]
     pub queue: QueueArgs,
     #[command(flatten)]
-    pub blob: crate::blob_args::BlobArgs,
+    pub blob: crate::flags::BlobArgs,
     /// The models folder for swipe-file ingest (default `$ADFORGE_MODELS_DIR`, else
     /// `~/.cache/adforge/models`). Without it this worker renders ads only and leaves
     /// swipe files to workers that have models.
@@ -194,7 +191,7 @@ pub async fn run(args: WorkerArgs) -> Result<(), Error> {
     let blobs: Arc<dyn BlobStore> = args.blob.open(&args.data_dir, &args.public_url)?;
     let models_dir = adforge_api::swipe::models_dir(args.models_dir.as_ref());
     let models = adforge_api::swipe::ModelState::load(&models_dir);
-    let gpu = open_backend(args.backend)?;
+    let gpu = open_backend(args.render.backend)?;
     let handler = handler_with_models(blobs, args.allow_private_urls, gpu, &models, &models_dir);
     let mut options = WorkerOptions::new(adforge_worker::default_consumer_name());
     options.concurrency = args.concurrency.max(1);

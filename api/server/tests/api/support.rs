@@ -98,8 +98,10 @@ impl TestServer {
         let dir = tempfile::tempdir().expect("temp dir");
         let mut args = ServeArgs {
             listen: "127.0.0.1:0".parse().expect("addr"),
-            data_dir: dir.path().to_path_buf(),
-            database_url: None,
+            db: adforge::flags::DatabaseArgs {
+                data_dir: dir.path().to_path_buf(),
+                database_url: None,
+            },
             public_url: None,
             log: "warn".into(),
             log_json: false,
@@ -112,14 +114,16 @@ impl TestServer {
             ops: Default::default(),
             blob: Default::default(),
             dashboard: Default::default(),
-            backend: adforge_renderer::BackendChoice::Cpu,
+            render: adforge::flags::RenderBackend {
+                backend: adforge_renderer::BackendChoice::Cpu,
+            },
             models_dir: None,
             default_collection: None,
         };
         // `ADFORGE_TEST_POSTGRES=1` runs the server on a fresh database of this binary's
         // throwaway PostgreSQL cluster instead of a SQLite file.
         if std::env::var_os("ADFORGE_TEST_POSTGRES").is_some_and(|v| v == "1") {
-            args.database_url = Some(crate::postgres::shared().create_database());
+            args.db.database_url = Some(crate::postgres::shared().create_database());
         }
         adjust(&mut args);
         let server = Server::bind(&args).await.expect("server binds");

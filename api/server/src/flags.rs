@@ -1,3 +1,7 @@
+//! Flags shared by several subcommands, declared once and flattened into each:
+//! [`DatabaseArgs`] (`serve`, `admin`), [`RenderBackend`] (`serve`, `worker`, `render`) and
+//! [`BlobArgs`] (`serve`, `worker`, `admin`).
+//!
 //! Where blobs live, chosen once at start-up by `serve`, `worker` and `admin`: the folder
 //! `DATA_DIR/blobs` (the embedded default) or an S3-compatible bucket (`--blob-url
 //! s3://bucket/prefix`). Every process of a deployment must name the same store.
@@ -9,7 +13,7 @@
 //! path of an image, and a redirect would cost every image a round trip. `/files/` keeps
 //! answering either way.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use clap::Args;
@@ -17,6 +21,39 @@ use clap::Args;
 use adforge_api::Error;
 use adforge_api::blob::{BlobStore, LocalBlobStore};
 use adforge_worker::s3::{S3BlobStore, S3Options};
+
+/// Where the server's data is, shared by `serve` and `admin`.
+#[derive(Args, Clone, Debug)]
+pub struct DatabaseArgs {
+    /// The data folder: the SQLite database (adforge.sqlite3) and the blob folder (blobs/).
+    #[arg(long, env = "ADFORGE_DATA_DIR", default_value = "./data")]
+    pub data_dir: PathBuf,
+    /// PostgreSQL instead of the SQLite file, for several API nodes sharing one database:
+    /// `postgres://user:password@host:5432/adforge`. Migrations run at start (several
+    /// nodes starting at once take turns).
+    #[arg(long, env = "ADFORGE_DATABASE_URL")]
+    pub database_url: Option<String>,
+}
+
+impl DatabaseArgs {
+    /// Opens (and migrates) the database these flags name.
+    ///
+    /// # Errors
+    /// Database failures.
+    pub async fn connect(&self) -> Result<adforge_api::store::Db, Error> {
+        Ok(adforge_api::store::Db::connect(self.database_url.as_deref(), &self.data_dir).await?)
+    }
+}
+
+/// Which backend draws ads, shared by `serve`, `worker` and `render`.
+#[derive(Args, Clone, Copy, Debug, Default)]
+pub struct RenderBackend {
+    /// Which backend draws ads: `auto` (a hardware GPU when one is present, else the CPU;
+    /// software Vulkan counts as none), `cpu`, or `gpu` (any Vulkan adapter, lavapipe
+    /// included; none is a start-up error).
+    #[arg(long, env = "ADFORGE_BACKEND", default_value = "auto")]
+    pub backend: adforge_renderer::BackendChoice,
+}
 
 /// Blob store flags, shared by `serve`, `worker` and `admin`.
 #[derive(Args, Clone, Debug, Default)]

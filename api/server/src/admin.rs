@@ -237,11 +237,7 @@ pub async fn run(args: AdminArgs) -> Result<(), Error> {
                    "rejected": results.iter().filter_map(|(n, r)| r.as_ref().err().map(|e| json!({"file": n, "error": e}))).collect::<Vec<_>>()})
         }
         AdminCommand::DataSource(DataSourceCommand::List) => {
-            let rows: Vec<(String, String, adforge_api::store::Flag, i64)> = adforge_api::store::query_as(
-                "SELECT s.id, s.name, s.is_default, (SELECT COUNT(*) FROM swipe_files f WHERE f.data_source_id = s.id) FROM data_sources s ORDER BY s.seq",
-            )
-            .fetch_all(&db.read)
-            .await?;
+            let rows = adforge_api::swipe::sources::list(&db).await?;
             json!({"data": rows.into_iter().map(|(id, name, is_default, n)| json!({"id": id, "name": name, "is_default": is_default.0, "designs": n})).collect::<Vec<_>>()})
         }
     };
@@ -273,26 +269,19 @@ async fn top_up(db: &Db, org: &str, amount: &str, reference: Option<&str>) -> Re
 
 async fn wallet_show(db: &Db, org: &str) -> Result<Value, Error> {
     adforge_api::orgs::require(db, org).await?;
-    let (balance, held): (i64, i64) = adforge_api::store::query_as(
-        "SELECT balance_cents, held_cents FROM wallets WHERE org_id = ?",
-    )
-    .bind(org)
-    .fetch_optional(&db.read)
-    .await?
-    .unwrap_or((0, 0));
-    let ledger: Vec<(String, String, i64, Option<String>, String)> = adforge_api::store::query_as(
-        "SELECT id, kind, amount_cents, reference, created_at FROM wallet_ledger WHERE org_id = ? ORDER BY seq DESC LIMIT 50",
-    )
-    .bind(org)
-    .fetch_all(&db.read)
-    .await?;
+    let mut conn = db.read.acquire().await?;
+    let b = adforge_api::wallet::balance(&mut conn, org)
+        .await
+        .map_err(|e| Error::Invalid(e.message))?;
+    let filter = adforge_api::wallet::LedgerFilter::default();
+    let ledger = adforge_api::wallet::ledger_entries(&mut conn, org, &filter, 50).await?;
     Ok(json!({
         "org_id": org,
-        "balance_cents": balance,
-        "held_cents": held,
-        "available_cents": balance - held,
-        "ledger": ledger.into_iter().map(|(id, kind, amount, reference, created_at)| json!({
-            "id": id, "kind": kind, "amount_cents": amount, "reference": reference, "created_at": created_at,
+        "balance_cents": b.balance_cents,
+        "held_cents": b.held_cents,
+        "available_cents": b.available_cents(),
+        "ledger": ledger.into_iter().map(|e| json!({
+            "id": e.id, "kind": e.kind, "amount_cents": e.amount_cents, "reference": e.reference, "created_at": e.created_at,
         })).collect::<Vec<_>>(),
     }))
 }

@@ -66,6 +66,20 @@ fn images_in(folder: &Path) -> Result<Vec<PathBuf>, Error> {
     Ok(files)
 }
 
+/// Every data source as (id, name, is default, designs), oldest first (the operator's
+/// listing).
+///
+/// # Errors
+/// Database failures.
+pub async fn list(db: &Db) -> Result<Vec<(String, String, crate::store::Flag, i64)>, sqlx::Error> {
+    crate::store::query_as(
+        "SELECT s.id, s.name, s.is_default, (SELECT COUNT(*) FROM swipe_files f WHERE f.data_source_id = s.id) \
+         FROM data_sources s ORDER BY s.seq",
+    )
+    .fetch_all(&db.read)
+    .await
+}
+
 /// Imports every image of `folder` into source `source_id` as managed designs (status
 /// processing until ingested). Returns (file name, swipe file id or error) per file.
 ///

@@ -17,6 +17,9 @@
 //! candle's grouped `conv2d`, which runs one convolution per group (1152 groups in the last
 //! stage) and is far slower on CPU; a first version built them from k² shifted tensor
 //! multiply-adds, which was correct but spent most of the forward pass copying strided views.
+//!
+//! Longer than 600 lines because it is one network: the config, its blocks and the
+//! weight loading read top to bottom as the paper lays them out.
 
 use std::path::{Path, PathBuf};
 

@@ -1,4 +1,7 @@
 //! Tree + layout → display list, in device pixels.
+//!
+//! Longer than 600 lines because it is one walk of the tree, node kind by node kind, each
+//! emitting its draw operations; splitting it would split that one match.
 
 use tiny_skia::{IntRect, Path, PathBuilder, Rect, Transform};
 

@@ -26,6 +26,9 @@
 //! Rejected alternatives: lists with `BLMOVE` (the reliable-queue pattern) need a scanner
 //! per processing list to find dead workers and have no delivery count; pub/sub loses
 //! messages while a subscriber is down.
+//!
+//! Longer than 600 lines because it is one `JobQueue` implementation whose methods share
+//! the stream layout and Lua scripts above; its tests live in `worker/tests/queue`.
 
 use std::sync::Mutex;
 use std::time::Duration;

@@ -2,6 +2,9 @@
 //! 128-byte draw record per quad, gradient stops, images to upload and an ordered list of
 //! commands. Nothing here touches the device, so a display list the GPU path cannot draw
 //! yet is refused ([`Unsupported`]) before any GPU work starts.
+//!
+//! Longer than 600 lines because it is one translation, `DrawOp` by `DrawOp`, into the
+//! records the shaders read; its helpers already live in submodules.
 
 use tiny_skia::{FillRule, Mask, Path, Pixmap, Stroke, Transform};
 

@@ -35,7 +35,8 @@
 //! # Incomplete files
 //!
 //! One rule for the three formats: a file that ends before its format's end marker is
-//! refused (`IMAGE_UNREADABLE`), however much of it decodes. A PNG must reach its `IEND`
+//! refused ([`ImagingError::Incomplete`], the API's `IMAGE_UNREADABLE`), however much of it
+//! decodes. A PNG must reach its `IEND`
 //! chunk, a JPEG its end-of-image marker after the image data, a WebP the length its
 //! RIFF header declares. Bytes after the end marker are allowed (some cameras append
 //! data). A truncated upload is a failed transfer; storing the half-grey image it decodes
@@ -48,7 +49,75 @@ use bytes::Bytes;
 use image::{DynamicImage, ImageDecoder, ImageFormat, ImageReader, Limits, RgbaImage};
 use tokio::sync::Semaphore;
 
-use crate::error::{ApiError, ErrorCode};
+/// Why client image bytes were refused or could not be decoded. The `Display` text of each
+/// variant is the message the API sends (its `From<ImagingError> for ApiError` chooses the
+/// code), so it is written for the person who uploaded the file.
+#[derive(Debug, thiserror::Error)]
+pub enum ImagingError {
+    /// The bytes are an image format other than PNG, JPEG or WebP (GIF, BMP, TIFF, …),
+    /// recognised from their first bytes. Convert the image to PNG, JPEG or WebP.
+    #[error("The file is {found}; upload PNG, JPEG or WebP")]
+    OtherFormat {
+        /// The format's usual extension in capitals (`GIF`), or `AN UNSUPPORTED FORMAT`.
+        found: String,
+    },
+    /// The first bytes match no image format at all (a text file, an HTML error page, a
+    /// file cut before its signature). Send the image file itself.
+    #[error(
+        "The file is not a PNG, JPEG or WebP image (its first bytes match none of them); upload one of those formats"
+    )]
+    UnknownFormat,
+    /// The file ends before its format's end marker (PNG `IEND`, JPEG end-of-image, WebP's
+    /// RIFF length), however much of it would decode: a failed or cut-off transfer. Send
+    /// the whole file.
+    #[error("The {} file is incomplete ({why}); upload the whole file", upper_name(.format))]
+    Incomplete {
+        format: ImageFormat,
+        /// Where the file ends, in words (`it ends inside a chunk`).
+        why: &'static str,
+    },
+    /// The header or the pixel data does not decode: a corrupt file, or one the decoder
+    /// does not support (a JPEG in an exotic colour mode). Re-export the image.
+    #[error(
+        "The {} file cannot be decoded ({source}); check that it is complete and not corrupted",
+        upper_name(.format)
+    )]
+    Undecodable {
+        format: ImageFormat,
+        source: image::ImageError,
+    },
+    /// The header declares an image over [`MAX_SIDE`] pixels a side or [`MAX_PIXELS`]
+    /// pixels in all (or with a zero side). Scale the image down before sending it.
+    #[error(
+        "the image is {width}×{height} pixels; at most {} pixels a side and {} pixels in all are accepted",
+        MAX_SIDE,
+        MAX_PIXELS
+    )]
+    TooLarge { width: u32, height: u32 },
+    /// The blocking task that probes or decodes ended abnormally (a decoder panicked), or
+    /// the decode budget was closed. A bug, not the file's fault: `cause` says what
+    /// happened; the text is the API's generic 500 message, which is what the client sees.
+    #[error(
+        "The server failed to handle the request; retry, and report meta.request_id if it persists"
+    )]
+    Internal {
+        /// What went wrong, for the log.
+        cause: String,
+    },
+}
+
+impl ImagingError {
+    fn internal(cause: impl std::fmt::Display) -> Self {
+        Self::Internal {
+            cause: cause.to_string(),
+        }
+    }
+}
+
+/// `PNG`, `JPEG` or `WEBP`, as the error texts name formats.
+fn upper_name(format: &ImageFormat) -> String {
+    format_name(*format).to_uppercase()
+}
 
 /// Largest side accepted, in pixels.
 pub const MAX_SIDE: u32 = 16_384;
@@ -127,55 +196,33 @@ pub fn extension(f: ImageFormat) -> &'static str {
     }
 }
 
-fn unreadable(format: ImageFormat, why: impl std::fmt::Display) -> ApiError {
-    ApiError::new(
-        ErrorCode::ImageUnreadable,
-        format!(
-            "The {} file cannot be decoded ({why}); check that it is complete and not corrupted",
-            format_name(format).to_uppercase()
-        ),
-    )
+fn unreadable(format: ImageFormat, source: image::ImageError) -> ImagingError {
+    ImagingError::Undecodable { format, source }
 }
 
 /// Decides the format from the bytes (never from a declared MIME type), checks that the
 /// file is complete and reads the dimensions from the header, without decoding pixels.
 ///
 /// # Errors
-/// IMAGE_INVALID_FORMAT for anything but PNG, JPEG or WebP; IMAGE_UNREADABLE for files
-/// that are incomplete or whose header does not parse; VALIDATION_ERROR (field `file`)
-/// for images over the size limits.
-pub fn probe(bytes: &[u8]) -> Result<Probe, ApiError> {
+/// [`ImagingError::OtherFormat`] or [`ImagingError::UnknownFormat`] for anything but PNG,
+/// JPEG or WebP; [`ImagingError::Incomplete`] or [`ImagingError::Undecodable`] for files
+/// that are incomplete or whose header does not parse; [`ImagingError::TooLarge`] for
+/// images over the size limits.
+pub fn probe(bytes: &[u8]) -> Result<Probe, ImagingError> {
     let format = match image::guess_format(bytes) {
         Ok(f @ (ImageFormat::Png | ImageFormat::Jpeg | ImageFormat::WebP)) => f,
         Ok(other) => {
-            return Err(ApiError::new(
-                ErrorCode::ImageInvalidFormat,
-                format!(
-                    "The file is {}; upload PNG, JPEG or WebP",
-                    other
-                        .extensions_str()
-                        .first()
-                        .unwrap_or(&"an unsupported format")
-                        .to_uppercase()
-                ),
-            ));
+            return Err(ImagingError::OtherFormat {
+                found: other
+                    .extensions_str()
+                    .first()
+                    .unwrap_or(&"an unsupported format")
+                    .to_uppercase(),
+            });
         }
-        Err(_) => {
-            return Err(ApiError::new(
-                ErrorCode::ImageInvalidFormat,
-                "The file is not a PNG, JPEG or WebP image (its first bytes match none of them); upload one of those formats",
-            ));
-        }
+        Err(_) => return Err(ImagingError::UnknownFormat),
     };
-    check_complete(format, bytes).map_err(|why| {
-        ApiError::new(
-            ErrorCode::ImageUnreadable,
-            format!(
-                "The {} file is incomplete ({why}); upload the whole file",
-                format_name(format).to_uppercase()
-            ),
-        )
-    })?;
+    check_complete(format, bytes).map_err(|why| ImagingError::Incomplete { format, why })?;
     let decoder = ImageReader::with_format(Cursor::new(bytes), format)
         .into_decoder()
         .map_err(|e| unreadable(format, e))?;
@@ -186,12 +233,7 @@ pub fn probe(bytes: &[u8]) -> Result<Probe, ApiError> {
         || height > MAX_SIDE
         || u64::from(width) * u64::from(height) > MAX_PIXELS
     {
-        return Err(ApiError::field(
-            "file",
-            format!(
-                "the image is {width}×{height} pixels; at most {MAX_SIDE} pixels a side and {MAX_PIXELS} pixels in all are accepted"
-            ),
-        ));
+        return Err(ImagingError::TooLarge { width, height });
     }
     let pixel_bytes = u64::from(decoder.color_type().bytes_per_pixel());
     Ok(Probe {
@@ -325,8 +367,9 @@ fn webp_complete(bytes: &[u8]) -> Result<(), &'static str> {
 /// client image bytes are decoded in the API.
 ///
 /// # Errors
-/// Those of [`probe`]; IMAGE_UNREADABLE when the pixel data does not decode.
-pub async fn decode_preview(bytes: Bytes) -> Result<Preview, ApiError> {
+/// Those of [`probe`]; [`ImagingError::Undecodable`] when the pixel data does not decode;
+/// [`ImagingError::Internal`] when the blocking task ends abnormally.
+pub async fn decode_preview(bytes: Bytes) -> Result<Preview, ImagingError> {
     decode_shrunk(bytes, PREVIEW_EDGE).await
 }
 
@@ -337,12 +380,13 @@ pub async fn decode_preview(bytes: Bytes) -> Result<Preview, ApiError> {
 /// through this with [`WORKING_EDGE`].
 ///
 /// # Errors
-/// Those of [`probe`]; IMAGE_UNREADABLE when the pixel data does not decode.
-pub async fn decode_shrunk(bytes: Bytes, edge: u32) -> Result<Preview, ApiError> {
+/// Those of [`probe`]; [`ImagingError::Undecodable`] when the pixel data does not decode;
+/// [`ImagingError::Internal`] when the blocking task ends abnormally.
+pub async fn decode_shrunk(bytes: Bytes, edge: u32) -> Result<Preview, ImagingError> {
     let probe_bytes = bytes.clone();
     let probed = tokio::task::spawn_blocking(move || probe(&probe_bytes))
         .await
-        .map_err(ApiError::internal)??;
+        .map_err(ImagingError::internal)??;
     let kib = u32::try_from(probed.cost_at(edge).div_ceil(1024))
         .unwrap_or(u32::MAX)
         .min(BUDGET_KIB);
@@ -350,14 +394,14 @@ pub async fn decode_shrunk(bytes: Bytes, edge: u32) -> Result<Preview, ApiError>
         .clone()
         .acquire_many_owned(kib)
         .await
-        .map_err(ApiError::internal)?;
+        .map_err(ImagingError::internal)?;
     tokio::task::spawn_blocking(move || {
         let out = decode_probed_to(&bytes, &probed, edge);
         drop(permit);
         out
     })
     .await
-    .map_err(ApiError::internal)?
+    .map_err(ImagingError::internal)?
 }
 
 /// Checks and decodes `bytes` at full size under the decode budget, and runs `work` on the
@@ -366,15 +410,16 @@ pub async fn decode_shrunk(bytes: Bytes, edge: u32) -> Result<Preview, ApiError>
 /// files (WebP transcoded to PNG, embeddings, reading words).
 ///
 /// # Errors
-/// Those of [`probe`]; IMAGE_UNREADABLE when the pixel data does not decode.
+/// Those of [`probe`]; [`ImagingError::Undecodable`] when the pixel data does not decode;
+/// [`ImagingError::Internal`] when the blocking task ends abnormally.
 pub async fn with_decoded<R: Send + 'static>(
     bytes: Bytes,
     work: impl FnOnce(&Probe, DynamicImage) -> R + Send + 'static,
-) -> Result<R, ApiError> {
+) -> Result<R, ImagingError> {
     let probe_bytes = bytes.clone();
     let probed = tokio::task::spawn_blocking(move || probe(&probe_bytes))
         .await
-        .map_err(ApiError::internal)??;
+        .map_err(ImagingError::internal)??;
     let kib = u32::try_from(probed.cost.div_ceil(1024))
         .unwrap_or(u32::MAX)
         .min(BUDGET_KIB);
@@ -382,17 +427,17 @@ pub async fn with_decoded<R: Send + 'static>(
         .clone()
         .acquire_many_owned(kib)
         .await
-        .map_err(ApiError::internal)?;
+        .map_err(ImagingError::internal)?;
     tokio::task::spawn_blocking(move || {
         let out = decode_full_probed(&bytes, &probed).map(|img| work(&probed, img));
         drop(permit);
         out
     })
     .await
-    .map_err(ApiError::internal)?
+    .map_err(ImagingError::internal)?
 }
 
-fn decode_full_probed(bytes: &[u8], probed: &Probe) -> Result<DynamicImage, ApiError> {
+fn decode_full_probed(bytes: &[u8], probed: &Probe) -> Result<DynamicImage, ImagingError> {
     let format = probed.format;
     let mut reader = ImageReader::with_format(Cursor::new(bytes), format);
     let mut limits = Limits::default();
@@ -407,8 +452,8 @@ fn decode_full_probed(bytes: &[u8], probed: &Probe) -> Result<DynamicImage, ApiE
 /// [`decode_preview`], which holds the budget while this runs.
 ///
 /// # Errors
-/// IMAGE_UNREADABLE when the pixel data does not decode.
-pub fn decode_probed(bytes: &[u8], probed: &Probe) -> Result<Preview, ApiError> {
+/// [`ImagingError::Undecodable`] when the pixel data does not decode.
+pub fn decode_probed(bytes: &[u8], probed: &Probe) -> Result<Preview, ImagingError> {
     decode_probed_to(bytes, probed, PREVIEW_EDGE)
 }
 
@@ -416,8 +461,8 @@ pub fn decode_probed(bytes: &[u8], probed: &Probe) -> Result<Preview, ApiError> 
 /// [`decode_shrunk`], or where the caller's concurrency bounds memory: benchmarks, tests).
 ///
 /// # Errors
-/// IMAGE_UNREADABLE when the pixel data does not decode.
-pub fn decode_probed_to(bytes: &[u8], probed: &Probe, edge: u32) -> Result<Preview, ApiError> {
+/// [`ImagingError::Undecodable`] when the pixel data does not decode.
+pub fn decode_probed_to(bytes: &[u8], probed: &Probe, edge: u32) -> Result<Preview, ImagingError> {
     let full = decode_full_probed(bytes, probed)?;
     Ok(Preview {
         format: probed.format,
@@ -684,7 +729,7 @@ mod tests {
         out
     }
 
-    fn decode(bytes: &[u8]) -> Result<Preview, ApiError> {
+    fn decode(bytes: &[u8]) -> Result<Preview, ImagingError> {
         decode_probed(bytes, &probe(bytes)?)
     }
 
@@ -711,14 +756,16 @@ mod tests {
             (40, 20),
             "small images are kept as they are"
         );
-        assert_eq!(
-            decode(b"GIF89a....").unwrap_err().code,
-            ErrorCode::ImageInvalidFormat
+        let gif = decode(b"GIF89a....").unwrap_err();
+        assert!(
+            matches!(&gif, ImagingError::OtherFormat { found } if found == "GIF"),
+            "{gif:?}"
         );
-        assert_eq!(
-            decode(b"hello world").unwrap_err().code,
-            ErrorCode::ImageInvalidFormat
-        );
+        assert_eq!(gif.to_string(), "The file is GIF; upload PNG, JPEG or WebP");
+        assert!(matches!(
+            decode(b"hello world").unwrap_err(),
+            ImagingError::UnknownFormat
+        ));
     }
 
     /// One rule for all three formats: a file cut anywhere before its end marker is
@@ -742,9 +789,34 @@ mod tests {
             }
             for cut in [1, 2, 10, whole.len() / 3, whole.len() * 2 / 3] {
                 let err = decode(&whole[..whole.len() - cut]).unwrap_err();
-                assert_eq!(err.code, ErrorCode::ImageUnreadable, "{format:?} cut {cut}");
+                assert!(
+                    matches!(
+                        err,
+                        ImagingError::Incomplete { .. } | ImagingError::Undecodable { .. }
+                    ),
+                    "{format:?} cut {cut}: {err:?}"
+                );
             }
         }
+    }
+
+    #[test]
+    fn images_over_the_limits_are_refused_from_their_header() {
+        let img = image::GrayImage::new(20_000, 1);
+        let mut bytes = Vec::new();
+        img.write_to(&mut Cursor::new(&mut bytes), ImageFormat::Png)
+            .unwrap();
+        let err = probe(&bytes).unwrap_err();
+        assert!(
+            matches!(
+                err,
+                ImagingError::TooLarge {
+                    width: 20_000,
+                    height: 1
+                }
+            ),
+            "{err:?}"
+        );
     }
 
     #[test]

@@ -743,7 +743,7 @@ pub async fn thumb(
                 .ok_or(DashError::NotFound)?;
             let preview = crate::imaging::decode_preview(png)
                 .await
-                .map_err(|e| internal(e.message))?;
+                .map_err(|e| internal(e.to_string()))?;
             let [_, medium, _] =
                 tokio::task::spawn_blocking(move || crate::imaging::thumbnails(&preview.image))
                     .await

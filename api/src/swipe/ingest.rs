@@ -123,7 +123,7 @@ impl Ingestor {
         let t = Instant::now();
         let decoded = imaging::probe(bytes)
             .and_then(|p| imaging::decode_probed_to(bytes, &p, imaging::WORKING_EDGE))
-            .map_err(|e| format!("the stored image cannot be decoded: {}", e.message))?;
+            .map_err(|e| format!("the stored image cannot be decoded: {e}"))?;
         let decode = t.elapsed();
         analyse(
             &self.models,
@@ -160,7 +160,7 @@ impl Ingestor {
         let t = Instant::now();
         let decoded = imaging::decode_shrunk(bytes, imaging::WORKING_EDGE)
             .await
-            .map_err(|e| embedding_failed("the stored image cannot be decoded", e.message))?;
+            .map_err(|e| embedding_failed("the stored image cannot be decoded", e))?;
         let decode = t.elapsed();
         let models = self.models.clone();
         let index = self.label_index.clone();

@@ -41,7 +41,7 @@ async fn make_derivatives(
                 .ok_or("original missing")?;
             imaging::decode_preview(bytes)
                 .await
-                .map_err(|e| e.message)?
+                .map_err(|e| e.to_string())?
                 .image
         }
     };

@@ -153,7 +153,10 @@ pub async fn search(state: &AppState, org_id: &str, body: SearchBody) -> ApiResu
         let decoded = imaging::decode_shrunk(bytes.into(), imaging::WORKING_EDGE)
             .await
             .map_err(|e| {
-                ApiError::field("image_url", format!("could not be used: {}", e.message))
+                // The API's message of the error (`Invalid `file`: …` for an image over the
+                // limits), as this field's text has always quoted it.
+                let message = ApiError::from(e).message;
+                ApiError::field("image_url", format!("could not be used: {message}"))
             })?;
         let v = tokio::task::spawn_blocking(move || -> Result<(String, Vec<f32>), String> {
             let rgb = image::DynamicImage::ImageRgba8(decoded.image).to_rgb8();

@@ -309,13 +309,13 @@ impl From<sqlx::Error> for ApiError {
     }
 }
 
-impl From<crate::imaging::ImagingError> for ApiError {
+impl From<adforge_worker::imaging::ImagingError> for ApiError {
     /// The single place where image decoding failures become client errors: the format
     /// refusals are IMAGE_INVALID_FORMAT, incomplete or corrupt files IMAGE_UNREADABLE, an
     /// image over the limits VALIDATION_ERROR on the form field `file`, and a failed decode
     /// task a 500 whose cause is logged.
-    fn from(e: crate::imaging::ImagingError) -> Self {
-        use crate::imaging::ImagingError::*;
+    fn from(e: adforge_worker::imaging::ImagingError) -> Self {
+        use adforge_worker::imaging::ImagingError::*;
         match e {
             OtherFormat { .. } | UnknownFormat => {
                 Self::new(ErrorCode::ImageInvalidFormat, e.to_string())
@@ -428,7 +428,7 @@ mod tests {
     /// its own error type.
     #[test]
     fn imaging_errors_keep_their_codes_and_texts() {
-        use crate::imaging::ImagingError;
+        use adforge_worker::imaging::ImagingError;
         let e = ApiError::from(ImagingError::OtherFormat {
             found: "GIF".into(),
         });

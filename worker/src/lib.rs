@@ -32,6 +32,7 @@
 pub mod blob;
 pub mod blueprint;
 pub mod generate;
+pub mod imaging;
 pub mod protocol;
 pub mod s3;
 /// The `redis` crate this one is built on, so that other Redis users of the process (the

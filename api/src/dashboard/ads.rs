@@ -741,14 +741,15 @@ pub async fn thumb(
                 .await
                 .map_err(|e| internal(e.to_string()))?
                 .ok_or(DashError::NotFound)?;
-            let preview = crate::imaging::decode_preview(png)
+            let preview = adforge_worker::imaging::decode_preview(png)
                 .await
                 .map_err(|e| internal(e.to_string()))?;
-            let [_, medium, _] =
-                tokio::task::spawn_blocking(move || crate::imaging::thumbnails(&preview.image))
-                    .await
-                    .map_err(|e| internal(e.to_string()))?
-                    .map_err(|e| internal(e.to_string()))?;
+            let [_, medium, _] = tokio::task::spawn_blocking(move || {
+                adforge_worker::imaging::thumbnails(&preview.image)
+            })
+            .await
+            .map_err(|e| internal(e.to_string()))?
+            .map_err(|e| internal(e.to_string()))?;
             let bytes = Bytes::from(medium);
             if let Err(e) = state.blobs.put(&thumb_key, bytes.clone()).await {
                 tracing::warn!(error = %e, key = %thumb_key, "storing a dashboard thumbnail failed");

@@ -18,6 +18,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use adforge_models::Models;
+use adforge_worker::imaging;
 use adforge_worker::{
     AdCompleted, IngestSwipeFileJob, Job, JobError, JobHandler, ProgressSink, SwipeFileIngested,
 };
@@ -27,7 +28,6 @@ use image::DynamicImage;
 
 use super::taxonomy;
 use crate::blob::BlobStore;
-use crate::imaging;
 
 /// The failure code of a swipe file whose embedding failed.
 pub const EMBEDDING_FAILED: &str = "EMBEDDING_FAILED";

@@ -5,12 +5,12 @@
 
 use std::sync::Arc;
 
+use adforge_worker::imaging;
 use bytes::Bytes;
 use image::RgbaImage;
 
 use super::store;
 use crate::blob::BlobStore;
-use crate::imaging;
 use crate::store::Db;
 
 /// Makes thumbnails and the description in the background. `image` is the upload's

@@ -2,10 +2,11 @@
 //! example: a design or an image URL), exact over every design the filters leave, and the
 //! swipe-file hits of the global search (`crate::resources::search`).
 
+use adforge_worker::imaging;
+
 use super::{OneOrMany, SearchBody, SwipeFile, store};
 use crate::app::AppState;
 use crate::error::{ApiError, ApiResult, FieldError};
-use crate::imaging;
 use crate::resources::{common, design_packs};
 use crate::store::Db;
 use crate::swipe::filter::SwipeFilter;

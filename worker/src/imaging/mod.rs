@@ -1,7 +1,22 @@
-//! Image processing for uploads: format sniffing, a completeness check, guarded decoding
-//! under a process-wide memory budget, WebP thumbnails and a measured description. The
-//! blocking work runs on blocking threads; [`decode_preview`] is the one entry point that
-//! decodes client bytes (uploads now, swipe files later).
+//! The one way client image bytes are decoded, in the API and in workers alike: format
+//! sniffing, a completeness check, guarded decoding under a process-wide
+//! memory budget, WebP thumbnails and a measured description ([`describe()`]). The
+//! blocking work runs on blocking threads; [`decode_preview`] (uploads) and
+//! [`decode_shrunk`] (swipe files, search by example) are the entry points that decode
+//! client bytes. It lives in the worker crate because swipe-file ingest
+//! ([`crate::swipe::ingest`]) decodes with it; the API turns an [`ImagingError`] into its
+//! client error with one `From` impl.
+//!
+//! ```no_run
+//! # async fn demo(bytes: bytes::Bytes) -> Result<(), Box<dyn std::error::Error>> {
+//! use adforge_worker::imaging;
+//!
+//! // Waits for its share of the budget; refuses what is not a complete PNG, JPEG or WebP.
+//! let preview = imaging::decode_preview(bytes).await?;
+//! let [small, medium, large] = imaging::thumbnails(&preview.image)?;
+//! # let _ = (small, medium, large);
+//! # Ok(()) }
+//! ```
 //!
 //! # Memory bound
 //!
@@ -36,11 +51,10 @@
 //!
 //! One rule for the three formats: a file that ends before its format's end marker is
 //! refused ([`ImagingError::Incomplete`], the API's `IMAGE_UNREADABLE`), however much of it
-//! decodes. A PNG must reach its `IEND`
-//! chunk, a JPEG its end-of-image marker after the image data, a WebP the length its
-//! RIFF header declares. Bytes after the end marker are allowed (some cameras append
-//! data). A truncated upload is a failed transfer; storing the half-grey image it decodes
-//! to would hide that from the client.
+//! decodes. A PNG must reach its `IEND` chunk, a JPEG its end-of-image marker after the
+//! image data, a WebP the length its RIFF header declares. Bytes after the end marker are
+//! allowed (some cameras append data). A truncated upload is a failed transfer; storing
+//! the half-grey image it decodes to would hide that from the client.
 
 use std::io::Cursor;
 use std::sync::{Arc, LazyLock};
@@ -48,6 +62,12 @@ use std::sync::{Arc, LazyLock};
 use bytes::Bytes;
 use image::{DynamicImage, ImageDecoder, ImageFormat, ImageReader, Limits, RgbaImage};
 use tokio::sync::Semaphore;
+
+mod complete;
+mod describe;
+
+use complete::check_complete;
+pub use describe::{describe, logo_theme};
 
 /// Why client image bytes were refused or could not be decoded. The `Display` text of each
 /// variant is the message the API sends (its `From<ImagingError> for ApiError` chooses the
@@ -280,88 +300,6 @@ fn decode_cost_to(
     pixels * pixel_bytes + working + resize + DECODE_SLACK_BYTES
 }
 
-/// Checks that the file reaches its format's end marker (see the module docs).
-fn check_complete(format: ImageFormat, bytes: &[u8]) -> Result<(), &'static str> {
-    match format {
-        ImageFormat::Png => png_complete(bytes),
-        ImageFormat::Jpeg => jpeg_complete(bytes),
-        _ => webp_complete(bytes),
-    }
-}
-
-/// Walks the chunks after the 8-byte signature until `IEND`.
-fn png_complete(bytes: &[u8]) -> Result<(), &'static str> {
-    let mut at = 8usize;
-    loop {
-        let Some(header) = bytes.get(at..at + 8) else {
-            return Err("it ends before its IEND chunk");
-        };
-        let len = u32::from_be_bytes([header[0], header[1], header[2], header[3]]) as usize;
-        let end = at
-            .checked_add(12)
-            .and_then(|n| n.checked_add(len))
-            .ok_or("a chunk length is out of range")?;
-        if end > bytes.len() {
-            return Err("it ends inside a chunk");
-        }
-        if &header[4..8] == b"IEND" {
-            return Ok(());
-        }
-        at = end;
-    }
-}
-
-/// Walks the marker segments to the first start-of-scan, then looks for the end-of-image
-/// marker in the entropy-coded data that follows (where `FF D9` can only be that marker:
-/// data bytes `FF` are stuffed as `FF 00`).
-fn jpeg_complete(bytes: &[u8]) -> Result<(), &'static str> {
-    let mut at = 2usize;
-    loop {
-        let marker = match (bytes.get(at), bytes.get(at + 1)) {
-            (Some(&0xFF), Some(&marker)) => marker,
-            (Some(_), Some(_)) => return Err("a marker segment is corrupt"),
-            _ => return Err("it ends before its image data"),
-        };
-        match marker {
-            // Fill bytes before a marker.
-            0xFF => at += 1,
-            0xD9 => return Err("it ends before its image data"),
-            0x01 | 0xD0..=0xD7 => at += 2,
-            _ => {
-                let Some(len) = bytes.get(at + 2..at + 4) else {
-                    return Err("it ends inside a marker segment");
-                };
-                let len = usize::from(u16::from_be_bytes([len[0], len[1]]));
-                at += 2 + len;
-                if at > bytes.len() {
-                    return Err("it ends inside a marker segment");
-                }
-                if marker == 0xDA {
-                    break;
-                }
-            }
-        }
-    }
-    if bytes[at..].windows(2).any(|w| w == [0xFF, 0xD9]) {
-        Ok(())
-    } else {
-        Err("it ends before its end-of-image marker")
-    }
-}
-
-/// The RIFF header's length covers the whole file.
-fn webp_complete(bytes: &[u8]) -> Result<(), &'static str> {
-    let Some(size) = bytes.get(4..8) else {
-        return Err("it ends inside its RIFF header");
-    };
-    let declared = u64::from(u32::from_le_bytes([size[0], size[1], size[2], size[3]])) + 8;
-    if declared > bytes.len() as u64 {
-        Err("it is shorter than its RIFF header declares")
-    } else {
-        Ok(())
-    }
-}
-
 /// Checks, then decodes `bytes` under the process-wide decode budget (waiting for its
 /// share, see the module docs) and shrinks the result to [`PREVIEW_EDGE`]. The one way
 /// client image bytes are decoded in the API.
@@ -572,310 +510,5 @@ pub fn thumbnails(img: &RgbaImage) -> Result<[Vec<u8>; 3], image::ImageError> {
     ])
 }
 
-const NAMED: [(&str, [u8; 3]); 15] = [
-    ("black", [20, 20, 20]),
-    ("white", [245, 245, 245]),
-    ("gray", [128, 128, 128]),
-    ("red", [200, 30, 40]),
-    ("orange", [240, 140, 30]),
-    ("yellow", [240, 220, 50]),
-    ("green", [50, 160, 70]),
-    ("teal", [30, 150, 150]),
-    ("blue", [40, 90, 200]),
-    ("navy", [20, 30, 80]),
-    ("purple", [120, 60, 170]),
-    ("pink", [235, 130, 180]),
-    ("brown", [120, 75, 40]),
-    ("beige", [225, 205, 170]),
-    ("gold", [200, 165, 60]),
-];
-
-fn luminance(p: [u8; 3]) -> f64 {
-    let lin = |c: u8| {
-        let c = f64::from(c) / 255.0;
-        if c <= 0.04045 {
-            c / 12.92
-        } else {
-            ((c + 0.055) / 1.055).powf(2.4)
-        }
-    };
-    0.2126 * lin(p[0]) + 0.7152 * lin(p[1]) + 0.0722 * lin(p[2])
-}
-
-fn nearest_name(p: [u8; 3]) -> &'static str {
-    let d = |a: [u8; 3], b: [u8; 3]| -> i32 {
-        (0..3)
-            .map(|i| (i32::from(a[i]) - i32::from(b[i])).pow(2))
-            .sum()
-    };
-    NAMED
-        .iter()
-        .min_by_key(|(_, c)| d(p, *c))
-        .map_or("gray", |(n, _)| n)
-}
-
-/// What can be measured about an image, in words: orientation, dominant named colours,
-/// brightness and transparency. Used for image search and, later, embeddings.
-pub fn describe(img: &RgbaImage) -> String {
-    let small = fit_within(img, 48);
-    let (w, h) = (img.width(), img.height());
-    let orientation = if w.abs_diff(h) * 20 < w.max(h) {
-        "square"
-    } else if w > h {
-        "landscape"
-    } else {
-        "portrait"
-    };
-    let mut counts: Vec<(&str, usize)> = Vec::new();
-    let (mut lum, mut opaque, mut total) = (0.0, 0usize, 0usize);
-    for px in small.pixels() {
-        total += 1;
-        if px[3] < 128 {
-            continue;
-        }
-        opaque += 1;
-        let rgb = [px[0], px[1], px[2]];
-        lum += luminance(rgb);
-        let name = nearest_name(rgb);
-        match counts.iter_mut().find(|(n, _)| *n == name) {
-            Some((_, c)) => *c += 1,
-            None => counts.push((name, 1)),
-        }
-    }
-    counts.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
-    let colours: Vec<&str> = counts
-        .iter()
-        .filter(|(_, c)| *c * 10 >= opaque.max(1))
-        .take(3)
-        .map(|(n, _)| *n)
-        .collect();
-    // Perceived lightness L* (0-100) of the mean luminance.
-    let mean = if opaque > 0 { lum / opaque as f64 } else { 0.0 };
-    let lightness = if mean > 0.008856 {
-        116.0 * mean.cbrt() - 16.0
-    } else {
-        903.3 * mean
-    };
-    let brightness = if lightness > 70.0 {
-        "bright"
-    } else if lightness < 30.0 {
-        "dark"
-    } else {
-        "mid-tone"
-    };
-    let mut out = format!(
-        "{orientation} image, mostly {}, {brightness}",
-        join_words(&colours)
-    );
-    if opaque * 10 < total * 9 {
-        out.push_str(", with transparent areas");
-    }
-    out
-}
-
-fn join_words(words: &[&str]) -> String {
-    match words {
-        [] => "no dominant colour".to_string(),
-        [one] => (*one).to_string(),
-        [init @ .., last] => format!("{} and {last}", init.join(", ")),
-    }
-}
-
-/// `light` when the logo's marks are light (made for dark backgrounds), else `dark`.
-/// The marks are the opaque pixels, or for images without transparency the pixels that
-/// differ clearly from the border colour.
-pub fn logo_theme(img: &RgbaImage) -> &'static str {
-    let small = fit_within(img, 96);
-    let (w, h) = small.dimensions();
-    let has_alpha = small.pixels().any(|p| p[3] < 200);
-    let border: Vec<[u8; 3]> = small
-        .enumerate_pixels()
-        .filter(|(x, y, _)| *x == 0 || *y == 0 || *x + 1 == w || *y + 1 == h)
-        .map(|(_, _, p)| [p[0], p[1], p[2]])
-        .collect();
-    let n = border.len().max(1) as u32;
-    let bg = [0, 1, 2].map(|i| (border.iter().map(|p| u32::from(p[i])).sum::<u32>() / n) as u8);
-    let (mut lum, mut marks) = (0.0, 0usize);
-    for p in small.pixels() {
-        let rgb = [p[0], p[1], p[2]];
-        let is_mark = if has_alpha {
-            p[3] >= 128
-        } else {
-            (0..3)
-                .map(|i| (i32::from(rgb[i]) - i32::from(bg[i])).abs())
-                .sum::<i32>()
-                > 90
-        };
-        if is_mark {
-            lum += luminance(rgb);
-            marks += 1;
-        }
-    }
-    if marks > 0 && lum / marks as f64 > 0.45 {
-        "light"
-    } else {
-        "dark"
-    }
-}
-
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn png(img: &RgbaImage) -> Vec<u8> {
-        let mut out = Vec::new();
-        img.write_to(&mut Cursor::new(&mut out), ImageFormat::Png)
-            .unwrap();
-        out
-    }
-
-    fn decode(bytes: &[u8]) -> Result<Preview, ImagingError> {
-        decode_probed(bytes, &probe(bytes)?)
-    }
-
-    fn encoded(img: &RgbaImage, format: ImageFormat) -> Vec<u8> {
-        let mut out = Vec::new();
-        if format == ImageFormat::Jpeg {
-            DynamicImage::ImageRgba8(img.clone())
-                .into_rgb8()
-                .write_to(&mut Cursor::new(&mut out), format)
-                .unwrap();
-        } else {
-            img.write_to(&mut Cursor::new(&mut out), format).unwrap();
-        }
-        out
-    }
-
-    #[test]
-    fn sniffs_and_rejects() {
-        let img = RgbaImage::from_pixel(40, 20, image::Rgba([10, 40, 200, 255]));
-        let d = decode(&png(&img)).unwrap();
-        assert_eq!((d.width, d.height, format_name(d.format)), (40, 20, "png"));
-        assert_eq!(
-            d.image.dimensions(),
-            (40, 20),
-            "small images are kept as they are"
-        );
-        let gif = decode(b"GIF89a....").unwrap_err();
-        assert!(
-            matches!(&gif, ImagingError::OtherFormat { found } if found == "GIF"),
-            "{gif:?}"
-        );
-        assert_eq!(gif.to_string(), "The file is GIF; upload PNG, JPEG or WebP");
-        assert!(matches!(
-            decode(b"hello world").unwrap_err(),
-            ImagingError::UnknownFormat
-        ));
-    }
-
-    /// One rule for all three formats: a file cut anywhere before its end marker is
-    /// refused, even where the decoder would fill in the missing pixels.
-    #[test]
-    fn incomplete_files_are_refused_in_every_format() {
-        let mut img = RgbaImage::new(64, 48);
-        for (x, y, p) in img.enumerate_pixels_mut() {
-            *p = image::Rgba([(x * 4) as u8, (y * 5) as u8, ((x * y) % 251) as u8, 255]);
-        }
-        for format in [ImageFormat::Png, ImageFormat::Jpeg, ImageFormat::WebP] {
-            let whole = encoded(&img, format);
-            let d = decode(&whole).unwrap();
-            assert_eq!((d.width, d.height), (64, 48));
-            // Trailing bytes after the end marker are allowed (PNG and JPEG; WebP's RIFF
-            // length already tells where the file ends).
-            if format != ImageFormat::WebP {
-                let mut longer = whole.clone();
-                longer.extend_from_slice(b"trailing camera data");
-                decode(&longer).unwrap();
-            }
-            for cut in [1, 2, 10, whole.len() / 3, whole.len() * 2 / 3] {
-                let err = decode(&whole[..whole.len() - cut]).unwrap_err();
-                assert!(
-                    matches!(
-                        err,
-                        ImagingError::Incomplete { .. } | ImagingError::Undecodable { .. }
-                    ),
-                    "{format:?} cut {cut}: {err:?}"
-                );
-            }
-        }
-    }
-
-    #[test]
-    fn images_over_the_limits_are_refused_from_their_header() {
-        let img = image::GrayImage::new(20_000, 1);
-        let mut bytes = Vec::new();
-        img.write_to(&mut Cursor::new(&mut bytes), ImageFormat::Png)
-            .unwrap();
-        let err = probe(&bytes).unwrap_err();
-        assert!(
-            matches!(
-                err,
-                ImagingError::TooLarge {
-                    width: 20_000,
-                    height: 1
-                }
-            ),
-            "{err:?}"
-        );
-    }
-
-    #[test]
-    fn big_images_are_shrunk_in_their_own_pixel_type() {
-        let img = image::RgbImage::from_pixel(3000, 1000, image::Rgb([200, 30, 40]));
-        let mut bytes = Vec::new();
-        img.write_to(&mut Cursor::new(&mut bytes), ImageFormat::Png)
-            .unwrap();
-        let probed = probe(&bytes).unwrap();
-        assert_eq!(
-            probed.cost,
-            3000 * 1000 * 3 + 3000 * 400 * 3 + DECODE_SLACK_BYTES
-        );
-        let d = decode_probed(&bytes, &probed).unwrap();
-        assert_eq!((d.width, d.height), (3000, 1000));
-        assert_eq!(d.image.dimensions(), (1200, 400));
-        assert_eq!(d.image.get_pixel(600, 200).0, [200, 30, 40, 255]);
-    }
-
-    #[test]
-    fn every_image_within_the_limits_fits_the_budget() {
-        // 50 MP, the worst shapes and pixel types of each format.
-        for (w, h) in [(7071, 7071), (16_384, 3051), (3051, 16_384)] {
-            for (format, pixel_bytes) in [
-                (ImageFormat::Png, 8),
-                (ImageFormat::Jpeg, 3),
-                (ImageFormat::WebP, 4),
-            ] {
-                let cost = decode_cost(format, w, h, pixel_bytes);
-                assert!(cost <= DECODE_BUDGET_BYTES, "{format:?} {w}x{h}: {cost}");
-            }
-        }
-    }
-
-    #[test]
-    fn describes_and_themes() {
-        let blue = RgbaImage::from_pixel(300, 100, image::Rgba([40, 90, 200, 255]));
-        assert_eq!(describe(&blue), "landscape image, mostly blue, mid-tone");
-        let mut logo = RgbaImage::from_pixel(100, 100, image::Rgba([0, 0, 0, 0]));
-        for x in 30..70 {
-            for y in 30..70 {
-                logo.put_pixel(x, y, image::Rgba([250, 250, 250, 255]));
-            }
-        }
-        assert_eq!(logo_theme(&logo), "light");
-        let mut on_white = RgbaImage::from_pixel(100, 100, image::Rgba([255, 255, 255, 255]));
-        for x in 30..70 {
-            on_white.put_pixel(x, 50, image::Rgba([10, 10, 10, 255]));
-        }
-        assert_eq!(logo_theme(&on_white), "dark");
-    }
-
-    #[test]
-    fn thumbnails_fit_their_edges() {
-        let img = RgbaImage::from_pixel(1600, 800, image::Rgba([200, 10, 10, 255]));
-        let [s, m, l] = thumbnails(&img).unwrap();
-        for (bytes, edge) in [(s, 200), (m, 600), (l, 1200)] {
-            let t = image::load_from_memory_with_format(&bytes, ImageFormat::WebP).unwrap();
-            assert_eq!((t.width(), t.height()), (edge, edge / 2));
-        }
-    }
-}
+mod tests;

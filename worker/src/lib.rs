@@ -35,6 +35,7 @@ pub mod generate;
 pub mod imaging;
 pub mod protocol;
 pub mod s3;
+pub mod swipe;
 /// The `redis` crate this one is built on, so that other Redis users of the process (the
 /// API's shared rate limiter) use the same version and can share
 /// [`RedisQueue::connection_manager`].

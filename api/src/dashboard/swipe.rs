@@ -14,6 +14,7 @@
 
 use std::fmt::Write;
 
+use adforge_worker::swipe::taxonomy;
 use axum::body::Bytes;
 use axum::extract::{FromRequest, Multipart, Path, Request, State};
 use axum::http::{StatusCode, Uri};
@@ -27,7 +28,6 @@ use crate::error::ApiError;
 use crate::http::extract::QueryParams;
 use crate::resources::design_packs;
 use crate::resources::swipe_files::{self, OneOrMany, SearchBody, SwipeFile};
-use crate::swipe::taxonomy;
 
 /// Designs per page.
 const PAGE_SIZE: i64 = 48;

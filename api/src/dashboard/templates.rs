@@ -5,6 +5,7 @@
 
 use std::fmt::Write;
 
+use adforge_worker::swipe::taxonomy;
 use axum::body::Bytes;
 use axum::extract::{Path, State};
 use axum::http::{StatusCode, Uri};
@@ -17,7 +18,6 @@ use crate::app::AppState;
 use crate::http::extract::QueryParams;
 use crate::resources::design_templates::versions::versions;
 use crate::resources::design_templates::{self, DesignTemplate, DesignTemplateCreate};
-use crate::swipe::taxonomy;
 
 const TITLE: &str = "Design templates";
 const ACTIVE: &str = "/dashboard/templates";

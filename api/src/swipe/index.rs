@@ -673,9 +673,10 @@ mod tests {
         assert_eq!(dot(&max, &max), 127 * 127 * 1280);
     }
 
+    use adforge_worker::swipe::taxonomy::{AD_FORMATS, ASPECT_RATIOS, INDUSTRIES};
+
     use crate::store::list::bind_as;
     use crate::swipe::filter::{and_all, visible};
-    use crate::swipe::taxonomy::{AD_FORMATS, ASPECT_RATIOS, INDUSTRIES};
 
     /// xorshift64*: deterministic.
     struct Rng(u64);

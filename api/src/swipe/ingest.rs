@@ -26,8 +26,8 @@ use bytes::Bytes;
 use futures_util::future::BoxFuture;
 use image::DynamicImage;
 
-use super::taxonomy;
 use crate::blob::BlobStore;
+use adforge_worker::swipe::taxonomy;
 
 /// The failure code of a swipe file whose embedding failed.
 pub const EMBEDDING_FAILED: &str = "EMBEDDING_FAILED";

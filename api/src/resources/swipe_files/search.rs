@@ -209,8 +209,8 @@ pub async fn search(state: &AppState, org_id: &str, body: SearchBody) -> ApiResu
 /// "Swipe file" while neither is known.
 fn search_label(ad_format: Option<&str>, industry: Option<&str>) -> String {
     let parts: Vec<&str> = [
-        ad_format.map(crate::swipe::taxonomy::ad_format_name),
-        industry.map(crate::swipe::taxonomy::industry_name),
+        ad_format.map(adforge_worker::swipe::taxonomy::ad_format_name),
+        industry.map(adforge_worker::swipe::taxonomy::industry_name),
     ]
     .into_iter()
     .flatten()
@@ -250,8 +250,8 @@ pub async fn search_labels(
             .flat_map(|v| {
                 [
                     v.replace('_', " "),
-                    crate::swipe::taxonomy::ad_format_name(v).to_lowercase(),
-                    crate::swipe::taxonomy::industry_name(v).to_lowercase(),
+                    adforge_worker::swipe::taxonomy::ad_format_name(v).to_lowercase(),
+                    adforge_worker::swipe::taxonomy::industry_name(v).to_lowercase(),
                 ]
             })
             .collect();

@@ -130,7 +130,7 @@ pub fn handler_with_models(
     models_dir: &std::path::Path,
 ) -> Arc<dyn JobHandler> {
     let ingest = models.get().map(|m| {
-        Arc::new(crate::swipe::ingest::Ingestor::new(
+        Arc::new(adforge_worker::swipe::ingest::Ingestor::new(
             m.clone(),
             blobs.clone(),
             models_dir,
@@ -145,15 +145,15 @@ pub fn handler_with_models(
             .with_gpu(gpu)
             .with_classifier(classifier),
     ));
-    Arc::new(crate::swipe::ingest::SwipeAwareHandler::new(
+    Arc::new(adforge_worker::swipe::ingest::SwipeAwareHandler::new(
         generate, ingest,
     ))
 }
 
 /// Design-template references classified as swipe files are: the same models, OCR and
-/// taxonomy ([`crate::swipe::ingest::Ingestor::measure`]), so a template's `industry` and
+/// taxonomy ([`adforge_worker::swipe::ingest::Ingestor::measure`]), so a template's `industry` and
 /// `ad_format` take the swipe file's values.
-struct TemplateClassifier(Arc<crate::swipe::ingest::Ingestor>);
+struct TemplateClassifier(Arc<adforge_worker::swipe::ingest::Ingestor>);
 
 impl Classifier for TemplateClassifier {
     fn classify(&self, bytes: &[u8]) -> (Option<String>, Option<String>) {

@@ -8,4 +8,5 @@
 //! Storing, searching and showing swipe files is the API's (`adforge_api::swipe`); a worker
 //! never opens SQL, so an ingest's result travels back as an event.
 
+pub mod ingest;
 pub mod taxonomy;

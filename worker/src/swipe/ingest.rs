@@ -18,16 +18,16 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use adforge_models::Models;
-use adforge_worker::imaging;
-use adforge_worker::{
-    AdCompleted, IngestSwipeFileJob, Job, JobError, JobHandler, ProgressSink, SwipeFileIngested,
-};
 use bytes::Bytes;
 use futures_util::future::BoxFuture;
 use image::DynamicImage;
 
+use super::taxonomy;
 use crate::blob::BlobStore;
-use adforge_worker::swipe::taxonomy;
+use crate::imaging;
+use crate::{
+    AdCompleted, IngestSwipeFileJob, Job, JobError, JobHandler, ProgressSink, SwipeFileIngested,
+};
 
 /// The failure code of a swipe file whose embedding failed.
 pub const EMBEDDING_FAILED: &str = "EMBEDDING_FAILED";

@@ -33,6 +33,7 @@ pub mod blob;
 pub mod blueprint;
 pub mod generate;
 pub mod imaging;
+pub mod node;
 pub mod protocol;
 pub mod s3;
 pub mod swipe;

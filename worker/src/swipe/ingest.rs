@@ -1,6 +1,7 @@
 //! The worker side of a swipe file: [`SwipeAwareHandler`] runs
 //! [`Job::IngestSwipeFile`] with the process's models and hands every other job to the ad
-//! generation handler.
+//! generation handler ([`crate::node::handler_with_models`] wires the two). The result
+//! travels back in the job's event; the API stores it.
 //!
 //! Ingest: read the stored original → decode under the process-wide decode budget and
 //! shrink at once to [`imaging::WORKING_EDGE`] (the full-size pixels never outlive the

@@ -27,9 +27,9 @@ use std::time::{Duration, Instant};
 use adforge_api::store::Db;
 use adforge_api::swipe::filter::SwipeFilter;
 use adforge_api::swipe::index::{Search, SearchIndex};
-use adforge_api::swipe::ingest::{Ingestor, StageTimes};
-use adforge_api::swipe::taxonomy::{ASPECT_RATIOS, INDUSTRIES};
 use adforge_api::swipe::vectors;
+use adforge_worker::swipe::ingest::{Ingestor, StageTimes};
+use adforge_worker::swipe::taxonomy::{ASPECT_RATIOS, INDUSTRIES};
 
 /// xorshift64*: deterministic, no dependency.
 struct Rng(u64);

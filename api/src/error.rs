@@ -309,6 +309,26 @@ impl From<sqlx::Error> for ApiError {
     }
 }
 
+impl From<adforge_worker::imaging::ImagingError> for ApiError {
+    /// The single place where image decoding failures become client errors: the format
+    /// refusals are IMAGE_INVALID_FORMAT, incomplete or corrupt files IMAGE_UNREADABLE, an
+    /// image over the limits VALIDATION_ERROR on the form field `file`, and a failed decode
+    /// task a 500 whose cause is logged.
+    fn from(e: adforge_worker::imaging::ImagingError) -> Self {
+        use adforge_worker::imaging::ImagingError::*;
+        match e {
+            OtherFormat { .. } | UnknownFormat => {
+                Self::new(ErrorCode::ImageInvalidFormat, e.to_string())
+            }
+            Incomplete { .. } | Undecodable { .. } => {
+                Self::new(ErrorCode::ImageUnreadable, e.to_string())
+            }
+            TooLarge { .. } => Self::field("file", e.to_string()),
+            Internal { cause } => Self::internal(cause),
+        }
+    }
+}
+
 /// The body of every error response.
 #[derive(Serialize, ToSchema)]
 pub struct ErrorBody {
@@ -402,5 +422,61 @@ mod tests {
             .unwrap();
         let v: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
         assert_eq!(v["error"]["message"], "Invalid `name`: is required");
+    }
+
+    /// Each imaging error keeps the code and text the API answered with before imaging had
+    /// its own error type.
+    #[test]
+    fn imaging_errors_keep_their_codes_and_texts() {
+        use adforge_worker::imaging::ImagingError;
+        let e = ApiError::from(ImagingError::OtherFormat {
+            found: "GIF".into(),
+        });
+        assert_eq!(e.code, ErrorCode::ImageInvalidFormat);
+        assert_eq!(e.message, "The file is GIF; upload PNG, JPEG or WebP");
+        let e = ApiError::from(ImagingError::UnknownFormat);
+        assert_eq!(e.code, ErrorCode::ImageInvalidFormat);
+        assert_eq!(
+            e.message,
+            "The file is not a PNG, JPEG or WebP image (its first bytes match none of them); upload one of those formats"
+        );
+        let e = ApiError::from(ImagingError::Incomplete {
+            format: image::ImageFormat::WebP,
+            why: "it is shorter than its RIFF header declares",
+        });
+        assert_eq!(e.code, ErrorCode::ImageUnreadable);
+        assert_eq!(
+            e.message,
+            "The WEBP file is incomplete (it is shorter than its RIFF header declares); upload the whole file"
+        );
+        let e = ApiError::from(ImagingError::Undecodable {
+            format: image::ImageFormat::Jpeg,
+            source: image::ImageError::Limits(image::error::LimitError::from_kind(
+                image::error::LimitErrorKind::InsufficientMemory,
+            )),
+        });
+        assert_eq!(e.code, ErrorCode::ImageUnreadable);
+        assert_eq!(
+            e.message,
+            "The JPEG file cannot be decoded (Memory limit exceeded); check that it is complete and not corrupted"
+        );
+        let e = ApiError::from(ImagingError::TooLarge {
+            width: 20_000,
+            height: 1,
+        });
+        assert_eq!(e.code, ErrorCode::ValidationError);
+        assert_eq!(
+            e.details,
+            vec![FieldError::new(
+                "file",
+                "the image is 20000×1 pixels; at most 16384 pixels a side and 50000000 pixels in all are accepted"
+            )]
+        );
+        let e = ApiError::from(ImagingError::Internal {
+            cause: "task 7 panicked".into(),
+        });
+        assert_eq!(e.code, ErrorCode::InternalError);
+        assert_eq!(e.message, ApiError::internal("").message);
+        assert_eq!(e.internal.as_deref(), Some("task 7 panicked"));
     }
 }

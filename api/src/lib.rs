@@ -25,7 +25,6 @@ pub mod error;
 pub mod http;
 pub mod idempotency;
 pub mod ids;
-pub mod imaging;
 pub mod jobs;
 pub mod metrics;
 pub mod openapi;

@@ -122,7 +122,7 @@ async fn many_large_uploads_at_once_stay_within_the_memory_bound() {
         peak / 1024,
         before / 1024
     );
-    let bound_mib = adforge_api::imaging::DECODE_BUDGET_BYTES / (1 << 20)
+    let bound_mib = adforge_worker::imaging::DECODE_BUDGET_BYTES / (1 << 20)
         + (UPLOADS as u64 * (6 << 20) + UPLOADS as u64 * bomb.len() as u64) / (1 << 20)
         + 64;
     assert!(
@@ -256,7 +256,7 @@ async fn large_swipe_file_ingests_stay_within_the_decode_budget() {
     }
     let peak = status_kib("VmHWM:");
     let grown_mib = peak.saturating_sub(before) / 1024;
-    let bound_mib = adforge_api::imaging::DECODE_BUDGET_BYTES / (1 << 20)
+    let bound_mib = adforge_worker::imaging::DECODE_BUDGET_BYTES / (1 << 20)
         + (DESIGNS as u64 * (32 << 20) + DESIGNS as u64 * big.len() as u64) / (1 << 20)
         + 64;
     eprintln!(

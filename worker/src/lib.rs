@@ -1,5 +1,6 @@
 //! adforge's job protocol, job queues and worker loop: how an ad's work travels from the API
-//! to whichever process renders it, and how progress and results travel back.
+//! to whichever process renders it, how progress and results travel back, and the work
+//! itself (ad generation, swipe-file ingest, image decoding).
 //!
 //! - [`protocol`]: the versioned wire types, [`Job`] (API → worker) and [`Event`]
 //!   (worker → API). A job carries everything a worker needs, so workers never open SQL.
@@ -12,6 +13,13 @@
 //! - [`runner`]: [`run_worker`], the loop a render node (or the API's in-process workers)
 //!   runs: claim, run the [`JobHandler`] in its own task, heartbeat, ack / retry / fail, and
 //!   stop claiming on shutdown while in-flight jobs finish.
+//! - [`node`]: what a render node runs, wired once per process: the ad generation handler
+//!   wrapped by swipe-file ingest, the GPU choice, in-process workers beside the API.
+//! - [`generate`] and [`blueprint`]: ad generation from a reference and a brand.
+//! - [`swipe`]: swipe-file ingest (measure, embed, classify, caption) and its taxonomy.
+//! - [`imaging`]: the one way client image bytes are decoded, under a process-wide memory
+//!   budget (used by the API's uploads too).
+//! - [`blob`] and [`s3`]: the blob store (a local folder or an S3-compatible bucket).
 //!
 //! ```no_run
 //! # async fn demo(handler: std::sync::Arc<dyn adforge_worker::JobHandler>) -> Result<(), adforge_worker::Error> {
@@ -32,8 +40,11 @@
 pub mod blob;
 pub mod blueprint;
 pub mod generate;
+pub mod imaging;
+pub mod node;
 pub mod protocol;
 pub mod s3;
+pub mod swipe;
 /// The `redis` crate this one is built on, so that other Redis users of the process (the
 /// API's shared rate limiter) use the same version and can share
 /// [`RedisQueue::connection_manager`].

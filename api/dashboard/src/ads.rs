@@ -735,11 +735,11 @@ pub async fn thumb(
                 .await
                 .map_err(|e| internal(e.to_string()))?
                 .ok_or(DashError::NotFound)?;
-            let preview = adforge_api::imaging::decode_preview(png)
+            let preview = adforge_worker::imaging::decode_preview(png)
                 .await
-                .map_err(|e| internal(e.message))?;
+                .map_err(|e| internal(e.to_string()))?;
             let [_, medium, _] = tokio::task::spawn_blocking(move || {
-                adforge_api::imaging::thumbnails(&preview.image)
+                adforge_worker::imaging::thumbnails(&preview.image)
             })
             .await
             .map_err(|e| internal(e.to_string()))?

@@ -17,7 +17,7 @@ use adforge_api::resources::design_templates::versions::versions;
 use adforge_api::resources::design_templates::{self, DesignTemplate, DesignTemplateCreate};
 use adforge_api::state::AppState;
 use adforge_api::store::list::ListParams;
-use adforge_api::swipe::taxonomy;
+use adforge_worker::swipe::taxonomy;
 
 const TITLE: &str = "Design templates";
 const ACTIVE: &str = "/dashboard/templates";

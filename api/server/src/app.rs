@@ -173,13 +173,13 @@ impl Server {
         } else {
             None
         };
-        crate::render_node::spawn_in_process(
+        adforge_worker::node::spawn_in_process(
             queue.clone(),
-            crate::render_node::handler_with_models(
+            adforge_worker::node::handler_with_models(
                 blobs.clone(),
                 args.allow_private_urls,
                 gpu,
-                &models,
+                models.get().cloned(),
                 &models_dir,
             ),
             args.workers,

@@ -1,14 +1,12 @@
-//! Render workers: in-process beside the API (`serve --workers N`) or as their own process
-//! (`adforge worker`). Both run the worker crate's loop with the ad generation handler and
-//! write PNGs to the blob store the API serves.
+//! The `adforge worker` command and the queue flags it shares with `serve`: a render node
+//! on Redis, running the handler that [`adforge_worker::node`] wires (ad generation and
+//! swipe-file ingest) and writing PNGs to the blob store the API serves.
 
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use adforge_worker::generate::design_template::Classifier;
-use adforge_worker::{
-    GenerateAdHandler, GenerateConfig, JobHandler, JobQueue, QueueConfig, RedisQueue, WorkerOptions,
-};
+use adforge_worker::node;
+use adforge_worker::{QueueConfig, RedisQueue, WorkerOptions};
 use clap::Args;
 
 use adforge_api::Error;
@@ -88,95 +86,13 @@ pub struct WorkerArgs {
     pub models_dir: Option<PathBuf>,
 }
 
-/// The ad generation handler (one per process: it owns the renderer and its fonts).
-pub fn handler(
-    blobs: Arc<dyn BlobStore>,
-    allow_private_urls: bool,
-    gpu: Option<Gpu>,
-) -> Arc<dyn JobHandler> {
-    Arc::new(GenerateAdHandler::new(
-        GenerateConfig::new(blobs)
-            .allow_private_urls(allow_private_urls)
-            .with_gpu(gpu),
-    ))
-}
-
-/// The process's one GPU context.
-pub type Gpu = Arc<adforge_renderer::backend::gpu::GpuContext>;
-
-/// Opens the GPU that `--backend` asks for, once per process, and logs the choice.
+/// Opens the GPU that `--backend` asks for ([`node::open_backend`]), with the flag's name
+/// in the error.
 ///
 /// # Errors
 /// `--backend gpu` with no usable Vulkan adapter.
-pub fn open_backend(choice: adforge_renderer::BackendChoice) -> Result<Option<Gpu>, Error> {
-    let gpu = adforge_renderer::open_gpu(choice)
-        .map_err(|e| Error::Invalid(format!("--backend gpu: {e}")))?;
-    match &gpu {
-        Some(g) => tracing::info!(adapter = %g.adapter(), "ads are drawn on the GPU"),
-        None => tracing::info!(?choice, "ads are drawn on the CPU"),
-    }
-    Ok(gpu)
-}
-
-/// The ad generation handler wrapped by the swipe-file ingest (when models are loaded).
-pub fn handler_with_models(
-    blobs: Arc<dyn BlobStore>,
-    allow_private_urls: bool,
-    gpu: Option<Gpu>,
-    models: &adforge_api::swipe::ModelState,
-    models_dir: &std::path::Path,
-) -> Arc<dyn JobHandler> {
-    let ingest = models.get().map(|m| {
-        Arc::new(adforge_api::swipe::ingest::Ingestor::new(
-            m.clone(),
-            blobs.clone(),
-            models_dir,
-        ))
-    });
-    let classifier = ingest
-        .clone()
-        .map(|i| Arc::new(TemplateClassifier(i)) as Arc<dyn Classifier>);
-    let generate = Arc::new(GenerateAdHandler::new(
-        GenerateConfig::new(blobs)
-            .allow_private_urls(allow_private_urls)
-            .with_gpu(gpu)
-            .with_classifier(classifier),
-    ));
-    Arc::new(adforge_api::swipe::ingest::SwipeAwareHandler::new(
-        generate, ingest,
-    ))
-}
-
-/// Design-template references classified as swipe files are: the same models, OCR and
-/// taxonomy ([`adforge_api::swipe::ingest::Ingestor::measure`]), so a template's `industry` and
-/// `ad_format` take the swipe file's values.
-struct TemplateClassifier(Arc<adforge_api::swipe::ingest::Ingestor>);
-
-impl Classifier for TemplateClassifier {
-    fn classify(&self, bytes: &[u8]) -> (Option<String>, Option<String>) {
-        match self.0.measure(bytes) {
-            Ok((m, _)) => (m.industry, m.ad_format),
-            Err(e) => {
-                tracing::warn!(error = %e, "a design template's reference could not be classified");
-                (None, None)
-            }
-        }
-    }
-}
-
-/// Starts `n` in-process workers sharing one handler; they stop with the process.
-pub fn spawn_in_process(queue: Arc<dyn JobQueue>, handler: Arc<dyn JobHandler>, n: usize) {
-    if n == 0 {
-        return;
-    }
-    let mut options = WorkerOptions::new(adforge_worker::default_consumer_name());
-    options.concurrency = n;
-    tokio::spawn(adforge_worker::run_worker(
-        queue,
-        handler,
-        options,
-        std::future::pending(),
-    ));
+pub fn open_backend(choice: adforge_renderer::BackendChoice) -> Result<Option<node::Gpu>, Error> {
+    node::open_backend(choice).map_err(|e| Error::Invalid(format!("--backend gpu: {e}")))
 }
 
 /// `adforge worker`: a stateless render node. It never opens the SQL database; on SIGTERM it
@@ -192,7 +108,13 @@ pub async fn run(args: WorkerArgs) -> Result<(), Error> {
     let models_dir = adforge_api::swipe::models_dir(args.models_dir.as_ref());
     let models = adforge_api::swipe::ModelState::load(&models_dir);
     let gpu = open_backend(args.render.backend)?;
-    let handler = handler_with_models(blobs, args.allow_private_urls, gpu, &models, &models_dir);
+    let handler = node::handler_with_models(
+        blobs,
+        args.allow_private_urls,
+        gpu,
+        models.get().cloned(),
+        &models_dir,
+    );
     let mut options = WorkerOptions::new(adforge_worker::default_consumer_name());
     options.concurrency = args.concurrency.max(1);
     tracing::info!(consumer = %options.consumer, concurrency = options.concurrency, "render worker started");

@@ -6,11 +6,11 @@
 //! subscribed exactly to the sources marked `is_default` (so every organisation, new or old,
 //! starts subscribed to the default collection, and turning it off is one row).
 
+use adforge_worker::swipe::taxonomy::{AD_FORMATS, ASPECT_RATIOS, INDUSTRIES};
+
 use crate::error::FieldError;
 use crate::http::extract::QueryParams;
 use crate::store::list::{Bind, Condition};
-
-use super::taxonomy::{AD_FORMATS, ASPECT_RATIOS, INDUSTRIES};
 
 /// Ids of the data sources `?` (an org id) is subscribed to.
 pub const SUBSCRIBED_SOURCES: &str = "SELECT s.id FROM data_sources s \

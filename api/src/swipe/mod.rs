@@ -1,10 +1,8 @@
-//! The swipe file's shared parts: the models a process loaded (or why none), compact
-//! vectors, the classification taxonomies, visibility and filters, and the ingest pipeline.
+//! The API side of the swipe file: the models a process loaded (or why none), compact
+//! vectors, the search index, visibility and filters, data sources, and applying a finished
+//! ingest. The ingest itself and the classification taxonomy are the worker's
+//! ([`adforge_worker::swipe`]).
 //!
-//! - [`ingest`]: the worker side of [`adforge_worker::Job::IngestSwipeFile`]: measure, embed,
-//!   classify, caption.
-//! - [`taxonomy`]: aspect ratios, industries (Google product taxonomy top level) and ad
-//!   formats, and how each is decided from measured evidence.
 //! - [`vectors`]: int8 vectors with a scale and exact scoring.
 //! - [`index`]: the per-process search index (vectors and filter columns in compact arrays,
 //!   kept fresh by change markers, exact top-k).
@@ -13,9 +11,7 @@
 
 pub mod filter;
 pub mod index;
-pub mod ingest;
 pub mod sources;
-pub mod taxonomy;
 pub mod vectors;
 
 use std::path::{Path, PathBuf};

@@ -28,7 +28,7 @@ use adforge_api::resources::swipe_files::{self, OneOrMany, SearchBody, SwipeFile
 use adforge_api::state::AppState;
 use adforge_api::store::list::ListParams;
 use adforge_api::swipe::filter::SwipeFilter;
-use adforge_api::swipe::taxonomy;
+use adforge_worker::swipe::taxonomy;
 
 mod actions;
 mod page;

@@ -90,6 +90,7 @@ fn dependencies_run_one_way() {
         ("adforge-dashboard", "adforge-api"),
         ("adforge-api", "adforge-worker"),
         ("adforge-worker", "adforge-renderer"),
+        ("adforge-worker", "adforge-models"),
     ] {
         assert!(edges[package].contains(dep), "{package} → {dep} is missing");
     }

@@ -43,7 +43,7 @@ pub async fn completed(db: &Db, c: &AdCompleted) -> ApiResult<bool> {
         return Ok(false);
     }
     let now = crate::timestamp::now();
-    let aspect = crate::swipe::taxonomy::aspect_ratio(c.width, c.height);
+    let aspect = adforge_worker::swipe::taxonomy::aspect_ratio(c.width, c.height);
     let duration = i64::try_from(c.duration_ms).unwrap_or(i64::MAX);
     let rendered = store::Rendered {
         id: &c.ad_id,

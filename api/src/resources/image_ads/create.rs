@@ -298,13 +298,16 @@ async fn check_reference(state: &AppState, url: String) -> ApiResult<()> {
     .map_err(ApiError::internal)?;
     match checked {
         Ok((w, h))
-            if w > 0 && h > 0 && w <= crate::imaging::MAX_SIDE && h <= crate::imaging::MAX_SIDE =>
+            if w > 0
+                && h > 0
+                && w <= adforge_worker::imaging::MAX_SIDE
+                && h <= adforge_worker::imaging::MAX_SIDE =>
         {
             Ok(())
         }
         Ok((w, h)) => Err(invalid(format!(
             "is {w}×{h} pixels, over the limit of {} a side",
-            crate::imaging::MAX_SIDE
+            adforge_worker::imaging::MAX_SIDE
         ))),
         Err(why) if why.starts_with("is ") || why.starts_with("cannot") => Err(invalid(why)),
         Err(why) => Err(invalid(format!("could not be fetched ({why})"))),

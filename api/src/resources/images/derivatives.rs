@@ -5,12 +5,12 @@
 
 use std::sync::Arc;
 
+use adforge_worker::imaging;
 use bytes::Bytes;
 use image::RgbaImage;
 
 use super::store;
 use crate::blob::BlobStore;
-use crate::imaging;
 use crate::store::Db;
 
 /// Makes thumbnails and the description in the background. `image` is the upload's
@@ -41,7 +41,7 @@ async fn make_derivatives(
                 .ok_or("original missing")?;
             imaging::decode_preview(bytes)
                 .await
-                .map_err(|e| e.message)?
+                .map_err(|e| e.to_string())?
                 .image
         }
     };

@@ -2,7 +2,7 @@
 //!
 //! Upload flow: sniff the format from the bytes → check the file is complete → read the
 //! header dimensions (bomb guard) → decode under the process-wide memory budget, shrunk at
-//! once to 1200 px (see [`crate::imaging`]) → store the original → insert the row → answer
+//! once to 1200 px (see [`adforge_worker::imaging`]) → store the original → insert the row → answer
 //! 201. Thumbnails and the measured description are made from the 1200 px preview after
 //! the response on a blocking thread; images left without thumbnails by a stopped server
 //! are finished at the next start.

@@ -3,6 +3,7 @@
 //! the row and starts the thumbnails once it is committed. The dashboard uploads through
 //! `upload_bytes` and `upload_logo` in [`super`], which call it too.
 
+use adforge_worker::imaging;
 use axum::extract::Request;
 use bytes::Bytes;
 
@@ -10,7 +11,6 @@ use super::{IMAGE_TYPES, Image, derivatives, store};
 use crate::blob::BlobStore;
 use crate::error::{ApiError, ApiResult, ErrorCode, FieldError};
 use crate::http::extract::{FormFields, bad_form};
-use crate::imaging;
 use crate::resources::{common, products};
 use crate::store::Db;
 use std::sync::Arc;

@@ -2,9 +2,10 @@
 //! example: a design or an image URL), exact over every design the filters leave, and the
 //! swipe-file hits of the global search (`crate::resources::search`).
 
+use adforge_worker::imaging;
+
 use super::{OneOrMany, SearchBody, SwipeFile, store};
 use crate::error::{ApiError, ApiResult, FieldError};
-use crate::imaging;
 use crate::resources::{common, design_packs};
 use crate::state::AppState;
 use crate::store::Db;
@@ -153,7 +154,10 @@ pub async fn search(state: &AppState, org_id: &str, body: SearchBody) -> ApiResu
         let decoded = imaging::decode_shrunk(bytes.into(), imaging::WORKING_EDGE)
             .await
             .map_err(|e| {
-                ApiError::field("image_url", format!("could not be used: {}", e.message))
+                // The API's message of the error (`Invalid `file`: …` for an image over the
+                // limits), as this field's text has always quoted it.
+                let message = ApiError::from(e).message;
+                ApiError::field("image_url", format!("could not be used: {message}"))
             })?;
         let v = tokio::task::spawn_blocking(move || -> Result<(String, Vec<f32>), String> {
             let rgb = image::DynamicImage::ImageRgba8(decoded.image).to_rgb8();
@@ -205,8 +209,8 @@ pub async fn search(state: &AppState, org_id: &str, body: SearchBody) -> ApiResu
 /// "Swipe file" while neither is known.
 fn search_label(ad_format: Option<&str>, industry: Option<&str>) -> String {
     let parts: Vec<&str> = [
-        ad_format.map(crate::swipe::taxonomy::ad_format_name),
-        industry.map(crate::swipe::taxonomy::industry_name),
+        ad_format.map(adforge_worker::swipe::taxonomy::ad_format_name),
+        industry.map(adforge_worker::swipe::taxonomy::industry_name),
     ]
     .into_iter()
     .flatten()
@@ -246,8 +250,8 @@ pub async fn search_labels(
             .flat_map(|v| {
                 [
                     v.replace('_', " "),
-                    crate::swipe::taxonomy::ad_format_name(v).to_lowercase(),
-                    crate::swipe::taxonomy::industry_name(v).to_lowercase(),
+                    adforge_worker::swipe::taxonomy::ad_format_name(v).to_lowercase(),
+                    adforge_worker::swipe::taxonomy::industry_name(v).to_lowercase(),
                 ]
             })
             .collect();

@@ -134,7 +134,7 @@ pub(super) async fn insert(conn: &mut AnyConnection, f: &NewSwipeFile<'_>) -> Ap
     .bind(f.blob_key)
     .bind(i64::from(f.width))
     .bind(i64::from(f.height))
-    .bind(crate::swipe::taxonomy::aspect_ratio(f.width, f.height))
+    .bind(adforge_worker::swipe::taxonomy::aspect_ratio(f.width, f.height))
     .bind(f.now)
     .bind(f.now)
     .execute(conn)

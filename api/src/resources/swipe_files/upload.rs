@@ -4,6 +4,7 @@
 
 use std::sync::Arc;
 
+use adforge_worker::imaging;
 use axum::extract::Request;
 use bytes::Bytes;
 
@@ -11,7 +12,6 @@ use super::store::{self, SwipeRow};
 use crate::blob::BlobStore;
 use crate::error::{ApiError, ApiResult, ErrorCode, FieldError};
 use crate::http::extract::{FormFields, bad_form};
-use crate::imaging;
 use crate::jobs::Jobs;
 use crate::store::Db;
 

@@ -18,7 +18,7 @@ fn dot_matches_the_plain_sum() {
 
 use crate::store::list::bind_as;
 use crate::swipe::filter::{and_all, visible};
-use crate::swipe::taxonomy::{AD_FORMATS, ASPECT_RATIOS, INDUSTRIES};
+use adforge_worker::swipe::taxonomy::{AD_FORMATS, ASPECT_RATIOS, INDUSTRIES};
 
 /// xorshift64*: deterministic.
 struct Rng(u64);

@@ -1,6 +1,7 @@
 //! The worker side of a swipe file: [`SwipeAwareHandler`] runs
 //! [`Job::IngestSwipeFile`] with the process's models and hands every other job to the ad
-//! generation handler.
+//! generation handler ([`crate::node::handler_with_models`] wires the two). The result
+//! travels back in the job's event; the API stores it.
 //!
 //! Ingest: read the stored original → decode under the process-wide decode budget and
 //! shrink at once to [`imaging::WORKING_EDGE`] (the full-size pixels never outlive the
@@ -18,9 +19,6 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use adforge_models::Models;
-use adforge_worker::{
-    AdCompleted, IngestSwipeFileJob, Job, JobError, JobHandler, ProgressSink, SwipeFileIngested,
-};
 use bytes::Bytes;
 use futures_util::future::BoxFuture;
 use image::DynamicImage;
@@ -28,6 +26,9 @@ use image::DynamicImage;
 use super::taxonomy;
 use crate::blob::BlobStore;
 use crate::imaging;
+use crate::{
+    AdCompleted, IngestSwipeFileJob, Job, JobError, JobHandler, ProgressSink, SwipeFileIngested,
+};
 
 /// The failure code of a swipe file whose embedding failed.
 pub const EMBEDDING_FAILED: &str = "EMBEDDING_FAILED";
@@ -123,7 +124,7 @@ impl Ingestor {
         let t = Instant::now();
         let decoded = imaging::probe(bytes)
             .and_then(|p| imaging::decode_probed_to(bytes, &p, imaging::WORKING_EDGE))
-            .map_err(|e| format!("the stored image cannot be decoded: {}", e.message))?;
+            .map_err(|e| format!("the stored image cannot be decoded: {e}"))?;
         let decode = t.elapsed();
         analyse(
             &self.models,
@@ -160,7 +161,7 @@ impl Ingestor {
         let t = Instant::now();
         let decoded = imaging::decode_shrunk(bytes, imaging::WORKING_EDGE)
             .await
-            .map_err(|e| embedding_failed("the stored image cannot be decoded", e.message))?;
+            .map_err(|e| embedding_failed("the stored image cannot be decoded", e))?;
         let decode = t.elapsed();
         let models = self.models.clone();
         let index = self.label_index.clone();

@@ -1,0 +1,102 @@
+//! What a render node runs, wired once per process: the job handler (ad generation, wrapped
+//! by swipe-file ingest when the models are loaded, with design-template references
+//! classified by the same models), the GPU `--backend` chose, and workers in the API's own
+//! process (`serve --workers N`). The `adforge worker` command (its flags, Redis, shutdown)
+//! belongs to the binary and calls these.
+//!
+//! ```no_run
+//! # fn demo(blobs: std::sync::Arc<dyn adforge_worker::blob::BlobStore>, queue: std::sync::Arc<dyn adforge_worker::JobQueue>) -> Result<(), adforge_renderer::Error> {
+//! use adforge_worker::node;
+//!
+//! let gpu = node::open_backend(adforge_renderer::BackendChoice::Auto)?; // once per process
+//! let dir = adforge_models::default_models_dir();
+//! let models = adforge_models::Models::load(&dir).ok().map(std::sync::Arc::new);
+//! let handler = node::handler_with_models(blobs, false, gpu, models, &dir);
+//! node::spawn_in_process(queue, handler, 2);
+//! # Ok(()) }
+//! ```
+//!
+//! Lifetimes: one [`Gpu`] and one handler per process (the handler owns the renderer and its
+//! fonts); every worker loop of the process shares them.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use adforge_models::Models;
+
+use crate::blob::BlobStore;
+use crate::generate::design_template::Classifier;
+use crate::swipe::ingest::{Ingestor, SwipeAwareHandler};
+use crate::{GenerateAdHandler, GenerateConfig, JobHandler, JobQueue, WorkerOptions};
+
+/// The process's one GPU context.
+pub type Gpu = Arc<adforge_renderer::backend::gpu::GpuContext>;
+
+/// Opens the GPU that `--backend` asks for, once per process, and logs the choice.
+///
+/// # Errors
+/// `BackendChoice::Gpu` with no usable Vulkan adapter.
+pub fn open_backend(
+    choice: adforge_renderer::BackendChoice,
+) -> Result<Option<Gpu>, adforge_renderer::Error> {
+    let gpu = adforge_renderer::open_gpu(choice)?;
+    match &gpu {
+        Some(g) => tracing::info!(adapter = %g.adapter(), "ads are drawn on the GPU"),
+        None => tracing::info!(?choice, "ads are drawn on the CPU"),
+    }
+    Ok(gpu)
+}
+
+/// The ad generation handler wrapped by the swipe-file ingest (when `models` are loaded;
+/// `models_dir` is read for the ImageNet label order).
+pub fn handler_with_models(
+    blobs: Arc<dyn BlobStore>,
+    allow_private_urls: bool,
+    gpu: Option<Gpu>,
+    models: Option<Arc<Models>>,
+    models_dir: &Path,
+) -> Arc<dyn JobHandler> {
+    let ingest = models.map(|m| Arc::new(Ingestor::new(m, blobs.clone(), models_dir)));
+    let classifier = ingest
+        .clone()
+        .map(|i| Arc::new(TemplateClassifier(i)) as Arc<dyn Classifier>);
+    let generate = Arc::new(GenerateAdHandler::new(
+        GenerateConfig::new(blobs)
+            .allow_private_urls(allow_private_urls)
+            .with_gpu(gpu)
+            .with_classifier(classifier),
+    ));
+    Arc::new(SwipeAwareHandler::new(generate, ingest))
+}
+
+/// Design-template references classified as swipe files are: the same models, OCR and
+/// taxonomy ([`Ingestor::measure`]), so a template's `industry` and `ad_format` take the
+/// swipe file's values.
+struct TemplateClassifier(Arc<Ingestor>);
+
+impl Classifier for TemplateClassifier {
+    fn classify(&self, bytes: &[u8]) -> (Option<String>, Option<String>) {
+        match self.0.measure(bytes) {
+            Ok((m, _)) => (m.industry, m.ad_format),
+            Err(e) => {
+                tracing::warn!(error = %e, "a design template's reference could not be classified");
+                (None, None)
+            }
+        }
+    }
+}
+
+/// Starts `n` in-process workers sharing one handler; they stop with the process.
+pub fn spawn_in_process(queue: Arc<dyn JobQueue>, handler: Arc<dyn JobHandler>, n: usize) {
+    if n == 0 {
+        return;
+    }
+    let mut options = WorkerOptions::new(crate::default_consumer_name());
+    options.concurrency = n;
+    tokio::spawn(crate::run_worker(
+        queue,
+        handler,
+        options,
+        std::future::pending(),
+    ));
+}

@@ -110,6 +110,14 @@ pub struct PaintAt {
     pub index: usize,
 }
 
+impl PaintAt {
+    /// The paint's field path inside its node, as the renderer's errors name fields:
+    /// `fills[0]`.
+    pub fn path(&self) -> String {
+        format!("{}[{}]", self.list.key(), self.index)
+    }
+}
+
 /// An IMAGE paint with a URL, found by [`TreeDoc::image_paints`].
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ImagePaint {
@@ -121,6 +129,14 @@ pub struct ImagePaint {
     pub url: String,
     /// False when the paint has `"visible": false` (the renderer skips it).
     pub visible: bool,
+}
+
+impl ImagePaint {
+    /// The URL's field path inside its node, as the renderer's errors name fields:
+    /// `fills[0].imageFillUrl`.
+    pub fn path(&self) -> String {
+        format!("{}.{}", self.at.path(), self.field.key())
+    }
 }
 
 /// One value of a tree a person can change in an editor, found by [`TreeDoc::slots`].

@@ -119,6 +119,8 @@ fn image_paints_are_listed_in_map_order_with_their_place() {
             },
         ]
     );
+    assert_eq!(found[2].at.path(), "strokes[0]");
+    assert_eq!(found[2].path(), "strokes[0].imageRef");
 }
 
 #[test]

@@ -18,7 +18,8 @@
 //! The quality rules ([`crate::generate::quality`]) reject any text box that overlaps or
 //! nearly touches another slot's box.
 
-use serde_json::{Map, Value, json};
+use adforge_renderer::tree::{NodeBuilder, TreeBuilder, paint};
+use serde_json::Value;
 
 use super::{
     Align, Background, Blueprint, MIN_PRODUCT_SHARE, Rect, Rgb, Shape, ShapeRole, TextBlock,
@@ -156,20 +157,26 @@ fn round1(v: f32) -> f64 {
     (f64::from(v) * 10.0).round() / 10.0
 }
 
+/// A colour's channels in 0..1, to 3 decimals.
+fn channels(c: Rgb) -> [f64; 3] {
+    c.map(|v| (f64::from(v) / 255.0 * 1000.0).round() / 1000.0)
+}
+
 fn colour(c: Rgb) -> Value {
-    let ch = |v: u8| json!((f64::from(v) / 255.0 * 1000.0).round() / 1000.0);
-    json!({"r": ch(c[0]), "g": ch(c[1]), "b": ch(c[2]), "a": 1})
+    paint::color(channels(c))
 }
 
 fn solid(c: Rgb) -> Value {
-    json!([{"type": "SOLID", "color": colour(c)}])
+    paint::solid(channels(c))
 }
 
 struct Writer<'a> {
     bp: &'a Blueprint,
     w: f32,
     h: f32,
-    nodes: Map<String, Value>,
+    tree: TreeBuilder,
+    /// Whether each node gets a `name`: its slot (see [`sample_tree`]).
+    named: bool,
     children: Vec<String>,
 }
 
@@ -183,33 +190,34 @@ impl Writer<'_> {
         )
     }
 
-    fn add(&mut self, id: &str, mut node: Map<String, Value>, top: bool) {
-        node.insert("id".into(), Value::from(id));
-        self.nodes.insert(id.to_owned(), Value::Object(node));
+    fn add(&mut self, id: &str, node: NodeBuilder, top: bool) {
+        let node = node.set("id", id);
+        let node = if self.named {
+            node.set("name", id)
+        } else {
+            node
+        };
+        self.tree.node(id, node);
         if top {
             self.children.push(id.to_owned());
         }
     }
 
-    fn shape_node(&self, r: &Rect, shape: Shape) -> Map<String, Value> {
+    fn shape_node(&self, r: &Rect, shape: Shape) -> NodeBuilder {
         let (x, y, w, h) = self.px(r);
-        let mut n = Map::new();
         let ty = if matches!(shape, Shape::Circle) {
             "ELLIPSE"
         } else {
             "RECTANGLE"
         };
-        n.insert("type".into(), Value::from(ty));
-        for (k, v) in [("x", x), ("y", y), ("width", w), ("height", h)] {
-            n.insert(k.into(), json!(v));
+        let n = NodeBuilder::new(ty).bounds(x, y, w, h);
+        match shape {
+            Shape::Rounded { radius } => n.set(
+                "cornerRadius",
+                round1(radius * r.w.min(r.h * self.h / self.w) * self.w),
+            ),
+            _ => n,
         }
-        if let Shape::Rounded { radius } = shape {
-            n.insert(
-                "cornerRadius".into(),
-                json!(round1(radius * r.w.min(r.h * self.h / self.w) * self.w)),
-            );
-        }
-        n
     }
 
     /// The backdrop slot of a point: the panel under it, else the ground.
@@ -296,7 +304,7 @@ impl Writer<'_> {
         slot: &str,
         on: &str,
         vcenter: bool,
-    ) -> Map<String, Value> {
+    ) -> NodeBuilder {
         let (x, y, w, h) = self.px(r);
         // Glyph extent of a line ≈ 0.9 em in mixed case, 0.72 em in capitals.
         let em = t.line_height * self.h / if t.upper { 0.72 } else { 0.9 };
@@ -306,54 +314,41 @@ impl Writer<'_> {
         } else {
             115.0
         };
-        let mut n = Map::new();
-        n.insert("type".into(), Value::from("TEXT"));
-        for (k, v) in [("x", x), ("y", y), ("width", w), ("height", h)] {
-            n.insert(k.into(), json!(v));
-        }
-        n.insert("characters".into(), Value::from(placeholder(slot)));
-        n.insert("fontFamily".into(), Value::from("Inter"));
-        n.insert("fontSize".into(), json!(round1(em)));
-        n.insert("fontWeight".into(), json!(t.weight));
-        n.insert(
-            "lineHeight".into(),
-            json!({"value": pitch.round(), "unit": "PERCENT"}),
-        );
-        n.insert("textAlignHorizontal".into(), Value::from(t.align.figma()));
-        n.insert(
-            "textAlignVertical".into(),
-            Value::from(if vcenter { "CENTER" } else { "TOP" }),
-        );
-        n.insert("textAutoResize".into(), Value::from("NONE"));
-        n.insert(
-            "textFit".into(),
-            json!({"minFontSize": round1(em * 0.35), "maxFontSize": round1(em)}),
-        );
+        let mut n = NodeBuilder::new("TEXT")
+            .bounds(x, y, w, h)
+            .set("characters", placeholder(slot))
+            .set("fontFamily", "Inter")
+            .set("fontSize", round1(em))
+            .set("fontWeight", t.weight)
+            .line_height_percent(pitch.round())
+            .set("textAlignHorizontal", t.align.figma())
+            .set("textAlignVertical", if vcenter { "CENTER" } else { "TOP" })
+            .set("textAutoResize", "NONE")
+            .text_fit(round1(em * 0.35), round1(em));
         if t.upper {
-            n.insert("textCase".into(), Value::from("UPPER"));
+            n = n.set("textCase", "UPPER");
         }
         if slot == "cta_label" {
             // A button label stays on one line: longer copy (or an edit) shrinks it instead
             // of wrapping it inside the pill. (A badge's label may wrap: badges are round.)
-            n.insert("maxLines".into(), json!(1));
+            n = n.set("maxLines", 1);
         }
-        n.insert("fills".into(), solid(t.color));
         let copy_slot = match slot {
             "badge_label" => "eyebrow",
             "cta_label" => "cta",
             s => s,
         };
-        n.insert("$text".into(), Value::from(copy_slot));
-        n.insert("$on".into(), Value::from(on));
-        n.insert(
-            "$font".into(),
-            Value::from(if slot == "headline" {
-                "heading"
-            } else {
-                "body"
-            }),
-        );
-        n
+        n.fills([solid(t.color)])
+            .set("$text", copy_slot)
+            .set("$on", on)
+            .set(
+                "$font",
+                if slot == "headline" {
+                    "heading"
+                } else {
+                    "body"
+                },
+            )
     }
 }
 
@@ -412,13 +407,19 @@ fn placeholder(slot: &str) -> &'static str {
 
 /// The blueprint as a template (see the module docs).
 pub fn template(bp: &Blueprint) -> Value {
+    write(bp, false)
+}
+
+/// The template, with a `name` on every node when `named`.
+fn write(bp: &Blueprint, named: bool) -> Value {
     let bp = &make_room(bp);
     let (w, h) = (bp.width.max(1) as f32, bp.height.max(1) as f32);
     let mut wr = Writer {
         bp,
         w,
         h,
-        nodes: Map::new(),
+        tree: TreeBuilder::new("root"),
+        named,
         children: Vec::new(),
     };
     let full = Rect {
@@ -429,41 +430,32 @@ pub fn template(bp: &Blueprint) -> Value {
     };
 
     // Ground.
-    let mut ground = wr.shape_node(&full, Shape::Rectangle);
+    let ground = wr.shape_node(&full, Shape::Rectangle);
     match &bp.background {
         Background::Solid { color } => {
-            ground.insert("fills".into(), solid(*color));
-            ground.insert("$fill".into(), Value::from(role_for(*color)));
+            let ground = ground.fills([solid(*color)]).set("$fill", role_for(*color));
             wr.add("background", ground, true);
         }
         Background::Gradient { from, to, vertical } => {
-            let end = if *vertical {
-                json!([{"x": 0.5, "y": 0}, {"x": 0.5, "y": 1}, {"x": 0, "y": 0}])
+            use paint::point;
+            let handles = if *vertical {
+                [point(0.5, 0), point(0.5, 1), point(0, 0)]
             } else {
-                json!([{"x": 0, "y": 0.5}, {"x": 1, "y": 0.5}, {"x": 0, "y": 1}])
+                [point(0, 0.5), point(1, 0.5), point(0, 1)]
             };
-            ground.insert(
-                "fills".into(),
-                json!([{"type": "GRADIENT_LINEAR", "gradientHandlePositions": end,
-                        "gradientStops": [{"position": 0, "color": colour(*from)},
-                                          {"position": 1, "color": colour(*to)}]}]),
-            );
-            ground.insert(
-                "$gradient".into(),
-                json!([
-                    role_for(*from),
-                    if role_for(*from) == role_for(*to) {
-                        "accent"
-                    } else {
-                        role_for(*to)
-                    }
-                ]),
-            );
+            let stops = vec![paint::stop(0, colour(*from)), paint::stop(1, colour(*to))];
+            let to_role = if role_for(*from) == role_for(*to) {
+                "accent"
+            } else {
+                role_for(*to)
+            };
+            let ground = ground
+                .fills([paint::linear_gradient(handles, stops)])
+                .set("$gradient", vec![role_for(*from), to_role]);
             wr.add("background", ground, true);
         }
         Background::Photo { mean } => {
-            ground.insert("fills".into(), solid(*mean));
-            ground.insert("$image".into(), Value::from("product"));
+            let ground = ground.fills([solid(*mean)]).set("$image", "product");
             wr.add("photo", ground, true);
         }
     }
@@ -477,9 +469,10 @@ pub fn template(bp: &Blueprint) -> Value {
         .enumerate()
     {
         let id = format!("panel_{}", i + 1);
-        let mut n = wr.shape_node(&s.rect, s.shape);
-        n.insert("fills".into(), solid(s.color));
-        n.insert("$fill".into(), Value::from(role_for(s.color)));
+        let n = wr
+            .shape_node(&s.rect, s.shape)
+            .fills([solid(s.color)])
+            .set("$fill", role_for(s.color));
         wr.add(&id, n, true);
         panels.push((id, s.rect));
     }
@@ -488,24 +481,26 @@ pub fn template(bp: &Blueprint) -> Value {
         && let Some(img) = bp.images.first()
     {
         let rect = grow_to_share(img.rect, MIN_PRODUCT_SHARE);
-        let mut n = wr.shape_node(&rect, img.shape);
-        n.insert("fills".into(), solid([204, 204, 204]));
-        n.insert("$image".into(), Value::from("product"));
+        let mut n = wr
+            .shape_node(&rect, img.shape)
+            .fills([solid([204, 204, 204])])
+            .set("$image", "product");
         // A cut-out product's slot is filled edge to edge too: variant images are mostly
         // photos on their own ground, which FIT would letterbox to a sliver of the slot.
         if img.cutout {
-            n.insert(
-                "cornerRadius".into(),
-                json!(round1(rect.w.min(rect.h * h / w) * w * 0.06)),
+            n = n.set(
+                "cornerRadius",
+                round1(rect.w.min(rect.h * h / w) * w * 0.06),
             );
         }
         wr.add("product_image", n, true);
         occupied.push((TextRole::Body, rect));
     }
     if let Some(s) = bp.shape(ShapeRole::Badge) {
-        let mut n = wr.shape_node(&s.rect, s.shape);
-        n.insert("fills".into(), solid(s.color));
-        n.insert("$fill".into(), Value::from("accent"));
+        let n = wr
+            .shape_node(&s.rect, s.shape)
+            .fills([solid(s.color)])
+            .set("$fill", "accent");
         wr.add("badge", n, true);
         let label = bp.text(TextRole::BadgeLabel).cloned().unwrap_or(TextBlock {
             role: TextRole::BadgeLabel,
@@ -525,24 +520,17 @@ pub fn template(bp: &Blueprint) -> Value {
     }
     if let Some(s) = bp.shape(ShapeRole::Button) {
         let (x, y, bw, bh) = wr.px(&s.rect);
-        let mut frame = Map::new();
-        frame.insert("type".into(), Value::from("FRAME"));
-        for (k, v) in [("x", x), ("y", y), ("width", bw), ("height", bh)] {
-            frame.insert(k.into(), json!(v));
-        }
-        frame.insert("fills".into(), solid(s.color));
-        frame.insert("$fill".into(), Value::from("accent"));
-        frame.insert("clipsContent".into(), Value::from(false));
+        let mut frame = NodeBuilder::new("FRAME")
+            .bounds(x, y, bw, bh)
+            .fills([solid(s.color)])
+            .set("$fill", "accent")
+            .set("clipsContent", false);
         if let Shape::Rounded { radius } = s.shape {
-            frame.insert(
-                "cornerRadius".into(),
-                json!(round1(radius * bw.min(bh) as f32)),
-            );
+            frame = frame.set("cornerRadius", round1(radius * bw.min(bh) as f32));
         } else if s.shape == Shape::Circle {
-            frame.insert("cornerRadius".into(), json!(round1(bh as f32 / 2.0)));
+            frame = frame.set("cornerRadius", round1(bh as f32 / 2.0));
         }
-        frame.insert("children".into(), json!(["cta_label"]));
-        wr.add("cta", frame, true);
+        wr.add("cta", frame.children(["cta_label"]), true);
         let label = bp.text(TextRole::Cta).cloned().unwrap_or(TextBlock {
             role: TextRole::Cta,
             rect: s.rect,
@@ -608,22 +596,20 @@ pub fn template(bp: &Blueprint) -> Value {
 
     if let Some(logo) = bp.logo {
         let (x, y, lw, lh) = wr.px(&logo);
-        let mut n = Map::new();
-        n.insert("type".into(), Value::from("RECTANGLE"));
         // A logo box a little taller than the wordmark the reference shows.
         let lh2 = (lh * 1.4).max(f64::from(h) * 0.03);
-        for (k, v) in [
-            ("x", x),
-            ("y", y - (lh2 - lh) / 2.0),
-            ("width", lw.max(lh2 * 3.0)),
-            ("height", lh2),
-        ] {
-            n.insert(k.into(), json!(round1(v as f32)));
-        }
-        n.insert("fills".into(), json!([]));
-        n.insert("$image".into(), Value::from("logo"));
+        let r1 = |v: f64| round1(v as f32);
         let on = wr.backdrop_of(&logo, &panels);
-        n.insert("$on".into(), Value::from(on));
+        let mut n = NodeBuilder::new("RECTANGLE")
+            .bounds(
+                r1(x),
+                r1(y - (lh2 - lh) / 2.0),
+                r1(lw.max(lh2 * 3.0)),
+                r1(lh2),
+            )
+            .fills([])
+            .set("$image", "logo")
+            .set("$on", on);
         let cx = logo.center().0;
         let align = if (cx - 0.5).abs() < 0.05 {
             "CENTER"
@@ -636,12 +622,12 @@ pub fn template(bp: &Blueprint) -> Value {
             // Keep the box's right edge where the reference's logo ends.
             let right = x + lw;
             let bw = lw.max(lh2 * 3.0);
-            n.insert("x".into(), json!(round1((right - bw) as f32)));
+            n = n.set("x", r1(right - bw));
         } else if align == "CENTER" {
             let bw = lw.max(lh2 * 3.0);
-            n.insert("x".into(), json!(round1((x + lw / 2.0 - bw / 2.0) as f32)));
+            n = n.set("x", r1(x + lw / 2.0 - bw / 2.0));
         }
-        n.insert("$align".into(), Value::from(align));
+        n = n.set("$align", align);
         let blockers: Vec<Rect> = bp
             .images
             .iter()
@@ -657,24 +643,21 @@ pub fn template(bp: &Blueprint) -> Value {
             // The logo heads a text column: its box spans the column and lines up with it,
             // so a wordmark sits on one line over the headline's edge (or centre).
             let (cx, _, cw, _) = wr.px(&col);
-            n.insert("x".into(), json!(round1(cx as f32)));
-            n.insert("width".into(), json!(round1(cw as f32)));
-            n.insert("$align".into(), Value::from(col_align));
+            n = n
+                .set("x", r1(cx))
+                .set("width", r1(cw))
+                .set("$align", col_align);
         }
         wr.add("logo", n, true);
     }
 
-    let mut root = Map::new();
-    root.insert("type".into(), Value::from("FRAME"));
-    root.insert("x".into(), json!(0));
-    root.insert("y".into(), json!(0));
-    root.insert("width".into(), json!(bp.width));
-    root.insert("height".into(), json!(bp.height));
-    root.insert("clipsContent".into(), Value::from(true));
-    root.insert("fills".into(), solid(bp.background.mean()));
-    root.insert("children".into(), json!(wr.children));
+    let root = NodeBuilder::new("FRAME")
+        .bounds(0, 0, bp.width, bp.height)
+        .set("clipsContent", true)
+        .fills([solid(bp.background.mean())])
+        .children(std::mem::take(&mut wr.children));
     wr.add("root", root, false);
-    json!({"root": "root", "nodes": Value::Object(wr.nodes)})
+    wr.tree.build()
 }
 
 fn inset(r: &Rect, by: f32) -> Rect {
@@ -709,15 +692,7 @@ pub fn grow_to_share(r: Rect, share: f32) -> Rect {
 /// after its slot. The `$` slot keys stay in the tree (unknown fields are kept by every
 /// reader), so a generator can fill the template, as edited, later.
 pub fn sample_tree(bp: &Blueprint) -> Value {
-    let mut t = template(bp);
-    if let Some(nodes) = t.get_mut("nodes").and_then(Value::as_object_mut) {
-        for (id, n) in nodes.iter_mut() {
-            if let Some(n) = n.as_object_mut() {
-                n.entry("name").or_insert_with(|| Value::from(id.clone()));
-            }
-        }
-    }
-    t
+    write(bp, true)
 }
 
 #[cfg(test)]

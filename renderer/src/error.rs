@@ -5,8 +5,8 @@ use std::path::PathBuf;
 /// Everything that can go wrong before or after rendering.
 ///
 /// Rendering an accepted [`crate::Tree`] never fails: missing fonts and images become
-/// warnings in the [`crate::RenderReport`]. These errors come from parsing, from the
-/// command line entry and from writing files.
+/// warnings in the [`crate::RenderReport`]. These errors come from parsing, from editing a
+/// tree ([`crate::tree::TreeDoc`]), from the command line entry and from writing files.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
     /// The input is not JSON at all. Fix the syntax at the given line and column.
@@ -33,6 +33,38 @@ pub enum Error {
         field: String,
         /// What is wrong.
         message: String,
+    },
+
+    /// An edit ([`crate::tree::TreeDoc`]) names a node id that is not a key of the tree's
+    /// `nodes` (or the tree has no `nodes` object). Take the id from the tree itself, e.g.
+    /// from [`crate::tree::TreeDoc::slots`].
+    #[error("the tree has no node `{id}`")]
+    NodeNotFound {
+        /// The id that was asked for.
+        id: String,
+    },
+
+    /// [`crate::tree::TreeDoc::set_text`] was given a node whose `type` is not `TEXT`.
+    /// Only TEXT nodes have `characters`; pick a TEXT node.
+    #[error("node `{id}` is not a TEXT node")]
+    NotText {
+        /// The node's id.
+        id: String,
+    },
+
+    /// An edit of a paint ([`crate::tree::PaintAt`]) found no paint of the needed `kind` at
+    /// that place: the list is shorter, or the paint there has another `type`. Take the
+    /// place from the tree itself, e.g. from [`crate::tree::TreeDoc::slots`].
+    #[error("node `{node}` has no {kind} paint at `{list}[{index}]`")]
+    NoSuchPaint {
+        /// The node's id.
+        node: String,
+        /// `fills` or `strokes`.
+        list: &'static str,
+        /// The position in the list.
+        index: usize,
+        /// The paint type the edit needs: `SOLID` or `IMAGE`.
+        kind: &'static str,
     },
 
     /// Reading the tree file or writing the PNG / report failed.

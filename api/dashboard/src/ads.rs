@@ -17,6 +17,7 @@
 use std::collections::HashSet;
 use std::fmt::Write;
 
+use adforge_renderer::tree::{PaintList, Slot, TreeDoc};
 use axum::body::Bytes;
 use axum::extract::{FromRequest, Multipart, Path, Request, State};
 use axum::http::{HeaderValue, StatusCode, Uri, header};
@@ -766,232 +767,80 @@ pub async fn thumb(
 // Editor
 // ---------------------------------------------------------------------------------------
 
-/// One editable value of a tree.
-enum Slot {
-    Text {
-        node: String,
-        text: String,
-    },
-    Color {
-        node: String,
-        list: &'static str,
-        k: usize,
-        hex: String,
-    },
-    Image {
-        node: String,
-        list: &'static str,
-        k: usize,
-        field: &'static str,
-        url: String,
-    },
-}
-
-impl Slot {
-    /// The form field's name: `text:NODE`, `color:LIST:K:NODE`, `image:LIST:K:FIELD:NODE`
-    /// (the node id last, so it may contain colons).
-    fn name(&self) -> String {
-        match self {
-            Slot::Text { node, .. } => format!("text:{node}"),
-            Slot::Color { node, list, k, .. } => format!("color:{list}:{k}:{node}"),
-            Slot::Image {
-                node,
-                list,
-                k,
-                field,
-                ..
-            } => format!("image:{list}:{k}:{field}:{node}"),
-        }
+/// The form field's name of a slot: `text:NODE`, `color:LIST:K:NODE`,
+/// `image:LIST:K:FIELD:NODE` (the node id last, so it may contain colons).
+fn field_name(slot: &Slot) -> String {
+    match slot {
+        Slot::Text { node, .. } => format!("text:{node}"),
+        Slot::Color { at, .. } => format!("color:{}:{}:{}", at.list.key(), at.index, at.node),
+        Slot::Image { at, field, .. } => format!(
+            "image:{}:{}:{}:{}",
+            at.list.key(),
+            at.index,
+            field.key(),
+            at.node
+        ),
     }
 }
 
-fn channel(c: &Value, name: &str) -> u8 {
-    let v = c.get(name).and_then(Value::as_f64).unwrap_or(0.0);
-    (v.clamp(0.0, 1.0) * 255.0).round() as u8
+/// `#rrggbb`, as `<input type="color">` reads and writes it.
+fn hex_of([r, g, b]: [u8; 3]) -> String {
+    format!("#{r:02x}{g:02x}{b:02x}")
 }
 
-fn hex_of(c: &Value) -> String {
-    format!(
-        "#{:02x}{:02x}{:02x}",
-        channel(c, "r"),
-        channel(c, "g"),
-        channel(c, "b")
-    )
-}
-
-fn parse_hex(s: &str) -> Option<[f64; 3]> {
+fn parse_hex(s: &str) -> Option<[u8; 3]> {
     let h = s.strip_prefix('#')?;
     if h.len() != 6 || !h.bytes().all(|b| b.is_ascii_hexdigit()) {
         return None;
     }
     let byte = |i: usize| u8::from_str_radix(&h[i..i + 2], 16).ok();
-    Some([
-        f64::from(byte(0)?) / 255.0,
-        f64::from(byte(2)?) / 255.0,
-        f64::from(byte(4)?) / 255.0,
-    ])
+    Some([byte(0)?, byte(2)?, byte(4)?])
 }
-
-/// Node ids in painting order from the root (then any the walk did not reach).
-fn node_order(tree: &Value) -> Vec<String> {
-    let Some(nodes) = tree.get("nodes").and_then(Value::as_object) else {
-        return Vec::new();
-    };
-    let mut out = Vec::new();
-    let mut seen = HashSet::new();
-    let mut stack: Vec<String> = tree
-        .get("root")
-        .and_then(Value::as_str)
-        .map(|r| vec![r.to_string()])
-        .unwrap_or_default();
-    while let Some(id) = stack.pop() {
-        if !seen.insert(id.clone()) {
-            continue;
-        }
-        if let Some(children) = nodes
-            .get(&id)
-            .and_then(|n| n.get("children"))
-            .and_then(Value::as_array)
-        {
-            for c in children.iter().rev().filter_map(Value::as_str) {
-                stack.push(c.to_string());
-            }
-        }
-        if nodes.contains_key(&id) {
-            out.push(id);
-        }
-    }
-    for id in nodes.keys() {
-        if !seen.contains(id) {
-            out.push(id.clone());
-        }
-    }
-    out
-}
-
-const IMAGE_FIELDS: [&str; 3] = ["imageFillUrl", "imageUrl", "imageRef"];
 
 /// A node's name for a label: its `name` (the generator's "Headline", "Call to action"),
 /// else its id.
-fn node_label(tree: &Value, id: &str) -> String {
-    if tree.get("root").and_then(Value::as_str) == Some(id) {
+fn node_label(tree: &TreeDoc<&Value>, id: &str) -> String {
+    if tree.root_id() == Some(id) {
         return "Background".to_string();
     }
-    tree.get("nodes")
-        .and_then(|n| n.get(id))
-        .and_then(|n| n.get("name"))
-        .and_then(Value::as_str)
-        .filter(|n| !n.trim().is_empty())
-        .unwrap_or(id)
-        .to_string()
-}
-
-fn slots(tree: &Value) -> Vec<Slot> {
-    let mut out = Vec::new();
-    let Some(nodes) = tree.get("nodes").and_then(Value::as_object) else {
-        return out;
-    };
-    for id in node_order(tree) {
-        let Some(node) = nodes.get(&id) else {
-            continue;
-        };
-        if node.get("type").and_then(Value::as_str) == Some("TEXT")
-            && let Some(t) = node.get("characters").and_then(Value::as_str)
-        {
-            out.push(Slot::Text {
-                node: id.clone(),
-                text: t.to_string(),
-            });
-        }
-        for list in ["fills", "strokes"] {
-            let Some(paints) = node.get(list).and_then(Value::as_array) else {
-                continue;
-            };
-            for (k, p) in paints.iter().enumerate() {
-                match p.get("type").and_then(Value::as_str) {
-                    Some("SOLID") => {
-                        if let Some(c) = p.get("color") {
-                            out.push(Slot::Color {
-                                node: id.clone(),
-                                list,
-                                k,
-                                hex: hex_of(c),
-                            });
-                        }
-                    }
-                    Some("IMAGE") => {
-                        if let Some((field, url)) = IMAGE_FIELDS
-                            .into_iter()
-                            .find_map(|f| p.get(f).and_then(Value::as_str).map(|u| (f, u)))
-                        {
-                            out.push(Slot::Image {
-                                node: id.clone(),
-                                list,
-                                k,
-                                field,
-                                url: url.to_string(),
-                            });
-                        }
-                    }
-                    _ => {}
-                }
-            }
-        }
-    }
-    out
+    tree.name(id).unwrap_or(id).to_string()
 }
 
 /// The tree with the form's values applied to its slots (every other field kept as it
 /// was): the whole new tree for PATCH.
 fn apply(tree: &Value, form: &crate::Form) -> Value {
-    let mut out = tree.clone();
-    for slot in slots(tree) {
-        let Some(v) = form.get(&slot.name()) else {
+    let mut out = TreeDoc::new(tree.clone());
+    for slot in TreeDoc::new(tree).slots() {
+        let Some(v) = form.get(&field_name(&slot)) else {
             continue;
         };
-        let Some(node) = out.get_mut("nodes").and_then(|n| {
-            n.get_mut(match &slot {
-                Slot::Text { node, .. } | Slot::Color { node, .. } | Slot::Image { node, .. } => {
-                    node.as_str()
-                }
-            })
-        }) else {
-            continue;
-        };
-        match &slot {
-            Slot::Text { text, .. } => {
+        // Every slot was read from this same tree, so its node and paint are there: an
+        // edit cannot fail, and one that did would leave that value as it was.
+        let _ = match &slot {
+            Slot::Text { node, text } => {
                 let new = v.replace("\r\n", "\n");
-                if new != *text {
-                    node["characters"] = Value::String(new);
-                }
-            }
-            Slot::Color { list, k, hex, .. } => {
-                if v.eq_ignore_ascii_case(hex) {
+                if new == *text {
                     continue;
                 }
-                if let (Some([r, g, b]), Some(color)) =
-                    (parse_hex(v), node[*list][*k].get_mut("color"))
-                {
-                    color["r"] = r.into();
-                    color["g"] = g.into();
-                    color["b"] = b.into();
-                }
+                out.set_text(node, &new)
             }
-            Slot::Image {
-                list,
-                k,
-                field,
-                url,
-                ..
-            } => {
+            Slot::Color { at, rgb } => {
+                if v.eq_ignore_ascii_case(&hex_of(*rgb)) {
+                    continue;
+                }
+                let Some(new) = parse_hex(v) else { continue };
+                out.set_solid_rgb(at, new)
+            }
+            Slot::Image { at, field, url } => {
                 let new = v.trim();
-                if new != url {
-                    node[*list][*k][*field] = Value::String(new.to_string());
+                if new == url {
+                    continue;
                 }
+                out.set_image_url(at, *field, new)
             }
-        }
+        };
     }
-    out
+    out.into_inner()
 }
 
 async fn editor_page(
@@ -1007,43 +856,37 @@ async fn editor_page(
     let mut colors = String::new();
     let mut imgs = String::new();
     let mut urls = Vec::new();
-    for (i, slot) in slots(tree).iter().enumerate() {
-        let name = esc(&slot.name());
+    let doc = TreeDoc::new(tree);
+    for (i, slot) in doc.slots().iter().enumerate() {
+        let name = esc(&field_name(slot));
+        let label = esc(&node_label(&doc, slot.node()));
         match slot {
-            Slot::Text { node, text } => {
+            Slot::Text { text, .. } => {
                 let rows = text.lines().count().clamp(1, 6);
                 let _ = write!(
                     texts,
-                    r#"<div><label for="s{i}">{n}</label><textarea id="s{i}" name="{name}" rows="{rows}" maxlength="5000">{t}</textarea></div>"#,
-                    n = esc(&node_label(tree, node)),
+                    r#"<div><label for="s{i}">{label}</label><textarea id="s{i}" name="{name}" rows="{rows}" maxlength="5000">{t}</textarea></div>"#,
                     t = esc(text)
                 );
             }
-            Slot::Color {
-                node, list, k, hex, ..
-            } => {
-                let what = if *list == "fills" && *k == 0 {
+            Slot::Color { at, rgb } => {
+                let fills = at.list == PaintList::Fills;
+                let what = if fills && at.index == 0 {
                     "colour".to_string()
                 } else {
-                    format!(
-                        "{} {}",
-                        if *list == "fills" { "fill" } else { "stroke" },
-                        k + 1
-                    )
+                    format!("{} {}", if fills { "fill" } else { "stroke" }, at.index + 1)
                 };
                 let _ = write!(
                     colors,
-                    r#"<div class="color-field"><label for="s{i}">{n} <small>{what}</small></label><input id="s{i}" name="{name}" type="color" value="{h}"></div>"#,
-                    n = esc(&node_label(tree, node)),
-                    h = esc(hex)
+                    r#"<div class="color-field"><label for="s{i}">{label} <small>{what}</small></label><input id="s{i}" name="{name}" type="color" value="{h}"></div>"#,
+                    h = esc(&hex_of(*rgb))
                 );
             }
-            Slot::Image { node, url, .. } => {
+            Slot::Image { url, .. } => {
                 urls.push(url.clone());
                 let _ = write!(
                     imgs,
-                    r#"<div class="image-field"><img src="{u}" alt="" width="64" height="64" loading="lazy"><div><label for="s{i}">{n} <small>image</small></label><input id="s{i}" name="{name}" type="url" value="{u}" maxlength="2048"></div></div>"#,
-                    n = esc(&node_label(tree, node)),
+                    r#"<div class="image-field"><img src="{u}" alt="" width="64" height="64" loading="lazy"><div><label for="s{i}">{label} <small>image</small></label><input id="s{i}" name="{name}" type="url" value="{u}" maxlength="2048"></div></div>"#,
                     u = esc(url)
                 );
             }

@@ -6,9 +6,16 @@
 //! loses unknown fields inside paints, effects and nested objects unless every nested struct
 //! carries one too.
 //!
+//! Reading and writing a tree as JSON, without validating it, is [`TreeDoc`] (find nodes
+//! and editable values, set texts, colours and image URLs) and [`TreeBuilder`] with
+//! [`NodeBuilder`] and [`paint`] (write a new one): the one API other crates use instead of
+//! walking the JSON themselves, as usvg has its writer beside its parser.
+//!
 //! # Errors
 //! Every error names the node id and the field path (`fills[0].color.r`), see [`Error`].
 
+mod build;
+mod edit;
 mod model;
 pub mod node;
 mod normalise;
@@ -17,6 +24,8 @@ mod values;
 
 use std::collections::HashMap;
 
+pub use build::{NodeBuilder, TreeBuilder, paint};
+pub use edit::{ImageField, ImagePaint, PaintAt, PaintList, Slot, TreeDoc};
 pub use node::*;
 use serde::Serialize;
 use serde_json::Value;

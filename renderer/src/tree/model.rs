@@ -5,6 +5,8 @@
 
 use serde::Deserialize;
 
+use super::ImageField;
+
 /// Node types. Unknown types are rejected with the list of allowed ones.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
@@ -89,6 +91,18 @@ pub struct PaintSpec {
     pub image_transform: Option<[[f32; 3]; 2]>,
     #[serde(default)]
     pub scaling_factor: Option<f32>,
+}
+
+impl PaintSpec {
+    /// The field and URL an IMAGE paint's image comes from, by the one rule
+    /// ([`ImageField::pick`]).
+    pub fn image_source(&self) -> Option<(ImageField, &str)> {
+        ImageField::pick(|f| match f {
+            ImageField::FillUrl => self.image_fill_url.as_deref(),
+            ImageField::Url => self.image_url.as_deref(),
+            ImageField::Ref => self.image_ref.as_deref(),
+        })
+    }
 }
 
 #[derive(Debug, Clone, Deserialize)]

@@ -158,17 +158,12 @@ pub(super) fn paint(id: &str, field: &str, p: &PaintSpec) -> Result<Paint, Error
             opacity,
         },
         "IMAGE" => {
-            let (url, f) = match (&p.image_fill_url, &p.image_url, &p.image_ref) {
-                (Some(u), _, _) => (u, "imageFillUrl"),
-                (None, Some(u), _) => (u, "imageUrl"),
-                (None, None, Some(u)) => (u, "imageRef"),
-                _ => {
-                    return Err(Error::node(
-                        id,
-                        format!("{field}.imageFillUrl"),
-                        "an IMAGE paint needs `imageFillUrl`",
-                    ));
-                }
+            let Some((f, url)) = p.image_source() else {
+                return Err(Error::node(
+                    id,
+                    format!("{field}.imageFillUrl"),
+                    "an IMAGE paint needs `imageFillUrl`",
+                ));
             };
             let scaling_factor = p.scaling_factor.unwrap_or(1.0);
             check_range(
@@ -188,7 +183,7 @@ pub(super) fn paint(id: &str, field: &str, p: &PaintSpec) -> Result<Paint, Error
                 ));
             }
             Paint::Image {
-                url: check_url(id, &format!("{field}.{f}"), url)?,
+                url: check_url(id, &format!("{field}.{}", f.key()), url)?,
                 scale_mode: p.scale_mode,
                 transform: p.image_transform,
                 scaling_factor,

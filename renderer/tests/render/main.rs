@@ -5,6 +5,7 @@
 
 mod cli;
 mod cross_resvg;
+mod edit;
 mod fetch;
 mod goldens;
 #[cfg(feature = "gpu")]

@@ -2,7 +2,7 @@
 //! text, images, buttons, badges and logo, turned into a layout template with named slots at
 //! the reference's own aspect ratio (3840 px long edge).
 //!
-//! Pure and deterministic: pixels in, [`Blueprint`] out; [`Blueprint::template`] writes it as
+//! Pure and deterministic: pixels in, [`Blueprint`] out; [`template::template`] writes it as
 //! a template in the layout library's format (`assets/layouts/README.md`: renderer tree plus
 //! `$` slot keys), so [`crate::generate::fill::fill`] fills it exactly like a built-in layout.
 //!

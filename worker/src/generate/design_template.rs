@@ -19,6 +19,7 @@
 //! template would fail on it, as an edited ad's render does).
 
 use adforge_renderer::Tree;
+use adforge_renderer::tree::TreeDoc;
 use serde_json::Value;
 
 use super::{
@@ -52,11 +53,12 @@ pub fn preview_key(template_id: &str, version: u32) -> String {
 
 /// The design size (`width`, `height`) of a tree's root frame, if it has one.
 fn root_size(tree: &Value) -> Option<(u32, u32)> {
-    let nodes = tree.get("nodes")?.as_object()?;
-    let root = match tree.get("root").and_then(Value::as_str) {
-        Some(r) => nodes.get(r)?,
-        None => nodes
-            .values()
+    let doc = TreeDoc::new(tree);
+    let root = match doc.root_id() {
+        Some(r) => doc.node(r)?,
+        None => doc
+            .node_ids()
+            .filter_map(|id| doc.node(id))
             .find(|n| n.get("type").and_then(Value::as_str) == Some("FRAME"))?,
     };
     let w = root.get("width")?.as_f64()?;
@@ -125,11 +127,7 @@ impl GenerateAdHandler {
             ),
         };
         let mut tree = blueprint::template::sample_tree(&bp);
-        if let Some(root) = tree
-            .get_mut("nodes")
-            .and_then(|n| n.get_mut("root"))
-            .and_then(Value::as_object_mut)
-        {
+        if let Some(root) = TreeDoc::new(&mut tree).node_mut("root") {
             root.insert("name".into(), Value::from(composition));
         }
         let (industry, ad_format) = match (&self.classifier, job.classify) {

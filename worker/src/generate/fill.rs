@@ -14,6 +14,7 @@
 //! here and guessing the pixels behind each line — the renderer already composites and
 //! measures them exactly, so the pipeline asks it.
 
+use adforge_renderer::tree::paint;
 use serde_json::{Map, Value, json};
 
 use super::analyse::{Rgb, contrast, luminance};
@@ -148,9 +149,9 @@ pub fn fill(template: &Value, inputs: &FillInputs<'_>) -> Result<Filled, String>
             n.insert("fills".into(), solid(inputs.palette.role(role)));
         }
         if let Some([a, b]) = gradient_roles(node) {
-            let stops = json!([
-                {"position": 0, "color": colour_json(inputs.palette.role(a))},
-                {"position": 1, "color": colour_json(inputs.palette.role(b))}
+            let stops = Value::Array(vec![
+                paint::stop(0, colour_json(inputs.palette.role(a))),
+                paint::stop(1, colour_json(inputs.palette.role(b))),
             ]);
             if let Some(fill) = n
                 .get_mut("fills")
@@ -203,10 +204,7 @@ pub fn fill(template: &Value, inputs: &FillInputs<'_>) -> Result<Filled, String>
                             Some("FIT") => "FIT",
                             _ => "FILL",
                         };
-                        n.insert(
-                            "fills".into(),
-                            json!([{"type": "IMAGE", "imageFillUrl": url, "scaleMode": mode}]),
-                        );
+                        n.insert("fills".into(), Value::Array(vec![paint::image(url, mode)]));
                     }
                     // No variant image: the slot stays in the tree (an editor can fill it)
                     // but is hidden rather than drawn as a placeholder.
@@ -280,7 +278,7 @@ fn place_logo(
             n.insert("width".into(), json!(round2(lw)));
             n.insert(
                 "fills".into(),
-                json!([{"type": "IMAGE", "imageFillUrl": logo.url, "scaleMode": "FIT"}]),
+                Value::Array(vec![paint::image(&logo.url, "FIT")]),
             );
         }
         None => {
@@ -352,13 +350,19 @@ pub fn node_uuid(ad_id: &str, key: &str) -> String {
         .to_string()
 }
 
+/// A colour as the tree writes it, channels to 4 decimals.
 fn colour_json(c: Rgb) -> Value {
-    let ch = |v: u8| json!(round4(f64::from(v) / 255.0));
-    json!({"r": ch(c[0]), "g": ch(c[1]), "b": ch(c[2]), "a": 1})
+    paint::color(channels(c))
 }
 
+/// A `fills` list of one SOLID paint.
 fn solid(c: Rgb) -> Value {
-    json!([{"type": "SOLID", "color": colour_json(c)}])
+    Value::Array(vec![paint::solid(channels(c))])
+}
+
+/// A colour's channels in 0..1, to 4 decimals.
+fn channels(c: Rgb) -> [f64; 3] {
+    c.map(|v| round4(f64::from(v) / 255.0))
 }
 
 fn display_name(key: &str) -> String {

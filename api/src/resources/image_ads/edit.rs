@@ -5,6 +5,7 @@
 //! the same rules the worker's fetch applies. Pure CPU work apart from the existence of
 //! this server's own files, which [`validate_tree`] asks the blob store about.
 
+use adforge_renderer::tree::TreeDoc;
 use adforge_worker::{Job, RerenderJob};
 use serde_json::Value;
 
@@ -180,28 +181,10 @@ fn check_tree(
 /// renderer's errors name places: "node `id`, field `fills[0].imageFillUrl`".
 fn image_places(tree: &Value) -> std::collections::HashMap<String, String> {
     let mut out = std::collections::HashMap::new();
-    let Some(nodes) = tree.get("nodes").and_then(Value::as_object) else {
-        return out;
-    };
-    for (id, node) in nodes {
-        for list in ["fills", "strokes"] {
-            let Some(paints) = node.get(list).and_then(Value::as_array) else {
-                continue;
-            };
-            for (k, p) in paints.iter().enumerate() {
-                if p.get("type").and_then(Value::as_str) != Some("IMAGE")
-                    || p.get("visible").and_then(Value::as_bool) == Some(false)
-                {
-                    continue;
-                }
-                let found = ["imageFillUrl", "imageUrl", "imageRef"]
-                    .into_iter()
-                    .find_map(|f| p.get(f).and_then(Value::as_str).map(|u| (f, u)));
-                if let Some((field, url)) = found {
-                    out.entry(url.to_string())
-                        .or_insert_with(|| format!("node `{id}`, field `{list}[{k}].{field}`"));
-                }
-            }
+    for p in TreeDoc::new(tree).image_paints() {
+        if p.visible {
+            let place = format!("node `{}`, field `{}`", p.at.node, p.path());
+            out.entry(p.url).or_insert(place);
         }
     }
     out

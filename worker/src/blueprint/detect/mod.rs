@@ -1,0 +1,224 @@
+//! The pixel work of the blueprint, one module per numbered step of the module above:
+//!
+//! 1. reducing the image to [`WORK_EDGE`] and the `Grid` the steps read (here);
+//! 2. `background`: the ground model;
+//! 3. `components`: the foreground's connected components, and panels on a photo ground;
+//! 4. `shapes`: components into solid shapes, images and glyphs;
+//! 5. `text`: glyphs into lines and blocks;
+//! 6. `roles`: the roles of shapes and blocks, and the [`Blueprint`].
+//!
+//! `colour` holds the colour arithmetic they share. `Grid::analyse` runs the steps in
+//! that order.
+
+mod background;
+mod colour;
+mod components;
+mod roles;
+mod shapes;
+mod text;
+
+use image::{RgbImage, imageops::FilterType};
+
+pub use colour::dist;
+use components::components;
+
+use super::{Background, Blueprint, DESIGN_EDGE, ImageRegion, Rect, Rgb, SolidShape, WORK_EDGE};
+
+/// Decodes `bytes` (PNG, JPEG or WebP) and analyses it.
+///
+/// # Errors
+/// A message when the bytes are not an image this build decodes or are too large.
+pub fn analyse_image(bytes: &[u8]) -> Result<Blueprint, String> {
+    let img = crate::generate::analyse::decode(bytes)?;
+    Ok(analyse_rgb(&img.to_rgb8()))
+}
+
+/// Analyses decoded pixels.
+pub fn analyse_rgb(img: &RgbImage) -> Blueprint {
+    let (sw, sh) = img.dimensions();
+    let scale = WORK_EDGE as f32 / sw.max(sh).max(1) as f32;
+    let (w, h) = if scale < 1.0 {
+        (
+            ((sw as f32 * scale).round() as u32).max(16),
+            ((sh as f32 * scale).round() as u32).max(16),
+        )
+    } else {
+        (sw.max(16), sh.max(16))
+    };
+    let small = image::imageops::resize(img, w, h, FilterType::Triangle);
+    let grid = Grid {
+        w: w as usize,
+        h: h as usize,
+        px: small.pixels().map(|p| p.0).collect(),
+    };
+    let mut bp = grid.analyse();
+    bp.source_width = sw;
+    bp.source_height = sh;
+    let ratio = sw.max(1) as f32 / sh.max(1) as f32;
+    (bp.width, bp.height) = if ratio >= 1.0 {
+        (
+            DESIGN_EDGE as u32,
+            (DESIGN_EDGE / ratio).round().max(1.0) as u32,
+        )
+    } else {
+        (
+            (DESIGN_EDGE * ratio).round().max(1.0) as u32,
+            DESIGN_EDGE as u32,
+        )
+    };
+    bp
+}
+
+/// Most marks a reference may have for its text to be read (a dense poster has a few
+/// hundred letters).
+pub const MAX_GLYPHS: usize = 2500;
+
+/// A foreground pixel differs from the ground by more than this.
+const FG: f32 = 0.10;
+
+/// The working copy of the image: `w`×`h` pixels, row by row.
+struct Grid {
+    w: usize,
+    h: usize,
+    px: Vec<Rgb>,
+}
+
+/// A pixel-space box, inclusive-exclusive.
+#[derive(Debug, Clone, Copy)]
+struct PxBox {
+    x0: usize,
+    y0: usize,
+    x1: usize,
+    y1: usize,
+}
+
+impl PxBox {
+    fn w(&self) -> usize {
+        self.x1 - self.x0
+    }
+    fn h(&self) -> usize {
+        self.y1 - self.y0
+    }
+    fn union(&self, o: &PxBox) -> PxBox {
+        PxBox {
+            x0: self.x0.min(o.x0),
+            y0: self.y0.min(o.y0),
+            x1: self.x1.max(o.x1),
+            y1: self.y1.max(o.y1),
+        }
+    }
+}
+
+/// One connected component.
+struct Comp {
+    bbox: PxBox,
+    pixels: Vec<usize>,
+}
+
+#[derive(Debug, Clone)]
+struct Glyph {
+    bbox: PxBox,
+    count: usize,
+    color: Rgb,
+    /// Index of the solid shape it sits in.
+    owner: Option<usize>,
+}
+
+#[derive(Debug, Clone)]
+struct Line {
+    bbox: PxBox,
+    glyphs: Vec<Glyph>,
+}
+
+struct Found {
+    shapes: Vec<(SolidShape, PxBox)>,
+    images: Vec<ImageRegion>,
+    glyphs: Vec<Glyph>,
+}
+
+impl Grid {
+    fn at(&self, x: usize, y: usize) -> Rgb {
+        self.px[y * self.w + x]
+    }
+
+    fn unit(&self, b: &PxBox) -> Rect {
+        Rect {
+            x: b.x0 as f32 / self.w as f32,
+            y: b.y0 as f32 / self.h as f32,
+            w: b.w() as f32 / self.w as f32,
+            h: b.h() as f32 / self.h as f32,
+        }
+    }
+
+    /// Steps 2 to 6 (see the module docs).
+    fn analyse(&self) -> Blueprint {
+        let background = self.background();
+        let mut found = Found {
+            shapes: Vec::new(),
+            images: Vec::new(),
+            glyphs: Vec::new(),
+        };
+        match background {
+            Background::Photo { .. } => self.panels(&mut found),
+            _ => {
+                let model = |x: usize, y: usize| self.ground(&background, x, y);
+                let mask: Vec<bool> = (0..self.w * self.h)
+                    .map(|i| dist(self.px[i], model(i % self.w, i / self.w)) > FG)
+                    .collect();
+                for c in components(&mask, self.w, self.h, None) {
+                    self.classify(c, &background, &mut found);
+                }
+            }
+        }
+        found
+            .images
+            .sort_by(|a, b| b.rect.area().total_cmp(&a.rect.area()));
+        // Texture inside a picture is not text.
+        let images = found.images.clone();
+        found.glyphs.retain(|g| {
+            g.owner.is_some()
+                || !images
+                    .iter()
+                    .any(|im| expand(&im.rect, 0.01).contains_center(&self.unit(&g.bbox)))
+        });
+        // Thousands of specks are texture or noise, not type; grouping them would also cost
+        // quadratic time. Such a reference has no text blocks (and falls back).
+        if found.glyphs.len() > MAX_GLYPHS {
+            found.glyphs.clear();
+        }
+        let lines = self.lines(&found.glyphs);
+        let blocks = self.blocks(lines);
+        self.assign(background, found, blocks)
+    }
+}
+
+/// `r` grown by `by` on every side.
+fn expand(r: &Rect, by: f32) -> Rect {
+    Rect {
+        x: r.x - by,
+        y: r.y - by,
+        w: r.w + 2.0 * by,
+        h: r.h + 2.0 * by,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_speckled_reference_reads_no_text() {
+        // White ground with a dark speck on every fourth pixel of every fourth row: tens of
+        // thousands of marks.
+        let img = RgbImage::from_fn(1080, 1080, |x, y| {
+            if x % 4 == 0 && y % 4 == 0 && x > 20 && y > 20 && x < 1060 && y < 1060 {
+                image::Rgb([0, 0, 0])
+            } else {
+                image::Rgb([255, 255, 255])
+            }
+        });
+        let bp = analyse_rgb(&img);
+        assert!(bp.texts.is_empty());
+        assert!(bp.unusable().is_some());
+    }
+}

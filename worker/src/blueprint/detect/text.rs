@@ -1,0 +1,165 @@
+//! Step 5: glyphs into lines, lines into blocks, and each block's alignment, weight and
+//! case.
+
+use super::colour::mean_colour;
+use super::{Glyph, Grid, Line, PxBox};
+use crate::blueprint::{Align, TextBlock, TextRole};
+
+impl Grid {
+    /// Glyphs into lines: same owner, overlapping vertically, close horizontally.
+    pub(super) fn lines(&self, glyphs: &[Glyph]) -> Vec<Line> {
+        let n = glyphs.len();
+        let mut parent: Vec<usize> = (0..n).collect();
+        fn find(p: &mut [usize], mut i: usize) -> usize {
+            while p[i] != i {
+                p[i] = p[p[i]];
+                i = p[i];
+            }
+            i
+        }
+        for a in 0..n {
+            for b in a + 1..n {
+                let (ga, gb) = (&glyphs[a], &glyphs[b]);
+                if ga.owner != gb.owner {
+                    continue;
+                }
+                let ov = ga.bbox.y1.min(gb.bbox.y1) as f32 - ga.bbox.y0.max(gb.bbox.y0) as f32;
+                let hmin = ga.bbox.h().min(gb.bbox.h()) as f32;
+                let hmax = ga.bbox.h().max(gb.bbox.h()) as f32;
+                let gap = (ga.bbox.x0.max(gb.bbox.x0) as f32 - ga.bbox.x1.min(gb.bbox.x1) as f32)
+                    .max(0.0);
+                // Similar sizes only: a big headline's letters never join a caption.
+                if ov >= 0.5 * hmin && gap <= 1.1 * hmax && hmin >= 0.25 * hmax {
+                    let (ra, rb) = (find(&mut parent, a), find(&mut parent, b));
+                    parent[ra] = rb;
+                }
+            }
+        }
+        let mut groups: std::collections::BTreeMap<usize, Vec<Glyph>> = Default::default();
+        for (i, g) in glyphs.iter().enumerate() {
+            let r = find(&mut parent, i);
+            groups.entry(r).or_default().push(g.clone());
+        }
+        let mut lines: Vec<Line> = groups
+            .into_values()
+            .map(|gs| {
+                let bbox = gs.iter().skip(1).fold(gs[0].bbox, |b, g| b.union(&g.bbox));
+                Line { bbox, glyphs: gs }
+            })
+            .collect();
+        // Stray dots and specks: a lone small mark is not a line of text.
+        let min_h = (self.h as f32 * 0.012).max(3.0);
+        lines.retain(|l| {
+            (l.bbox.h() as f32) >= min_h
+                && (l.glyphs.len() >= 2
+                    || l.bbox.h() as f32 >= 2.0 * min_h
+                    // Small bold letters often touch: a word read as one mark.
+                    || l.bbox.w() >= 2 * l.bbox.h())
+        });
+        lines.sort_by_key(|l| (l.bbox.y0, l.bbox.x0));
+        lines
+    }
+
+    /// Lines into blocks: same owner, similar height, small leading, overlapping columns.
+    pub(super) fn blocks(&self, lines: Vec<Line>) -> Vec<(TextBlock, Option<usize>)> {
+        let mut blocks: Vec<Vec<Line>> = Vec::new();
+        for line in lines {
+            let owner = line.glyphs[0].owner;
+            let lh = line.bbox.h() as f32;
+            let target = blocks.iter_mut().find(|b| {
+                let Some(last) = b.last() else { return false };
+                let lh2 = last.bbox.h() as f32;
+                let gap = line.bbox.y0 as f32 - last.bbox.y1 as f32;
+                let x_overlap = line.bbox.x1.min(last.bbox.x1) > line.bbox.x0.max(last.bbox.x0);
+                last.glyphs[0].owner == owner
+                    && lh.min(lh2) >= 0.7 * lh.max(lh2)
+                    && gap >= -0.2 * lh
+                    && gap <= 0.9 * lh.max(lh2)
+                    && x_overlap
+            });
+            match target {
+                Some(b) => b.push(line),
+                None => blocks.push(vec![line]),
+            }
+        }
+        blocks
+            .into_iter()
+            .map(|ls| {
+                let owner = ls[0].glyphs[0].owner;
+                (self.block(&ls), owner)
+            })
+            .collect()
+    }
+
+    fn block(&self, ls: &[Line]) -> TextBlock {
+        let bbox = ls.iter().skip(1).fold(ls[0].bbox, |b, l| b.union(&l.bbox));
+        let mut hs: Vec<usize> = ls.iter().map(|l| l.bbox.h()).collect();
+        hs.sort_unstable();
+        let line_h = hs[hs.len() / 2] as f32;
+        let align = if ls.len() >= 2 {
+            let spread = |f: &dyn Fn(&PxBox) -> f32| {
+                let v: Vec<f32> = ls.iter().map(|l| f(&l.bbox)).collect();
+                v.iter().fold(f32::MIN, |a, b| a.max(*b))
+                    - v.iter().fold(f32::MAX, |a, b| a.min(*b))
+            };
+            let l = spread(&|b| b.x0 as f32);
+            let c = spread(&|b| (b.x0 + b.x1) as f32 / 2.0);
+            let r = spread(&|b| b.x1 as f32);
+            if c < l.min(r) - 1.0 {
+                Align::Center
+            } else if r < l - 1.0 {
+                Align::Right
+            } else {
+                Align::Left
+            }
+        } else {
+            // One line: centred when it sits on the canvas's (or its shape's) axis.
+            let (x0, x1) = match ls[0].glyphs[0].owner {
+                Some(_) => (bbox.x0 as f32, bbox.x1 as f32),
+                None => (0.0, self.w as f32),
+            };
+            let cx = (bbox.x0 + bbox.x1) as f32 / 2.0;
+            if (cx - (x0 + x1) / 2.0).abs() < 0.025 * self.w as f32
+                && bbox.x0 as f32 > 0.1 * self.w as f32
+            {
+                Align::Center
+            } else if owner_none(ls)
+                && bbox.x1 as f32 > 0.93 * self.w as f32
+                && bbox.x0 as f32 > 0.6 * self.w as f32
+            {
+                // Flush against the right margin.
+                Align::Right
+            } else {
+                Align::Left
+            }
+        };
+        let glyphs: Vec<&Glyph> = ls.iter().flat_map(|l| l.glyphs.iter()).collect();
+        let ink: usize = glyphs.iter().map(|g| g.count).sum();
+        let area: usize = glyphs.iter().map(|g| g.bbox.w() * g.bbox.h()).sum();
+        let density = ink as f32 / area.max(1) as f32;
+        let heights: Vec<f32> = glyphs
+            .iter()
+            .filter(|g| g.bbox.h() as f32 >= 0.5 * line_h)
+            .map(|g| g.bbox.h() as f32)
+            .collect();
+        let mean = heights.iter().sum::<f32>() / heights.len().max(1) as f32;
+        let var =
+            heights.iter().map(|h| (h - mean).powi(2)).sum::<f32>() / heights.len().max(1) as f32;
+        let upper = heights.len() >= 4 && var.sqrt() / mean.max(1.0) < 0.06;
+        let color = mean_colour(glyphs.iter().map(|g| g.color));
+        TextBlock {
+            role: TextRole::Body,
+            rect: self.unit(&bbox),
+            lines: ls.len(),
+            line_height: line_h / self.h as f32,
+            align,
+            color,
+            weight: if density >= 0.5 { 700 } else { 400 },
+            upper,
+        }
+    }
+}
+
+fn owner_none(ls: &[Line]) -> bool {
+    ls[0].glyphs[0].owner.is_none()
+}

@@ -1,0 +1,67 @@
+//! A [`Blueprint`] written as a layout template: the renderer's JSON tree at the blueprint's
+//! design size (3840 px long edge), whose node ids are slot names and whose nodes carry the
+//! layout library's `$` keys (`assets/layouts/README.md`), so it renders as it is and
+//! [`crate::generate::fill::fill`] fills it like a built-in layout.
+//!
+//! Slots: `background` (or `photo` on a photo ground), `panel_N`, `product_image`,
+//! `headline`, `supporting`, `eyebrow`, `cta` (a button frame holding `cta_label`), `badge`
+//! with `badge_label`, `logo`. Text boxes are the reference's blocks widened into the free
+//! space around them (new copy is rarely as short as the reference's), with shrink-to-fit
+//! down to 35 % of the reference's size.
+//!
+//! **Gap rule.** A text box keeps at least [`MIN_TEXT_GAP_EM`] of its own font size (the
+//! reference's size, the largest shrink-to-fit may use) of air above the next element below
+//! it in the same column (button, supporting text, picture). Where the reference is tighter
+//! than that, the elements below are moved down while the canvas has room above its bottom
+//! margin ([`make_room`]); what room is still missing is taken from the text box, so the
+//! copy shrinks (shrink-to-fit, then the preflight's lower minimum) rather than come close.
+//! The quality rules ([`crate::generate::quality`]) reject any text box that overlaps or
+//! nearly touches another slot's box.
+
+//!
+//! The template is written in named steps ([`template`] reads as the list of them), each a
+//! method of the writer in `steps`: the ground, the panels, the product image, the badge,
+//! the button, the text blocks and the logo, then the root. Their order is the `nodes`
+//! map's order and the root's `children`, so it is part of the output.
+
+mod place;
+mod room;
+mod steps;
+mod writer;
+
+use serde_json::Value;
+
+use super::Blueprint;
+pub use room::{MIN_TEXT_GAP_EM, grow_to_share, make_room};
+pub use writer::role_for;
+
+/// The blueprint as a template (see the module docs).
+pub fn template(bp: &Blueprint) -> Value {
+    write(bp, false)
+}
+
+/// The blueprint as a design-template tree: the template with neutral sample content (the
+/// reference's own colours, placeholder words, a grey product box) and every node named
+/// after its slot. The `$` slot keys stay in the tree (unknown fields are kept by every
+/// reader), so a generator can fill the template, as edited, later.
+pub fn sample_tree(bp: &Blueprint) -> Value {
+    write(bp, true)
+}
+
+/// The template, with a `name` on every node when `named`.
+fn write(bp: &Blueprint, named: bool) -> Value {
+    let bp = &make_room(bp);
+    let mut wr = writer::Writer::new(bp, named);
+    wr.ground();
+    let panels = wr.panels();
+    let mut occupied = Vec::new();
+    occupied.extend(wr.product_image());
+    wr.badge();
+    occupied.extend(wr.button());
+    let placed = wr.text_blocks(&panels, &occupied);
+    wr.logo(&panels, &placed);
+    wr.finish()
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,290 @@
+//! The steps of [`super::template`], one per kind of slot, in the order the nodes are
+//! written: that order is the `nodes` map's order and the root's `children` (back to
+//! front), so it is part of the output.
+
+use adforge_renderer::tree::{NodeBuilder, paint};
+use serde_json::Value;
+
+use super::place::logo_column;
+use super::room::{grow_to_share, inset};
+use super::writer::{FULL, Writer, colour, role_for, round1, solid};
+use crate::blueprint::{
+    Align, Background, MIN_PRODUCT_SHARE, Rect, Shape, ShapeRole, TextBlock, TextRole,
+};
+
+/// A panel's slot id and box.
+pub(super) type Panel = (String, Rect);
+
+impl Writer<'_> {
+    /// The ground: `background` (solid or gradient, with its palette roles) or `photo`
+    /// (the product image fills the canvas).
+    pub(super) fn ground(&mut self) {
+        let ground = self.shape_node(&FULL, Shape::Rectangle);
+        match &self.bp.background {
+            Background::Solid { color } => {
+                let ground = ground.fills([solid(*color)]).set("$fill", role_for(*color));
+                self.add("background", ground, true);
+            }
+            Background::Gradient { from, to, vertical } => {
+                use paint::point;
+                let handles = if *vertical {
+                    [point(0.5, 0), point(0.5, 1), point(0, 0)]
+                } else {
+                    [point(0, 0.5), point(1, 0.5), point(0, 1)]
+                };
+                let stops = vec![paint::stop(0, colour(*from)), paint::stop(1, colour(*to))];
+                let to_role = if role_for(*from) == role_for(*to) {
+                    "accent"
+                } else {
+                    role_for(*to)
+                };
+                let ground = ground
+                    .fills([paint::linear_gradient(handles, stops)])
+                    .set("$gradient", vec![role_for(*from), to_role]);
+                self.add("background", ground, true);
+            }
+            Background::Photo { mean } => {
+                let ground = ground.fills([solid(*mean)]).set("$image", "product");
+                self.add("photo", ground, true);
+            }
+        }
+    }
+
+    /// The panels (bands, cards): `panel_1`, `panel_2`, … Returns them, for the texts and
+    /// the logo set on them.
+    pub(super) fn panels(&mut self) -> Vec<Panel> {
+        let mut panels = Vec::new();
+        let bp = self.bp;
+        for (i, s) in bp
+            .shapes
+            .iter()
+            .filter(|s| s.role == ShapeRole::Panel)
+            .enumerate()
+        {
+            let id = format!("panel_{}", i + 1);
+            let n = self
+                .shape_node(&s.rect, s.shape)
+                .fills([solid(s.color)])
+                .set("$fill", role_for(s.color));
+            self.add(&id, n, true);
+            panels.push((id, s.rect));
+        }
+        panels
+    }
+
+    /// The `product_image` slot on a plain ground: the largest image region, grown to
+    /// [`MIN_PRODUCT_SHARE`]. Returns its box.
+    pub(super) fn product_image(&mut self) -> Option<Rect> {
+        let img = match self.bp.background {
+            Background::Photo { .. } => None,
+            _ => self.bp.images.first(),
+        }?;
+        let rect = grow_to_share(img.rect, MIN_PRODUCT_SHARE);
+        let mut n = self
+            .shape_node(&rect, img.shape)
+            .fills([solid([204, 204, 204])])
+            .set("$image", "product");
+        // A cut-out product's slot is filled edge to edge too: variant images are mostly
+        // photos on their own ground, which FIT would letterbox to a sliver of the slot.
+        if img.cutout {
+            let (w, h) = (self.w, self.h);
+            n = n.set(
+                "cornerRadius",
+                round1(rect.w.min(rect.h * h / w) * w * 0.06),
+            );
+        }
+        self.add("product_image", n, true);
+        Some(rect)
+    }
+
+    /// The `badge` and its `badge_label` (the reference's label block, or one filling the
+    /// badge).
+    pub(super) fn badge(&mut self) {
+        let Some(s) = self.bp.shape(ShapeRole::Badge) else {
+            return;
+        };
+        let n = self
+            .shape_node(&s.rect, s.shape)
+            .fills([solid(s.color)])
+            .set("$fill", "accent");
+        self.add("badge", n, true);
+        let label = self
+            .bp
+            .text(TextRole::BadgeLabel)
+            .cloned()
+            .unwrap_or(TextBlock {
+                role: TextRole::BadgeLabel,
+                rect: s.rect,
+                lines: 1,
+                line_height: s.rect.h * 0.3,
+                align: Align::Center,
+                color: [255, 255, 255],
+                weight: 700,
+                upper: true,
+            });
+        let inset = inset(&s.rect, 0.15);
+        let mut t = label.clone();
+        t.align = Align::Center;
+        let node = self.text_node(&t, &inset, "badge_label", "badge", true);
+        self.add("badge_label", node, true);
+    }
+
+    /// The `cta` button: a frame holding its `cta_label`. Returns its box.
+    pub(super) fn button(&mut self) -> Option<Rect> {
+        let s = self.bp.shape(ShapeRole::Button)?;
+        let (x, y, bw, bh) = self.px(&s.rect);
+        let mut frame = NodeBuilder::new("FRAME")
+            .bounds(x, y, bw, bh)
+            .fills([solid(s.color)])
+            .set("$fill", "accent")
+            .set("clipsContent", false);
+        if let Shape::Rounded { radius } = s.shape {
+            frame = frame.set("cornerRadius", round1(radius * bw.min(bh) as f32));
+        } else if s.shape == Shape::Circle {
+            frame = frame.set("cornerRadius", round1(bh as f32 / 2.0));
+        }
+        self.add("cta", frame.children(["cta_label"]), true);
+        let label = self.bp.text(TextRole::Cta).cloned().unwrap_or(TextBlock {
+            role: TextRole::Cta,
+            rect: s.rect,
+            lines: 1,
+            line_height: s.rect.h * 0.35,
+            align: Align::Center,
+            color: [255, 255, 255],
+            weight: 600,
+            upper: false,
+        });
+        let mut t = label.clone();
+        t.align = Align::Center;
+        // The label fills the button, in the frame's own coordinates.
+        let local = Rect {
+            x: s.rect.w * 0.08,
+            y: 0.0,
+            w: s.rect.w * 0.84,
+            h: s.rect.h,
+        };
+        let node = self.text_node(&t, &local, "cta_label", "cta", true);
+        self.add("cta_label", node, false);
+        Some(s.rect)
+    }
+
+    /// The `headline`, `supporting` and `eyebrow` text boxes, each widened into the free
+    /// space of its panel (or the canvas) away from `occupied` boxes, the other blocks,
+    /// buttons, badges and the logo. Returns the boxes placed.
+    pub(super) fn text_blocks(&mut self, panels: &[Panel], occupied: &[Rect]) -> Vec<Rect> {
+        let bp = self.bp;
+        let drawn = [TextRole::Headline, TextRole::Supporting, TextRole::Eyebrow];
+        let mut placed: Vec<Rect> = Vec::new();
+        let blocks: Vec<&TextBlock> = bp
+            .texts
+            .iter()
+            .filter(|t| drawn.contains(&t.role))
+            .collect();
+        for t in &blocks {
+            let slot = match t.role {
+                TextRole::Headline => "headline",
+                TextRole::Supporting => "supporting",
+                _ => "eyebrow",
+            };
+            let others: Vec<Rect> = blocks
+                .iter()
+                .filter(|o| o.role != t.role)
+                .map(|o| o.rect)
+                .chain(occupied.iter().copied())
+                .chain(
+                    bp.shapes
+                        .iter()
+                        .filter(|s| s.role != ShapeRole::Panel)
+                        .map(|s| s.rect),
+                )
+                .chain(bp.logo)
+                .collect();
+            let on = self.backdrop_of(&t.rect, panels);
+            let container = panels
+                .iter()
+                .find(|(id, _)| *id == on)
+                .map(|p| p.1)
+                .unwrap_or(FULL);
+            let r = self.widen(t, &others, container);
+            placed.push(r);
+            let node = self.text_node(t, &r, slot, &on, false);
+            self.add(slot, node, true);
+        }
+        placed
+    }
+
+    /// The `logo` box: a little taller than the reference's wordmark, aligned as it was, or
+    /// spanning the text column it heads (`placed`: the text boxes).
+    pub(super) fn logo(&mut self, panels: &[Panel], placed: &[Rect]) {
+        let bp = self.bp;
+        let Some(logo) = bp.logo else {
+            return;
+        };
+        let (x, y, lw, lh) = self.px(&logo);
+        // A logo box a little taller than the wordmark the reference shows.
+        let lh2 = (lh * 1.4).max(f64::from(self.h) * 0.03);
+        let r1 = |v: f64| round1(v as f32);
+        let on = self.backdrop_of(&logo, panels);
+        let mut n = NodeBuilder::new("RECTANGLE")
+            .bounds(
+                r1(x),
+                r1(y - (lh2 - lh) / 2.0),
+                r1(lw.max(lh2 * 3.0)),
+                r1(lh2),
+            )
+            .fills([])
+            .set("$image", "logo")
+            .set("$on", on);
+        let cx = logo.center().0;
+        let align = if (cx - 0.5).abs() < 0.05 {
+            "CENTER"
+        } else if cx > 0.5 {
+            "RIGHT"
+        } else {
+            "LEFT"
+        };
+        if align == "RIGHT" {
+            // Keep the box's right edge where the reference's logo ends.
+            let right = x + lw;
+            let bw = lw.max(lh2 * 3.0);
+            n = n.set("x", r1(right - bw));
+        } else if align == "CENTER" {
+            let bw = lw.max(lh2 * 3.0);
+            n = n.set("x", r1(x + lw / 2.0 - bw / 2.0));
+        }
+        n = n.set("$align", align);
+        let blockers: Vec<Rect> = bp
+            .images
+            .iter()
+            .map(|i| i.rect)
+            .chain(
+                bp.shapes
+                    .iter()
+                    .filter(|s| s.role != ShapeRole::Panel)
+                    .map(|s| s.rect),
+            )
+            .collect();
+        if let Some((col, col_align)) = logo_column(&logo, placed, &blockers) {
+            // The logo heads a text column: its box spans the column and lines up with it,
+            // so a wordmark sits on one line over the headline's edge (or centre).
+            let (cx, _, cw, _) = self.px(&col);
+            n = n
+                .set("x", r1(cx))
+                .set("width", r1(cw))
+                .set("$align", col_align);
+        }
+        self.add("logo", n, true);
+    }
+
+    /// The `root` frame at the design size, holding every top-level slot, and the tree.
+    pub(super) fn finish(mut self) -> Value {
+        let bp = self.bp;
+        let root = NodeBuilder::new("FRAME")
+            .bounds(0, 0, bp.width, bp.height)
+            .set("clipsContent", true)
+            .fills([solid(bp.background.mean())])
+            .children(std::mem::take(&mut self.children));
+        self.add("root", root, false);
+        self.tree.build()
+    }
+}

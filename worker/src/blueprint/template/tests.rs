@@ -1,0 +1,222 @@
+//! Unit tests of the template writer.
+
+use super::place::logo_column;
+use super::*;
+use crate::blueprint::{
+    Align, Background, ImageRegion, MIN_PRODUCT_SHARE, Rect, Shape, ShapeRole, TextBlock, TextRole,
+};
+
+fn rect(x: f32, y: f32, w: f32, h: f32) -> Rect {
+    Rect { x, y, w, h }
+}
+
+/// A logo over a text column spans the column and takes the edge it is nearest to, so
+/// a wordmark lines up with the headline; a blocked or lone logo keeps its own box.
+#[test]
+fn a_logo_heading_a_column_spans_it_and_lines_up() {
+    let texts = [rect(0.53, 0.2, 0.42, 0.2), rect(0.53, 0.5, 0.44, 0.1)];
+    let logo = rect(0.59, 0.06, 0.09, 0.04);
+    let (col, align) = logo_column(&logo, &texts, &[]).unwrap();
+    assert_eq!(align, "LEFT");
+    assert!((col.x - 0.53).abs() < 1e-6 && (col.right() - 0.97).abs() < 1e-6);
+    assert!((col.y - logo.y).abs() < 1e-6 && (col.h - logo.h).abs() < 1e-6);
+    let centred = rect(0.70, 0.06, 0.1, 0.04);
+    assert_eq!(logo_column(&centred, &texts, &[]).unwrap().1, "CENTER");
+    // An image beside the logo, inside the column's span: the box stays as it was.
+    assert!(logo_column(&logo, &texts, &[rect(0.85, 0.02, 0.1, 0.1)]).is_none());
+    // Nothing below it: no column.
+    assert!(logo_column(&rect(0.05, 0.9, 0.1, 0.04), &texts, &[]).is_none());
+}
+
+fn bp() -> Blueprint {
+    Blueprint {
+        source_width: 1000,
+        source_height: 500,
+        width: 3840,
+        height: 1920,
+        background: Background::Solid {
+            color: [250, 250, 250],
+        },
+        images: vec![ImageRegion {
+            rect: Rect {
+                x: 0.05,
+                y: 0.1,
+                w: 0.1,
+                h: 0.1,
+            },
+            shape: Shape::Circle,
+            cutout: false,
+        }],
+        shapes: Vec::new(),
+        texts: vec![TextBlock {
+            role: TextRole::Headline,
+            rect: Rect {
+                x: 0.5,
+                y: 0.1,
+                w: 0.2,
+                h: 0.1,
+            },
+            lines: 1,
+            line_height: 0.1,
+            align: Align::Left,
+            color: [10, 10, 10],
+            weight: 700,
+            upper: false,
+        }],
+        logo: None,
+        margins: [0.05, 0.1, 0.05, 0.8],
+    }
+}
+
+#[test]
+fn a_small_product_grows_to_the_minimum_share_and_text_widens_to_the_margin() {
+    let t = template(&bp());
+    let p = &t["nodes"]["product_image"];
+    let area = p["width"].as_f64().unwrap() * p["height"].as_f64().unwrap() / (3840.0 * 1920.0);
+    assert!(area >= f64::from(MIN_PRODUCT_SHARE), "{area}");
+    assert_eq!(p["type"], "ELLIPSE");
+    let h = &t["nodes"]["headline"];
+    // Left-aligned: starts where the reference's block starts, runs to the margin.
+    assert_eq!(h["x"].as_f64().unwrap(), 1920.0);
+    assert!(h["width"].as_f64().unwrap() > 0.2 * 3840.0);
+    assert_eq!(t["nodes"]["background"]["$fill"], "background");
+}
+
+#[test]
+fn sample_trees_name_every_node_after_its_slot() {
+    let t = sample_tree(&bp());
+    for (id, n) in t["nodes"].as_object().unwrap() {
+        assert_eq!(n["name"], Value::from(id.clone()));
+    }
+    adforge_renderer::Tree::from_value(t).unwrap();
+}
+
+/// A 16:9 blueprint: a two-line headline on the right with a button `gap` (of the
+/// height) below it, and the reference's bottom margin under the button.
+fn landscape(gap: f32) -> Blueprint {
+    use crate::blueprint::SolidShape;
+    let head = Rect {
+        x: 0.5,
+        y: 0.3,
+        w: 0.4,
+        h: 0.2,
+    };
+    let button = Rect {
+        x: 0.5,
+        y: head.bottom() + gap,
+        w: 0.18,
+        h: 0.09,
+    };
+    Blueprint {
+        source_width: 1920,
+        source_height: 1080,
+        width: 3840,
+        height: 2160,
+        margins: [0.1, 0.3, 0.1, 1.0 - button.bottom()],
+        shapes: vec![SolidShape {
+            rect: button,
+            shape: Shape::Rounded { radius: 0.5 },
+            color: [20, 33, 61],
+            role: ShapeRole::Button,
+        }],
+        texts: vec![TextBlock {
+            role: TextRole::Headline,
+            rect: head,
+            lines: 2,
+            line_height: 0.07,
+            align: Align::Left,
+            color: [255, 255, 255],
+            weight: 800,
+            upper: false,
+        }],
+        ..bp()
+    }
+}
+
+/// Box of a node in canvas pixels: (top, bottom).
+fn span(t: &Value, id: &str) -> (f64, f64) {
+    let n = &t["nodes"][id];
+    let y = n["y"].as_f64().unwrap();
+    (y, y + n["height"].as_f64().unwrap())
+}
+
+#[test]
+fn a_long_headline_above_a_button_keeps_the_gap() {
+    let renderer = adforge_renderer::Renderer::with_defaults();
+    // Roomy (the reference's own gap), tight with room below (the button moves down),
+    // and tight at the bottom margin (the headline box is shortened).
+    for (gap, moves) in [(0.12, false), (0.02, true), (0.0, false)] {
+        let mut bp = landscape(gap);
+        if gap == 0.0 {
+            bp.margins[3] = 0.03;
+            bp.shapes[0].rect.y = 0.97 - bp.shapes[0].rect.h;
+            bp.texts[0].rect.y = bp.shapes[0].rect.y - bp.texts[0].rect.h;
+        }
+        let mut t = template(&bp);
+        let head = &t["nodes"]["headline"];
+        let em = head["textFit"]["maxFontSize"].as_f64().unwrap();
+        let (_, head_bottom) = span(&t, "headline");
+        let (cta_top, cta_bottom) = span(&t, "cta");
+        let want = f64::from(MIN_TEXT_GAP_EM) * em;
+        assert!(
+            cta_top - head_bottom >= want - 0.2,
+            "gap {gap}: {} px between headline and button, want {want}",
+            cta_top - head_bottom
+        );
+        let ref_top = f64::from(bp.shapes[0].rect.y * 2160.0);
+        assert_eq!(
+            cta_top > ref_top + 1.0,
+            moves,
+            "gap {gap}: button at {cta_top}"
+        );
+        assert!(cta_bottom <= 2160.0 * 0.97 + 0.2, "{cta_bottom}");
+        // A headline three times the reference's length fits its box (shrink-to-fit)
+        // and no text box comes near another slot's.
+        t["nodes"]["headline"]["characters"] = Value::from(
+            "Our lightest, fastest and most comfortable running shoe yet, made for you",
+        );
+        let tree = adforge_renderer::Tree::from_value(t.clone()).unwrap();
+        let report = renderer
+            .render(
+                &tree,
+                &adforge_renderer::RenderOptions {
+                    width: Some(540),
+                    encode_png: false,
+                },
+            )
+            .unwrap()
+            .report;
+        assert!(
+            !report.warnings.iter().any(|w| matches!(
+                w,
+                adforge_renderer::Warning::TextOverflow { .. }
+                    | adforge_renderer::Warning::TextTruncated { .. }
+            )),
+            "gap {gap}: {:?}",
+            report.warnings
+        );
+        assert!(
+            report.warnings.iter().any(|w| matches!(
+                w,
+                adforge_renderer::Warning::TextShrunk { node, .. } if node == "headline"
+            )),
+            "gap {gap}: the long headline was not shrunk: {:?}",
+            report.warnings
+        );
+        assert_eq!(crate::generate::quality::crowded_text(&t), None);
+    }
+    // The rule itself: a headline box that reaches into the button's air is reported.
+    let mut t = template(&landscape(0.12));
+    let (cta_top, _) = span(&t, "cta");
+    let y = t["nodes"]["headline"]["y"].as_f64().unwrap();
+    t["nodes"]["headline"]["height"] = Value::from(cta_top - y - 2.0);
+    let why = crate::generate::quality::crowded_text(&t).unwrap();
+    assert!(why.contains("headline") && why.contains("cta"), "{why}");
+}
+
+#[test]
+fn colours_map_to_palette_roles() {
+    assert_eq!(role_for([255, 255, 255]), "background");
+    assert_eq!(role_for([12, 12, 14]), "ink");
+    assert_eq!(role_for([200, 30, 40]), "primary");
+}

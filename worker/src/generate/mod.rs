@@ -34,6 +34,9 @@
 //! let handler = GenerateAdHandler::new(GenerateConfig::new(blobs));
 //! # }
 //! ```
+//!
+//! Longer than 600 lines because it is the one pipeline of a job, step by step (reference,
+//! blueprint, fill, checks, render, store); each step's own logic lives in a submodule.
 
 pub mod analyse;
 pub mod brand;

@@ -21,6 +21,9 @@
 //!   change results.
 //! - **Speed**: a scan checks the filter columns first and computes the dot product only for
 //!   designs that pass; large scans are split across the available cores.
+//!
+//! Longer than 600 lines because it is one index: the arrays, their refresh from the change
+//! counter and the scoring loop share its layout; its tests live in `index/tests.rs`.
 
 use std::collections::{BinaryHeap, HashMap};
 use std::sync::{Arc, RwLock};

@@ -12,6 +12,10 @@
 //! - [`ClipEmbedder`] (optional): a CLIP checkpoint embeds images and texts into one space
 //!   and replaces both embedders.
 //!
+//! Apart from them, [`SalientSegmenter`] (U²-Net-P) marks the main subject of a photo, for
+//! cutting products out; it is loaded on its own ([`SalientSegmenter::load`]), so a machine
+//! without its weights still embeds.
+//!
 //! Weights live in one models folder per machine (`--models-dir` / `ADFORGE_MODELS_DIR`,
 //! default `~/.cache/adforge/models`, see [`default_models_dir`]), filled by
 //! `scripts/fetch-models`.
@@ -38,10 +42,12 @@
 //! embed ([`Error::UnsupportedModality`]) rather than returning vectors that do not compare.
 
 mod clip;
+mod conv;
 mod efficientnet;
 mod error;
 mod minilm;
 pub mod preprocess;
+mod u2net;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -52,6 +58,7 @@ pub use clip::{ClipEmbedder, read_config as read_clip_config};
 pub use efficientnet::{Config, EfficientNetEmbedder, EfficientNetLite, ImageOutputs, StageConfig};
 pub use error::{Error, Result};
 pub use minilm::{MAX_TOKENS, MiniLmEmbedder};
+pub use u2net::{SaliencyMap, SalientSegmenter, U2Net, U2NetConfig};
 
 /// Turns images and/or texts into unit-length vectors; similar inputs get a high dot product.
 pub trait Embedder: Send + Sync {
@@ -91,6 +98,8 @@ pub trait Classifier: Send + Sync {
 pub const EFFICIENTNET_DIR: &str = "efficientnet-lite0";
 /// The folder of the default text model inside the models folder.
 pub const MINILM_DIR: &str = "minilm-l6-v2";
+/// The folder of the salient-object model (product cut-outs) inside the models folder.
+pub const U2NETP_DIR: &str = "u2netp";
 
 /// `$ADFORGE_MODELS_DIR` if set and not empty, else `~/.cache/adforge/models` (the folder
 /// `scripts/fetch-models` fills by default).

@@ -1,4 +1,4 @@
-//! Tests of the models crate. The EfficientNet and MiniLM tests read the real weights from the
+//! Tests of the models crate. The EfficientNet, MiniLM and U²-Net-P tests read the real weights from the
 //! models folder (`ADFORGE_MODELS_DIR`, default `~/.cache/adforge/models`), which
 //! `scripts/test` fills with `scripts/fetch-models` first; without them they fail and say so.
 //! The CLIP tests build a tiny checkpoint themselves.
@@ -10,3 +10,4 @@ mod efficientnet;
 mod load;
 mod minilm;
 mod support;
+mod u2net;

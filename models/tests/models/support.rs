@@ -3,7 +3,10 @@
 use std::path::PathBuf;
 use std::sync::OnceLock;
 
-use adforge_models::{EFFICIENTNET_DIR, EfficientNetEmbedder, MINILM_DIR, MiniLmEmbedder};
+use adforge_models::{
+    EFFICIENTNET_DIR, EfficientNetEmbedder, MINILM_DIR, MiniLmEmbedder, SalientSegmenter,
+    U2NETP_DIR,
+};
 use image::RgbImage;
 
 /// The repository's `assets/samples` folder.
@@ -42,6 +45,15 @@ pub fn minilm() -> &'static MiniLmEmbedder {
     MODEL.get_or_init(|| {
         let dir = adforge_models::default_models_dir().join(MINILM_DIR);
         load_or_explain("MiniLM", MiniLmEmbedder::load(&dir))
+    })
+}
+
+/// U²-Net-P with the real weights, shared by every test of the binary.
+pub fn u2netp() -> &'static SalientSegmenter {
+    static MODEL: OnceLock<SalientSegmenter> = OnceLock::new();
+    MODEL.get_or_init(|| {
+        let dir = adforge_models::default_models_dir().join(U2NETP_DIR);
+        load_or_explain("U²-Net-P", SalientSegmenter::load(&dir))
     })
 }
 

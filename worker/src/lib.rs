@@ -16,6 +16,8 @@
 //! - [`node`]: what a render node runs, wired once per process: the ad generation handler
 //!   wrapped by swipe-file ingest, the GPU choice, in-process workers beside the API.
 //! - [`generate`] and [`blueprint`]: ad generation from a reference and a brand.
+//! - [`cutout`]: products cut out of their photos (colour key or U²-Net-P), kept by content
+//!   hash in the blob store.
 //! - [`swipe`]: swipe-file ingest (measure, embed, classify, caption) and its taxonomy.
 //! - [`imaging`]: the one way client image bytes are decoded, under a process-wide memory
 //!   budget (used by the API's uploads too).
@@ -39,6 +41,7 @@
 
 pub mod blob;
 pub mod blueprint;
+pub mod cutout;
 pub mod generate;
 pub mod imaging;
 pub mod node;

@@ -6,6 +6,7 @@
 #![allow(clippy::unwrap_used)]
 
 mod blueprint;
+mod cutout;
 mod fixtures;
 mod pipeline;
 mod references;

@@ -1,0 +1,300 @@
+//! Product cut-outs: the product taken out of its photo as a PNG with alpha, for cut-out
+//! slots of ads and for `POST /v1/images/{id}/cutout`.
+//!
+//! One [`Cutter`] per process (it holds U²-Net-P when the weights are installed). Three
+//! paths, the cheapest that applies first, and the one that ran is recorded ([`Method`]):
+//!
+//! 1. [`Method::SourceAlpha`]: the photo already has transparency around the product (a
+//!    PNG cut-out): its own alpha is used.
+//! 2. [`Method::ColourKey`]: the photo's border is one flat colour or a smooth studio sweep
+//!    (a packshot on white or grey): keyed on that ground ([`key`]), no model.
+//! 3. [`Method::Model`]: anything else goes through U²-Net-P's saliency map
+//!    ([`adforge_models::SalientSegmenter`]) at 320x320. Without the weights this path is
+//!    refused ([`Refusal::NoModel`]) and callers keep the framed photo.
+//!
+//! The coarse mask of any path must pass a sanity check ([`mask::Coarse::check`]: not
+//! empty, at most 95 % of the frame, at most five parts), then [`matte`] cuts at the output
+//! scale: feathered edge, edge colours cleaned of the old ground, trimmed to the product.
+//! [`store`] keeps cut-outs in the blob store by the photo's content hash, so every ad and
+//! API call that needs the same photo's cut-out makes it once.
+//!
+//! ```no_run
+//! # fn demo(photo: image::DynamicImage) {
+//! use adforge_worker::cutout::Cutter;
+//!
+//! let cutter = Cutter::load(&adforge_models::default_models_dir()); // once per process
+//! match cutter.cut(&photo) {
+//!     Ok(cutout) => println!("{} x {} by {}", cutout.image.width(), cutout.image.height(), cutout.method),
+//!     Err(why) => println!("keep the framed photo: {why}"),
+//! }
+//! # }
+//! ```
+
+pub mod key;
+pub mod mask;
+pub mod matte;
+pub mod store;
+
+use std::path::Path;
+use std::sync::Arc;
+
+use adforge_models::SalientSegmenter;
+use image::{DynamicImage, RgbImage, RgbaImage};
+use serde::{Deserialize, Serialize};
+
+use key::{GroundModel, ground_reaching_border};
+use mask::Coarse;
+use matte::{Fine, matte};
+
+/// Long edge of the working copy the colour key and the checks run on.
+const KEY_EDGE: u32 = 512;
+
+/// How a cut-out was made.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Method {
+    /// The photo's own transparency.
+    SourceAlpha,
+    /// Keyed on a flat or smoothly varying border colour.
+    ColourKey,
+    /// U²-Net-P's saliency map.
+    Model,
+}
+
+impl Method {
+    /// The name stored and shown (`source_alpha`, `colour_key`, `model`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Method::SourceAlpha => "source_alpha",
+            Method::ColourKey => "colour_key",
+            Method::Model => "model",
+        }
+    }
+}
+
+impl std::fmt::Display for Method {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Why no cut-out was made; the `Display` text says it to a person (a progress message,
+/// an API error) and what would help.
+#[derive(Debug, Clone, PartialEq, thiserror::Error, Serialize, Deserialize)]
+#[serde(tag = "refused", rename_all = "snake_case")]
+pub enum Refusal {
+    /// The mask holds (almost) nothing: no product stands out.
+    #[error(
+        "no product stands out of the photo (the mask covers {:.1} % of it); use a photo of the product on a plain or uncluttered background",
+        coverage * 100.0
+    )]
+    Empty { coverage: f32 },
+    /// The mask covers more than 95 % of the photo: it is all product, or nothing could be
+    /// told apart from the background.
+    #[error(
+        "the mask covers {:.0} % of the photo, so the product cannot be told from its background; use a photo with space around the product",
+        coverage * 100.0
+    )]
+    FillsFrame { coverage: f32 },
+    /// The mask falls apart into many pieces.
+    #[error(
+        "the mask falls apart into {parts} separate parts, not one product; use a photo of the product alone"
+    )]
+    Scattered { parts: usize },
+    /// The border is not one flat colour and the model is not installed.
+    #[error(
+        "the photo's border is not one flat colour and the cut-out model (U²-Net-P) is not installed on this server; an operator runs scripts/fetch-models and restarts it"
+    )]
+    NoModel,
+    /// The model failed to run (a bug or a damaged weights file).
+    #[error("the cut-out model failed: {0}")]
+    Model(String),
+}
+
+/// A cut-out product.
+#[derive(Debug, Clone)]
+pub struct Cutout {
+    /// The product with alpha, trimmed to what is visible; at most [`matte::MAX_EDGE`] on
+    /// its long edge.
+    pub image: RgbaImage,
+    /// How the mask was made.
+    pub method: Method,
+    /// `(x, y, width, height)` of the cut-out in the photo's pixels.
+    pub source_box: [u32; 4],
+}
+
+/// Makes cut-outs. One per process, shared: it holds the model (about 5 MB of weights,
+/// memory-mapped) when it is installed.
+#[derive(Debug, Clone, Default)]
+pub struct Cutter {
+    segmenter: Option<Arc<SalientSegmenter>>,
+}
+
+impl Cutter {
+    /// A cutter with `segmenter` (or none: colour key and source alpha only).
+    pub fn new(segmenter: Option<Arc<SalientSegmenter>>) -> Self {
+        Cutter { segmenter }
+    }
+
+    /// Loads U²-Net-P from `models_dir/u2netp`; without the weights the cutter keys flat
+    /// grounds only, and says so in the log.
+    pub fn load(models_dir: &Path) -> Self {
+        let dir = models_dir.join(adforge_models::U2NETP_DIR);
+        match SalientSegmenter::load(&dir) {
+            Ok(s) => {
+                tracing::info!(model = SalientSegmenter::MODEL_ID, "cut-out model loaded");
+                Cutter::new(Some(Arc::new(s)))
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, "cut-out model not loaded: only photos on a flat ground are cut out (scripts/fetch-models installs it)");
+                Cutter::new(None)
+            }
+        }
+    }
+
+    /// Whether the model is loaded.
+    pub fn has_model(&self) -> bool {
+        self.segmenter.is_some()
+    }
+
+    /// Cuts the product out of `photo` (see the module docs for the paths).
+    ///
+    /// # Errors
+    /// A [`Refusal`] when no path applies or the mask fails the sanity check.
+    pub fn cut(&self, photo: &DynamicImage) -> Result<Cutout, Refusal> {
+        let (w, h) = (photo.width(), photo.height());
+        if w == 0 || h == 0 {
+            return Err(Refusal::Empty { coverage: 0.0 });
+        }
+        let work = shrink(photo, KEY_EDGE);
+        if let Some(mut coarse) = source_alpha(&work) {
+            coarse.check()?;
+            return self.finish(photo, &coarse, Fine::SourceAlpha, Method::SourceAlpha);
+        }
+        let work_rgb = DynamicImage::ImageRgba8(work).to_rgb8();
+        let keyed = GroundModel::fit(&work_rgb).map(|ground| {
+            let (ww, wh) = (work_rgb.width() as usize, work_rgb.height() as usize);
+            let keyed = ground.mask(&work_rgb);
+            let outside = ground_reaching_border(&keyed, ww, wh);
+            let soft: Vec<f32> = keyed
+                .iter()
+                .zip(&outside)
+                .map(|(k, o)| if *o { *k } else { 1.0 })
+                .collect();
+            let mut coarse = Coarse::from_soft(ww, wh, soft);
+            coarse
+                .check()
+                .and_then(|()| self.finish(photo, &coarse, Fine::Key(&ground), Method::ColourKey))
+        });
+        // A keyed mask that fails the check gets a second chance from the model.
+        let refused = match keyed {
+            Some(Ok(cutout)) => return Ok(cutout),
+            Some(Err(why)) => Some(why),
+            None => None,
+        };
+        let Some(segmenter) = &self.segmenter else {
+            return Err(refused.unwrap_or(Refusal::NoModel));
+        };
+        let size = segmenter.input_size();
+        let input: RgbImage = squash(&work_rgb, size);
+        let map = segmenter
+            .saliency(&input)
+            .map_err(|e| Refusal::Model(e.to_string()))?;
+        let side = map.size as usize;
+        let mut coarse = Coarse::from_soft(side, side, map.values);
+        coarse.check()?;
+        self.finish(photo, &coarse, Fine::Saliency, Method::Model)
+    }
+
+    fn finish(
+        &self,
+        photo: &DynamicImage,
+        coarse: &Coarse,
+        fine: Fine<'_>,
+        method: Method,
+    ) -> Result<Cutout, Refusal> {
+        let m = matte(photo, coarse, fine)?;
+        Ok(Cutout {
+            image: m.image,
+            method,
+            source_box: m.source_box,
+        })
+    }
+}
+
+/// `photo` as RGBA with its long edge at most `edge` (bilinear; never enlarged).
+fn shrink(photo: &DynamicImage, edge: u32) -> RgbaImage {
+    let (w, h) = (photo.width(), photo.height());
+    let scale = (f64::from(edge) / f64::from(w.max(h))).min(1.0);
+    if scale >= 1.0 {
+        return photo.to_rgba8();
+    }
+    let tw = ((f64::from(w) * scale).round() as u32).max(1);
+    let th = ((f64::from(h) * scale).round() as u32).max(1);
+    let mut dst = DynamicImage::new(tw, th, photo.color());
+    let opts = fast_image_resize::ResizeOptions::new().resize_alg(
+        fast_image_resize::ResizeAlg::Convolution(fast_image_resize::FilterType::Bilinear),
+    );
+    match fast_image_resize::Resizer::new().resize(photo, &mut dst, &opts) {
+        Ok(()) => dst.into_rgba8(),
+        Err(_) => image::imageops::resize(
+            &photo.to_rgba8(),
+            tw,
+            th,
+            image::imageops::FilterType::Triangle,
+        ),
+    }
+}
+
+/// `img` resized to `size` x `size` (the model's squashed input, as rembg feeds it).
+fn squash(img: &RgbImage, size: u32) -> RgbImage {
+    if img.dimensions() == (size, size) {
+        return img.clone();
+    }
+    let mut dst = RgbImage::new(size, size);
+    let opts = fast_image_resize::ResizeOptions::new().resize_alg(
+        fast_image_resize::ResizeAlg::Convolution(fast_image_resize::FilterType::Lanczos3),
+    );
+    match fast_image_resize::Resizer::new().resize(img, &mut dst, &opts) {
+        Ok(()) => dst,
+        Err(_) => image::imageops::resize(img, size, size, image::imageops::FilterType::Lanczos3),
+    }
+}
+
+/// The photo's own alpha as a coarse mask, when it has transparency around the product:
+/// most of its border at least half transparent.
+fn source_alpha(work: &RgbaImage) -> Option<Coarse> {
+    let (w, h) = (work.width() as usize, work.height() as usize);
+    let alpha: Vec<f32> = work.pixels().map(|p| f32::from(p.0[3]) / 255.0).collect();
+    let border: Vec<f32> = (0..w * h)
+        .filter(|i| {
+            let (x, y) = (i % w, i / w);
+            x == 0 || y == 0 || x + 1 == w || y + 1 == h
+        })
+        .map(|i| alpha[i])
+        .collect();
+    let clear = border.iter().filter(|a| **a < 0.5).count();
+    (clear * 2 > border.len()).then(|| Coarse::from_soft(w, h, alpha))
+}
+
+/// Encodes a cut-out as PNG (fast compression: cut-outs are made on the request path).
+///
+/// # Errors
+/// The encoder's message.
+pub fn encode_png(image: &RgbaImage) -> Result<Vec<u8>, String> {
+    use image::ImageEncoder;
+    let mut out = Vec::new();
+    image::codecs::png::PngEncoder::new_with_quality(
+        &mut out,
+        image::codecs::png::CompressionType::Fast,
+        image::codecs::png::FilterType::Adaptive,
+    )
+    .write_image(
+        image.as_raw(),
+        image.width(),
+        image.height(),
+        image::ExtendedColorType::Rgba8,
+    )
+    .map_err(|e| e.to_string())?;
+    Ok(out)
+}

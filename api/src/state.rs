@@ -39,6 +39,9 @@ pub struct AppState {
     pub allow_private_urls: bool,
     /// The swipe-file models (query embedding), or why they are missing.
     pub models: ModelState,
+    /// Cuts products out of their photos (`POST /v1/images/{id}/cutout`); the same one the
+    /// process's workers use.
+    pub cutter: Arc<adforge_worker::cutout::Cutter>,
     /// Metrics and what `/readyz` and `/metrics` need (`crate::ops`).
     pub ops: Arc<Ops>,
     /// Vectors of ready swipe files, cached per process.

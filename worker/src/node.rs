@@ -11,12 +11,13 @@
 //! let gpu = node::open_backend(adforge_renderer::BackendChoice::Auto)?; // once per process
 //! let dir = adforge_models::default_models_dir();
 //! let models = adforge_models::Models::load(&dir).ok().map(std::sync::Arc::new);
-//! let handler = node::handler_with_models(blobs, false, gpu, models, &dir);
+//! let cutter = std::sync::Arc::new(adforge_worker::cutout::Cutter::load(&dir));
+//! let handler = node::handler_with_models(blobs, false, gpu, models, &dir, cutter);
 //! node::spawn_in_process(queue, handler, 2);
 //! # Ok(()) }
 //! ```
 //!
-//! Lifetimes: one [`Gpu`] and one handler per process (the handler owns the renderer and its
+//! Lifetimes: one [`Gpu`], one [`Cutter`] and one handler per process (the handler owns the renderer and its
 //! fonts); every worker loop of the process shares them.
 
 use std::path::Path;
@@ -25,6 +26,7 @@ use std::sync::Arc;
 use adforge_models::Models;
 
 use crate::blob::BlobStore;
+use crate::cutout::Cutter;
 use crate::generate::design_template::Classifier;
 use crate::swipe::ingest::{Ingestor, SwipeAwareHandler};
 use crate::{GenerateAdHandler, GenerateConfig, JobHandler, JobQueue, WorkerOptions};
@@ -48,13 +50,15 @@ pub fn open_backend(
 }
 
 /// The ad generation handler wrapped by the swipe-file ingest (when `models` are loaded;
-/// `models_dir` is read for the ImageNet label order).
+/// `models_dir` is read for the ImageNet label order), cutting products out with `cutter`
+/// (the process's one: [`Cutter::load`]).
 pub fn handler_with_models(
     blobs: Arc<dyn BlobStore>,
     allow_private_urls: bool,
     gpu: Option<Gpu>,
     models: Option<Arc<Models>>,
     models_dir: &Path,
+    cutter: Arc<Cutter>,
 ) -> Arc<dyn JobHandler> {
     let ingest = models.map(|m| Arc::new(Ingestor::new(m, blobs.clone(), models_dir)));
     let classifier = ingest
@@ -64,7 +68,8 @@ pub fn handler_with_models(
         GenerateConfig::new(blobs)
             .allow_private_urls(allow_private_urls)
             .with_gpu(gpu)
-            .with_classifier(classifier),
+            .with_classifier(classifier)
+            .with_cutter(cutter),
     ));
     Arc::new(SwipeAwareHandler::new(generate, ingest))
 }

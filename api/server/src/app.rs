@@ -168,6 +168,8 @@ impl Server {
         };
         let models_dir = adforge_api::swipe::models_dir(args.models_dir.as_ref());
         let models = adforge_api::swipe::ModelState::load(&models_dir);
+        // One cut-out model per process, for the API's cut-out endpoint and its workers.
+        let cutter = Arc::new(adforge_worker::cutout::Cutter::load(&models_dir));
         let gpu = if args.workers > 0 {
             crate::render_node::open_backend(args.render.backend)?
         } else {
@@ -181,6 +183,7 @@ impl Server {
                 gpu,
                 models.get().cloned(),
                 &models_dir,
+                cutter.clone(),
             ),
             args.workers,
         );
@@ -223,6 +226,7 @@ impl Server {
             dashboard_url,
             allow_private_urls: args.allow_private_urls,
             models,
+            cutter,
             ops,
             search_index: Arc::default(),
         };

@@ -108,12 +108,14 @@ pub async fn run(args: WorkerArgs) -> Result<(), Error> {
     let models_dir = adforge_api::swipe::models_dir(args.models_dir.as_ref());
     let models = adforge_api::swipe::ModelState::load(&models_dir);
     let gpu = open_backend(args.render.backend)?;
+    let cutter = Arc::new(adforge_worker::cutout::Cutter::load(&models_dir));
     let handler = node::handler_with_models(
         blobs,
         args.allow_private_urls,
         gpu,
         models.get().cloned(),
         &models_dir,
+        cutter,
     );
     let mut options = WorkerOptions::new(adforge_worker::default_consumer_name());
     options.concurrency = args.concurrency.max(1);

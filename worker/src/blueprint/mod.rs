@@ -214,6 +214,20 @@ pub struct ImageRegion {
     pub shape: Shape,
     /// True for a cut-out product on the plain ground; false for a framed photo.
     pub cutout: bool,
+    /// The soft shadow a cut-out product casts on the ground below it, if the reference
+    /// shows one (not part of `rect`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub shadow: Option<GroundShadow>,
+}
+
+/// A soft shadow on the ground under a cut-out product.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct GroundShadow {
+    /// Where the darkening is, soft edge included.
+    pub rect: Rect,
+    /// How dark its core is: 1 minus the ratio of its colour to the ground's (0.3 = the
+    /// ground at 70 % of its brightness).
+    pub strength: f32,
 }
 
 /// Everything found in a reference.
@@ -352,6 +366,7 @@ impl Blueprint {
                     rect: image,
                     shape: Shape::Rounded { radius: 0.04 },
                     cutout: false,
+                    shadow: None,
                 }]
             } else {
                 Vec::new()

@@ -261,7 +261,14 @@ impl GenerateAdHandler {
         progress
             .report("fetching_assets", "Fetching product images and logos", 20)
             .await;
-        let (product_image, logos) = self.fetch_assets(job, fetched).await?;
+        let (product, logos) = self.fetch_assets(job, fetched).await?;
+        let product_image = product.as_ref().map(|(url, _)| url.clone());
+        let cutout = match &product {
+            Some((url, bytes)) if fill::wants_cutout(&layout.json_tree) => {
+                self.product_cutout(url, bytes, progress, fetched).await
+            }
+            _ => None,
+        };
         progress
             .report(
                 "composing",
@@ -281,6 +288,7 @@ impl GenerateAdHandler {
             palette,
             copy: &copy,
             product_image: product_image.as_deref(),
+            product_cutout: cutout.as_ref(),
             logos: &logos,
         };
         let filled = fill::fill(&layout.json_tree, &inputs).map_err(|e| {

@@ -33,6 +33,16 @@ pub struct LogoChoice {
     pub luminance: f32,
 }
 
+/// The product cut out of its photo, for `$cutout` slots.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ProductCutout {
+    /// The cut-out PNG's URL.
+    pub url: String,
+    /// Its size in pixels (trimmed to the product).
+    pub width: u32,
+    pub height: u32,
+}
+
 /// Everything [`fill`] needs besides the template.
 #[derive(Debug, Clone)]
 pub struct FillInputs<'a> {
@@ -48,6 +58,9 @@ pub struct FillInputs<'a> {
     pub copy: &'a AdCopy,
     /// The product image URL, if the variant has images.
     pub product_image: Option<&'a str>,
+    /// The product cut out of that image, when a `$cutout` slot asked for one and it
+    /// could be made; such slots show the photo framed without it.
+    pub product_cutout: Option<&'a ProductCutout>,
     /// The brand's logos, measured.
     pub logos: &'a [LogoChoice],
 }
@@ -194,7 +207,23 @@ pub fn fill(template: &Value, inputs: &FillInputs<'_>) -> Result<Filled, String>
                 backdrop: (!on_scrim).then_some(bg),
             });
         }
+        if let Some(ratios) = src.get("$shadow") {
+            place_shadow(&mut n, nodes, ratios, inputs.product_cutout);
+        }
+        let cutout = inputs
+            .product_cutout
+            .filter(|_| src.get("$cutout") == Some(&Value::Bool(true)));
         match src.get("$image").and_then(Value::as_str) {
+            Some("product") if inputs.product_image.is_some() && cutout.is_some() => {
+                if let Some(c) = cutout {
+                    // The cut-out product, whole and centred in the slot; no frame.
+                    n.remove("cornerRadius");
+                    n.insert(
+                        "fills".into(),
+                        Value::Array(vec![paint::image(&c.url, "FIT")]),
+                    );
+                }
+            }
             Some("product") => {
                 match inputs.product_image {
                     Some(url) => {
@@ -233,6 +262,72 @@ pub fn fill(template: &Value, inputs: &FillInputs<'_>) -> Result<Filled, String>
         tree: json!({"root": id_of(root), "nodes": Value::Object(out)}),
         texts,
     })
+}
+
+/// Whether `template` has a slot that shows the product cut out of its photo (`$cutout`).
+pub fn wants_cutout(template: &Value) -> bool {
+    template
+        .get("nodes")
+        .and_then(Value::as_object)
+        .is_some_and(|nodes| {
+            nodes
+                .values()
+                .any(|n| n.get("$cutout") == Some(&Value::Bool(true)))
+        })
+}
+
+/// The box a cut-out of `cutout`'s aspect takes when drawn `FIT` in the slot `(x, y, w,
+/// h)`: centred, as large as fits.
+pub fn fitted(slot: [f64; 4], cutout: &ProductCutout) -> [f64; 4] {
+    let [x, y, w, h] = slot;
+    let aspect = f64::from(cutout.width.max(1)) / f64::from(cutout.height.max(1));
+    let (fw, fh) = if aspect > w / h.max(1e-9) {
+        (w, w / aspect)
+    } else {
+        (h * aspect, h)
+    };
+    [x + (w - fw) / 2.0, y + (h - fh) / 2.0, fw, fh]
+}
+
+/// Places the ground shadow (`$shadow` ratios, see the blueprint template) under the
+/// cut-out as drawn in its slot, or hides it when there is no cut-out.
+fn place_shadow(
+    n: &mut Map<String, Value>,
+    nodes: &Map<String, Value>,
+    ratios: &Value,
+    cutout: Option<&ProductCutout>,
+) {
+    let slot = nodes
+        .values()
+        .find(|o| o.get("$cutout") == Some(&Value::Bool(true)))
+        .and_then(|o| {
+            let f = |k: &str| o.get(k).and_then(Value::as_f64);
+            Some([f("x")?, f("y")?, f("width")?, f("height")?])
+        });
+    let (Some(slot), Some(c)) = (slot, cutout) else {
+        n.insert("visible".into(), Value::from(false));
+        return;
+    };
+    let [x, y, w, h] = fitted(slot, c);
+    // In a unit square of the same size as the design, so the template's arithmetic holds.
+    let product = crate::blueprint::Rect {
+        x: x as f32,
+        y: y as f32,
+        w: w as f32,
+        h: h as f32,
+    };
+    let extent = crate::blueprint::template::shadow_box(&product, 1.0, 1.0, ratios);
+    let ([sx, sy, sw, sh], blur) = crate::blueprint::template::shadow_core(extent);
+    for (k, v) in [("x", sx), ("y", sy), ("width", sw), ("height", sh)] {
+        n.insert(k.into(), json!(v));
+    }
+    if let Some(effect) = n
+        .get_mut("effects")
+        .and_then(|e| e.get_mut(0))
+        .and_then(Value::as_object_mut)
+    {
+        effect.insert("radius".into(), json!(blur));
+    }
 }
 
 /// The two palette roles of a `$gradient` node (its first fill's two stops).

@@ -59,6 +59,8 @@ use serde_json::Value;
 
 use crate::blob::BlobStore;
 use crate::blueprint;
+use crate::cutout::Cutter;
+use crate::cutout::store::{CutoutError, cutout_of};
 use crate::protocol::{AdCompleted, GenerateAdJob, Job, RerenderJob};
 use crate::runner::{JobError, JobHandler, ProgressSink};
 use fetch::ShelfFetcher;
@@ -94,6 +96,9 @@ pub struct GenerateConfig {
     /// Classifies design-template references (industry, ad format) where models are
     /// loaded; `None` leaves them unclassified.
     pub classifier: Option<Arc<dyn design_template::Classifier>>,
+    /// Cuts products out of their photos for cut-out slots. Default: without the model
+    /// (photos on a flat ground only).
+    pub cutter: Arc<Cutter>,
 }
 
 impl GenerateConfig {
@@ -105,7 +110,14 @@ impl GenerateConfig {
             fetch_limits: FetchLimits::default(),
             gpu: None,
             classifier: None,
+            cutter: Arc::new(Cutter::default()),
         }
+    }
+
+    /// Cuts products out with `cutter` (the process's one, shared with the API).
+    pub fn with_cutter(mut self, cutter: Arc<Cutter>) -> Self {
+        self.cutter = cutter;
+        self
     }
 
     /// Classifies design-template references with `classifier`.
@@ -141,6 +153,7 @@ pub struct GenerateAdHandler {
     blobs: Arc<dyn BlobStore>,
     layouts: Vec<layouts::Layout>,
     classifier: Option<Arc<dyn design_template::Classifier>>,
+    cutter: Arc<Cutter>,
 }
 
 /// The deterministic blob key of an ad version; a redo overwrites it.
@@ -165,6 +178,7 @@ impl GenerateAdHandler {
             blobs: config.blobs,
             layouts,
             classifier: config.classifier,
+            cutter: config.cutter,
         }
     }
 
@@ -240,11 +254,22 @@ impl GenerateAdHandler {
         progress
             .report("fetching_assets", "Fetching product images and logos", 32)
             .await;
-        let (product_image, logos) = self.fetch_assets(job, fetched).await?;
+        let (product, logos) = self.fetch_assets(job, fetched).await?;
+        let product_image = product.as_ref().map(|(url, _)| url.clone());
 
         progress
             .report("choosing_layout", "Choosing a layout", 40)
             .await;
+        let mut why_not = blueprint.unusable().map(str::to_owned);
+        let template = why_not
+            .is_none()
+            .then(|| blueprint::template::template(blueprint));
+        let cutout = match (&template, &product) {
+            (Some(t), Some((url, bytes))) if fill::wants_cutout(t) => {
+                self.product_cutout(url, bytes, progress, fetched).await
+            }
+            _ => None,
+        };
         let copy = copy::write_copy(&job.product, &job.audience, job.prompt.as_deref());
         let palette = brand::Palette::from_brand(&job.brand, analysis);
         let inputs = fill::FillInputs {
@@ -254,13 +279,13 @@ impl GenerateAdHandler {
             palette,
             copy: &copy,
             product_image: product_image.as_deref(),
+            product_cutout: cutout.as_ref(),
             logos: &logos,
         };
         // The reference's own layout first; the built-in library when the analysis found
         // nothing usable or the ad built on it breaks a quality rule.
         let mut tree = None;
-        let mut why_not = blueprint.unusable().map(str::to_owned);
-        if why_not.is_none() {
+        if let Some(template) = template {
             progress
                 .report(
                     "composing",
@@ -268,7 +293,6 @@ impl GenerateAdHandler {
                     55,
                 )
                 .await;
-            let template = blueprint::template::template(blueprint);
             let filled = fill::fill(&template, &inputs).map_err(JobError::abort)?;
             let renderer = self.renderer.clone();
             let fetcher = self.fetcher.clone();
@@ -372,18 +396,20 @@ impl GenerateAdHandler {
         })
     }
 
-    /// Fetches the product image (checked to be an image) and the brand's logos
-    /// (measured; a logo that cannot be fetched is skipped), noting each URL in `fetched`.
+    /// Fetches the product image (checked to be an image; its URL and bytes) and the
+    /// brand's logos (measured; a logo that cannot be fetched is skipped), noting each URL
+    /// in `fetched`.
     async fn fetch_assets(
         &self,
         job: &GenerateAdJob,
         fetched: &mut Vec<String>,
-    ) -> Result<(Option<String>, Vec<fill::LogoChoice>), JobError> {
-        let product_image = job.variant_image_urls.first().cloned();
-        if let Some(url) = &product_image {
+    ) -> Result<(Option<(String, Arc<Vec<u8>>)>, Vec<fill::LogoChoice>), JobError> {
+        let mut product = None;
+        if let Some(url) = job.variant_image_urls.first() {
             fetched.push(url.clone());
             let bytes = self.fetch("product image", url).await?;
             fetch::check_image("product image", url, &bytes)?;
+            product = Some((url.clone(), bytes));
         }
         let mut logos = Vec::new();
         for logo in job.brand.logos.iter().take(4) {
@@ -397,7 +423,84 @@ impl GenerateAdHandler {
                 }
             }
         }
-        Ok((product_image, logos))
+        Ok((product, logos))
+    }
+
+    /// The product cut out of its photo (`bytes`, fetched from `url`) for a `$cutout`
+    /// slot: the stored cut-out of the same bytes, or one made now and stored, kept on the
+    /// shelf for the renders. `None` (the slot shows the framed photo) when no cut-out can
+    /// be made; the progress message says which path ran, or why there is none.
+    async fn product_cutout(
+        &self,
+        url: &str,
+        bytes: &Arc<Vec<u8>>,
+        progress: &ProgressSink,
+        fetched: &mut Vec<String>,
+    ) -> Option<fill::ProductCutout> {
+        progress
+            .report("cutting_out", "Cutting the product out of its photo", 45)
+            .await;
+        let made = cutout_of(
+            self.blobs.as_ref(),
+            &self.cutter,
+            Bytes::from(bytes.as_ref().clone()),
+        )
+        .await;
+        let (stored, reused) = match made {
+            Ok(made) => made,
+            Err(e) => {
+                let why = match &e {
+                    CutoutError::Refused(why) => why.to_string(),
+                    other => {
+                        tracing::warn!(url, error = %other, "product cut-out failed");
+                        other.to_string()
+                    }
+                };
+                progress
+                    .report(
+                        "cutting_out",
+                        &format!("The product photo is shown framed, not cut out: {why}"),
+                        48,
+                    )
+                    .await;
+                return None;
+            }
+        };
+        let cut_url = self.blobs.url(&stored.key);
+        fetched.push(cut_url.clone());
+        if let Err(e) = self.fetch("product cut-out", &cut_url).await {
+            tracing::warn!(url = %cut_url, error = ?e, "stored product cut-out unreadable");
+            progress
+                .report(
+                    "cutting_out",
+                    "The product photo is shown framed, not cut out: the stored cut-out could not be read",
+                    48,
+                )
+                .await;
+            return None;
+        }
+        let how = match stored.method {
+            crate::cutout::Method::SourceAlpha => "from the photo's own transparency",
+            crate::cutout::Method::ColourKey => "by keying out its plain background",
+            crate::cutout::Method::Model => "by the U²-Net-P salient-object model",
+        };
+        let when = if reused {
+            ", reusing the cut-out made earlier"
+        } else {
+            ""
+        };
+        progress
+            .report(
+                "cutting_out",
+                &format!("The product is cut out of its photo {how}{when}"),
+                48,
+            )
+            .await;
+        Some(fill::ProductCutout {
+            url: cut_url,
+            width: stored.width,
+            height: stored.height,
+        })
     }
 
     async fn rerender(

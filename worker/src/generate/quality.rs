@@ -106,6 +106,9 @@ struct Placed {
     y: f32,
     w: f32,
     h: f32,
+    /// Blurred all over (`LAYER_BLUR`, a product's ground shadow): no edge for text to keep
+    /// clear of.
+    soft: bool,
 }
 
 /// Every visible node below the root, with its box in canvas coordinates (children of a
@@ -158,6 +161,10 @@ fn placed(tree: &Value) -> Vec<Placed> {
             y,
             w: num(n, "width"),
             h: num(n, "height"),
+            soft: n
+                .get("effects")
+                .and_then(Value::as_array)
+                .is_some_and(|e| e.iter().any(|e| e["type"] == "LAYER_BLUR")),
         });
         stack.extend(kids(n).into_iter().map(|c| (c, x, y, depth + 1)));
     }
@@ -168,15 +175,15 @@ fn placed(tree: &Value) -> Vec<Placed> {
 /// when every text keeps its air.
 ///
 /// Boxes that hold the text's centre are what it is set on (the ground, a band, a button,
-/// a badge, a scrim) and are not counted. Above or below a box whose span overlaps its own,
-/// a text keeps [`MIN_CHECKED_GAP_EM`] of its font size (the smaller of the two, between two
-/// texts); side by side, [`SIDE_GAP_EM`].
+/// a badge, a scrim) and are not counted, nor are blurred shapes (a ground shadow). Above or
+/// below a box whose span overlaps its own, a text keeps [`MIN_CHECKED_GAP_EM`] of its font
+/// size (the smaller of the two, between two texts); side by side, [`SIDE_GAP_EM`].
 pub fn crowded_text(tree: &Value) -> Option<String> {
     let all = placed(tree);
     for t in all.iter().filter(|t| t.text && t.w > 0.0 && t.h > 0.0) {
         let (cx, cy) = (t.x + t.w / 2.0, t.y + t.h / 2.0);
         for o in &all {
-            if std::ptr::eq(o, t) || o.w <= 0.0 || o.h <= 0.0 {
+            if std::ptr::eq(o, t) || o.w <= 0.0 || o.h <= 0.0 || o.soft {
                 continue;
             }
             if cx >= o.x && cx <= o.x + o.w && cy >= o.y && cy <= o.y + o.h {

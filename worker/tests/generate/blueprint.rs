@@ -429,6 +429,7 @@ fn why_not(handler: &adforge_worker::GenerateAdHandler, png: &[u8], base: &str) 
         palette: brand::Palette::from_brand(&job.brand, &analysis),
         copy: &copy,
         product_image: Some(&url),
+        product_cutout: None,
         logos: &[],
     };
     let filled = fill::fill(&adforge_worker::blueprint::template::template(&bp), &inputs).unwrap();

@@ -3,8 +3,19 @@
 //! the bottle, so it must stay) on white, on a studio sweep and on a busy photo; and the
 //! cases that must fall back to the framed photo.
 
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
 use adforge_renderer::{RenderOptions, Renderer, Tree};
+use adforge_worker::blob::{BlobStore, LocalBlobStore};
 use adforge_worker::cutout::{Cutter, Method, Refusal};
+use adforge_worker::{
+    AdCompleted, AdProgress, Claimed, DeliveredEvent, EnqueueOutcome, Error as QueueError, Event,
+    GenerateAdHandler, GenerateConfig, Job, JobHandler, JobQueue, MemoryQueue, ProgressSink,
+    QueueConfig, QueueStats, RetryOutcome,
+};
+use futures_util::future::BoxFuture;
 use image::{DynamicImage, RgbaImage};
 use serde_json::{Value, json};
 
@@ -136,7 +147,7 @@ fn truth() -> Vec<bool> {
 fn photo(ground: Value, background: Vec<(String, Value)>) -> DynamicImage {
     let mut layers = background;
     layers.extend(product_nodes());
-    DynamicImage::ImageRgba8(render(ground, layers).into())
+    DynamicImage::ImageRgba8(render(ground, layers))
 }
 
 /// The cut-out's alpha placed back in the photo's frame (at least one half), and its IoU
@@ -221,7 +232,7 @@ fn a_product_on_a_busy_photo_goes_through_the_model() {
 fn masks_that_fail_the_sanity_check_fall_back_with_a_reason() {
     let cutter = Cutter::new(None);
     // Nothing on the ground.
-    let blank = DynamicImage::ImageRgba8(render(solid(0xFFFFFF), Vec::new()).into());
+    let blank = DynamicImage::ImageRgba8(render(solid(0xFFFFFF), Vec::new()));
     let err = cutter.cut(&blank).unwrap_err();
     assert!(matches!(err, Refusal::Empty { .. }), "{err:?}");
     assert!(err.to_string().contains("no product stands out"), "{err}");
@@ -250,7 +261,7 @@ fn masks_that_fail_the_sanity_check_fall_back_with_a_reason() {
             )
         })
         .collect();
-    let scattered = DynamicImage::ImageRgba8(render(solid(0xFFFFFF), dots).into());
+    let scattered = DynamicImage::ImageRgba8(render(solid(0xFFFFFF), dots));
     let err = cutter.cut(&scattered).unwrap_err();
     assert!(matches!(err, Refusal::Scattered { parts: 30 }), "{err:?}");
 
@@ -262,9 +273,400 @@ fn masks_that_fail_the_sanity_check_fall_back_with_a_reason() {
 #[test]
 fn a_photo_with_its_own_transparency_keeps_it() {
     let truth = truth();
-    let alone = DynamicImage::ImageRgba8(render(json!([]), product_nodes()).into());
+    let alone = DynamicImage::ImageRgba8(render(json!([]), product_nodes()));
     let cut = Cutter::new(None).cut(&alone).unwrap();
     assert_eq!(cut.method, Method::SourceAlpha);
     let score = iou(&cut, &truth);
     assert!(score >= 0.99, "IoU {score} from the photo's own alpha");
+}
+
+// ---- Cut-outs in ads -------------------------------------------------------------------
+
+/// A queue that keeps every progress message it is given, so a test can read the ones a
+/// later step overwrote.
+struct Recording {
+    inner: MemoryQueue,
+    messages: Mutex<Vec<String>>,
+}
+
+impl JobQueue for Recording {
+    fn config(&self) -> &QueueConfig {
+        self.inner.config()
+    }
+    fn enqueue(&self, job: Job) -> BoxFuture<'_, Result<EnqueueOutcome, QueueError>> {
+        self.inner.enqueue(job)
+    }
+    fn claim<'a>(
+        &'a self,
+        consumer: &'a str,
+        max_wait: Duration,
+    ) -> BoxFuture<'a, Result<Option<Claimed>, QueueError>> {
+        self.inner.claim(consumer, max_wait)
+    }
+    fn heartbeat<'a>(&'a self, claimed: &'a Claimed) -> BoxFuture<'a, Result<bool, QueueError>> {
+        self.inner.heartbeat(claimed)
+    }
+    fn complete<'a>(
+        &'a self,
+        claimed: &'a Claimed,
+        completed: AdCompleted,
+    ) -> BoxFuture<'a, Result<(), QueueError>> {
+        self.inner.complete(claimed, completed)
+    }
+    fn ack<'a>(&'a self, claimed: &'a Claimed) -> BoxFuture<'a, Result<(), QueueError>> {
+        self.inner.ack(claimed)
+    }
+    fn release<'a>(&'a self, claimed: &'a Claimed) -> BoxFuture<'a, Result<(), QueueError>> {
+        self.inner.release(claimed)
+    }
+    fn retry<'a>(
+        &'a self,
+        claimed: &'a Claimed,
+        backoff: Duration,
+        reason: &'a str,
+    ) -> BoxFuture<'a, Result<RetryOutcome, QueueError>> {
+        self.inner.retry(claimed, backoff, reason)
+    }
+    fn fail<'a>(
+        &'a self,
+        claimed: &'a Claimed,
+        code: &'a str,
+        message: &'a str,
+    ) -> BoxFuture<'a, Result<(), QueueError>> {
+        self.inner.fail(claimed, code, message)
+    }
+    fn publish(&self, event: Event) -> BoxFuture<'_, Result<(), QueueError>> {
+        if let Event::Progress(p) = &event {
+            self.messages.lock().unwrap().push(p.message.clone());
+        }
+        self.inner.publish(event)
+    }
+    fn read_events<'a>(
+        &'a self,
+        consumer: &'a str,
+        max: usize,
+        max_wait: Duration,
+    ) -> BoxFuture<'a, Result<Vec<DeliveredEvent>, QueueError>> {
+        self.inner.read_events(consumer, max, max_wait)
+    }
+    fn ack_event<'a>(
+        &'a self,
+        delivered: &'a DeliveredEvent,
+    ) -> BoxFuture<'a, Result<(), QueueError>> {
+        self.inner.ack_event(delivered)
+    }
+    fn retire<'a>(&'a self, consumer: &'a str) -> BoxFuture<'a, Result<(), QueueError>> {
+        self.inner.retire(consumer)
+    }
+    fn latest_progress<'a>(
+        &'a self,
+        ad_id: &'a str,
+    ) -> BoxFuture<'a, Result<Option<AdProgress>, QueueError>> {
+        self.inner.latest_progress(ad_id)
+    }
+    fn stats(&self) -> BoxFuture<'_, Result<QueueStats, QueueError>> {
+        self.inner.stats()
+    }
+}
+
+/// The sky blue the product photo of the ad tests stands on: no brand colour comes near it.
+const OLD_GROUND: [u8; 3] = [0x4F, 0xB0, 0xE0];
+
+struct AdRun {
+    done: AdCompleted,
+    messages: Vec<String>,
+    png: RgbaImage,
+    blobs: Arc<LocalBlobStore>,
+    _dir: tempfile::TempDir,
+}
+
+/// The reference with a cut-out bottle on white (`references::all`, "centred_product").
+fn centred_product() -> crate::references::Reference {
+    crate::references::all()
+        .into_iter()
+        .find(|r| r.name == "centred_product")
+        .unwrap()
+}
+
+/// Generates an editable ad from the cut-out bottle reference with `product` as the
+/// variant photo, cutting out with `cutter`.
+async fn ad_with(product: Vec<u8>, cutter: Cutter) -> AdRun {
+    let reference = centred_product().png(&Renderer::with_defaults());
+    ad_from(reference, product, cutter).await
+}
+
+/// [`ad_with`] from any reference PNG.
+async fn ad_from(reference: Vec<u8>, product: Vec<u8>, cutter: Cutter) -> AdRun {
+    let mut files = HashMap::new();
+    files.insert("/ref/centred.png".to_string(), reference);
+    files.insert("/img/product.png".to_string(), product);
+    files.insert("/logo/dark.png".into(), crate::fixtures::logo([24, 24, 32]));
+    files.insert(
+        "/logo/light.png".into(),
+        crate::fixtures::logo([250, 250, 250]),
+    );
+    let base = crate::fixtures::serve(files).await;
+    let dir = tempfile::tempdir().unwrap();
+    let blobs = Arc::new(LocalBlobStore::new(dir.path().into(), "http://blobs.test"));
+    let handler = GenerateAdHandler::new(
+        GenerateConfig::new(blobs.clone() as Arc<dyn BlobStore>)
+            .allow_private_urls(true)
+            .with_cutter(Arc::new(cutter)),
+    );
+    let mut job = crate::fixtures::job(&base, "ia_cut", "/ref/centred.png", true);
+    job.variant_image_urls = vec![format!("{base}/img/product.png")];
+    let queue = Arc::new(Recording {
+        inner: MemoryQueue::new(QueueConfig::default()),
+        messages: Mutex::new(Vec::new()),
+    });
+    queue.enqueue(Job::GenerateImageAd(job)).await.unwrap();
+    let claimed = queue
+        .claim("test", Duration::from_secs(1))
+        .await
+        .unwrap()
+        .unwrap();
+    let sink = ProgressSink::new(queue.clone() as Arc<dyn JobQueue>, &claimed);
+    let done = handler.handle(claimed.job, sink).await.unwrap();
+    let key = adforge_worker::generate::blob_key("ia_cut", 1);
+    let bytes = blobs.get(&key).await.unwrap().unwrap();
+    let png = image::load_from_memory(&bytes).unwrap().into_rgba8();
+    let messages = queue.messages.lock().unwrap().clone();
+    AdRun {
+        done,
+        messages,
+        png,
+        blobs,
+        _dir: dir,
+    }
+}
+
+/// The nodes of a tree whose first fill is an image, with that image's URL.
+fn image_nodes(tree: &Value) -> Vec<(&Value, String)> {
+    tree["nodes"]
+        .as_object()
+        .unwrap()
+        .values()
+        .filter_map(|n| {
+            let f = n.get("fills")?.as_array()?.first()?;
+            let url = f
+                .as_object()?
+                .values()
+                .find_map(|v| v.as_str().filter(|s| s.starts_with("http")))?;
+            (f["type"] == "IMAGE").then(|| (n, url.to_string()))
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn a_cut_out_slot_shows_the_product_without_its_old_ground() {
+    let product = photo(solid(0x4FB0E0), Vec::new());
+    let run = ad_with(crate::fixtures::png(&product), Cutter::new(None)).await;
+    assert!(
+        run.messages
+            .iter()
+            .any(|m| m.contains("cut out of its photo by keying out its plain background")),
+        "{:?}",
+        run.messages
+    );
+    let samples = crate::fixtures::repo().join("target/generate-samples");
+    std::fs::create_dir_all(&samples).unwrap();
+    run.png.save(samples.join("cutout-ad.png")).unwrap();
+    let tree = run.done.json_tree.as_ref().unwrap();
+    let images = image_nodes(tree);
+    let (node, url) = images
+        .iter()
+        .find(|(_, url)| url.contains("cutouts/v1/"))
+        .unwrap_or_else(|| panic!("no node shows the cut-out: {images:?}"));
+    assert!(node.get("cornerRadius").is_none(), "a cut-out has no frame");
+    assert!(
+        !images.iter().any(|(_, u)| u.ends_with("/img/product.png")),
+        "the framed photo is gone"
+    );
+    // The cut-out as stored, and where it is drawn: fitted (centred, whole) in its slot.
+    let key = url.split("/files/").nth(1).unwrap();
+    let cut_png = run.blobs.get(key).await.unwrap().unwrap();
+    let cut = image::load_from_memory(&cut_png).unwrap().into_rgba8();
+    let f = |k: &str| node[k].as_f64().unwrap();
+    let slot = [f("x"), f("y"), f("width"), f("height")];
+    let [x, y, w, h] = adforge_worker::generate::fill::fitted(
+        slot,
+        &adforge_worker::generate::fill::ProductCutout {
+            url: url.clone(),
+            width: cut.width(),
+            height: cut.height(),
+        },
+    );
+    let root = &tree["nodes"][tree["root"].as_str().unwrap()];
+    let scale = f64::from(run.png.width()) / root["width"].as_f64().unwrap();
+    let (aw, ah) = (run.png.width() as usize, run.png.height() as usize);
+    // The cut-out's alpha at each ad pixel (nearest sample), 0 outside it.
+    let mut alpha = vec![0u8; aw * ah];
+    for py in 0..ah {
+        for px in 0..aw {
+            let (dx, dy) = ((px as f64 + 0.5) / scale, (py as f64 + 0.5) / scale);
+            if dx < x || dy < y || dx >= x + w || dy >= y + h {
+                continue;
+            }
+            let cx = (((dx - x) / w * f64::from(cut.width())) as u32).min(cut.width() - 1);
+            let cy = (((dy - y) / h * f64::from(cut.height())) as u32).min(cut.height() - 1);
+            alpha[py * aw + px] = cut.get_pixel(cx, cy).0[3];
+        }
+    }
+    // The product's edge: partly transparent pixels, and opaque ones beside clear ones.
+    let solid_at = |i: usize| alpha[i] >= 128;
+    let mut edge = vec![false; aw * ah];
+    for py in 0..ah {
+        for px in 0..aw {
+            let i = py * aw + px;
+            let differs = (px + 1 < aw && solid_at(i) != solid_at(i + 1))
+                || (py + 1 < ah && solid_at(i) != solid_at(i + aw));
+            edge[i] = (1..255).contains(&alpha[i]) || differs;
+        }
+    }
+    // No pixel of the old ground outside a 2 px band around that edge.
+    let near_edge = |px: usize, py: usize| {
+        (py.saturating_sub(2)..=(py + 2).min(ah - 1))
+            .any(|yy| (px.saturating_sub(2)..=(px + 2).min(aw - 1)).any(|xx| edge[yy * aw + xx]))
+    };
+    let mut stray = Vec::new();
+    let mut in_band = 0;
+    for (px, py, p) in run.png.enumerate_pixels() {
+        let d: i32 = (0..3)
+            .map(|k| (i32::from(p.0[k]) - i32::from(OLD_GROUND[k])).pow(2))
+            .sum();
+        if d > 24 * 24 {
+            continue;
+        }
+        if near_edge(px as usize, py as usize) {
+            in_band += 1;
+        } else {
+            stray.push((px, py));
+        }
+    }
+    eprintln!(
+        "old-ground pixels: {} outside the 2 px band, {in_band} inside",
+        stray.len()
+    );
+    assert!(
+        stray.is_empty(),
+        "{} pixels of the old ground outside the product's edge band, first {:?}",
+        stray.len(),
+        &stray[..stray.len().min(5)]
+    );
+    // And the product is there: most of its opaque pixels show the bottle, not white.
+    let opaque = alpha.iter().filter(|a| **a == 255).count();
+    assert!(
+        opaque > 10_000,
+        "the cut-out covers {opaque} pixels of the ad"
+    );
+}
+
+#[tokio::test]
+async fn without_a_cut_out_the_slot_keeps_the_framed_photo_and_says_why() {
+    // A busy photo and no model: no cut-out, the framed photo, and the reason.
+    let busy = photo(solid(0xFFFFFF), busy_nodes());
+    let run = ad_with(crate::fixtures::png(&busy), Cutter::new(None)).await;
+    assert!(
+        run.messages
+            .iter()
+            .any(|m| m.contains("shown framed, not cut out") && m.contains("scripts/fetch-models")),
+        "{:?}",
+        run.messages
+    );
+    let tree = run.done.json_tree.as_ref().unwrap();
+    let images = image_nodes(tree);
+    assert!(
+        images.iter().any(|(_, u)| u.ends_with("/img/product.png")),
+        "the photo is shown: {images:?}"
+    );
+    assert!(!images.iter().any(|(_, u)| u.contains("cutouts/")));
+}
+
+#[tokio::test]
+async fn a_reference_with_a_ground_shadow_gives_the_cut_out_one() {
+    // The centred bottle standing on a soft shadow: a blurred dark ellipse at its base,
+    // drawn under it.
+    let mut reference = centred_product();
+    let nodes = reference.tree["nodes"].as_object_mut().unwrap();
+    let bottle = nodes
+        .iter()
+        .find(|(_, n)| n["type"] == "VECTOR")
+        .map(|(id, _)| id.clone())
+        .unwrap();
+    let b = &nodes[&bottle];
+    let (bx, by, bw, bh) = (
+        b["x"].as_f64().unwrap(),
+        b["y"].as_f64().unwrap(),
+        b["width"].as_f64().unwrap(),
+        b["height"].as_f64().unwrap(),
+    );
+    nodes.insert(
+        "shadow".into(),
+        json!({"id": "shadow", "type": "ELLIPSE", "x": bx - bw * 0.35, "y": by + bh - 22.0,
+               "width": bw * 1.7, "height": 44,
+               "fills": [{"type": "SOLID", "color": {"r": 0, "g": 0, "b": 0, "a": 1}, "opacity": 0.35}],
+               "effects": [{"type": "LAYER_BLUR", "radius": 10, "visible": true}]}),
+    );
+    let root = nodes["root"]["children"].as_array_mut().unwrap();
+    let at = root
+        .iter()
+        .position(|c| c == &Value::from(bottle.clone()))
+        .unwrap();
+    root.insert(at, Value::from("shadow"));
+    let png = reference.png(&Renderer::with_defaults());
+    let bp = adforge_worker::blueprint::analyse_image(&png).unwrap();
+    let image = bp.images.first().expect("the bottle is found");
+    assert!(image.cutout, "the bottle is a cut-out");
+    let shadow = image.shadow.expect("the reference's shadow is found");
+    assert!(shadow.strength > 0.1, "{shadow:?}");
+
+    let product = photo(solid(0x4FB0E0), Vec::new());
+    let run = ad_from(png, crate::fixtures::png(&product), Cutter::new(None)).await;
+    let samples = crate::fixtures::repo().join("target/generate-samples");
+    std::fs::create_dir_all(&samples).unwrap();
+    run.png.save(samples.join("cutout-ad-shadow.png")).unwrap();
+    let tree = run.done.json_tree.as_ref().unwrap();
+    let nodes = tree["nodes"].as_object().unwrap();
+    let blurred: Vec<&Value> = nodes
+        .values()
+        .filter(|n| n["type"] == "ELLIPSE" && n["effects"][0]["type"] == "LAYER_BLUR")
+        .collect();
+    assert_eq!(
+        blurred.len(),
+        1,
+        "one ground shadow in the ad: {:?} {:?}",
+        run.messages,
+        nodes
+            .values()
+            .map(|n| (n["type"].as_str(), n["name"].as_str(), n.get("effects")))
+            .collect::<Vec<_>>()
+    );
+    assert_ne!(blurred[0]["visible"], Value::Bool(false), "it is drawn");
+    // It sits at the cut-out's base: its centre near the drawn product's bottom edge.
+    let (node, url) = image_nodes(tree)
+        .into_iter()
+        .find(|(_, url)| url.contains("cutouts/v1/"))
+        .unwrap();
+    let key = url.split("/files/").nth(1).unwrap();
+    let cut = image::load_from_memory(&run.blobs.get(key).await.unwrap().unwrap()).unwrap();
+    let f = |n: &Value, k: &str| n[k].as_f64().unwrap();
+    let [_, y, _, h] = adforge_worker::generate::fill::fitted(
+        [
+            f(node, "x"),
+            f(node, "y"),
+            f(node, "width"),
+            f(node, "height"),
+        ],
+        &adforge_worker::generate::fill::ProductCutout {
+            url: url.clone(),
+            width: cut.width(),
+            height: cut.height(),
+        },
+    );
+    let shadow_mid = f(blurred[0], "y") + f(blurred[0], "height") / 2.0;
+    assert!(
+        (shadow_mid - (y + h)).abs() < 0.05 * h,
+        "shadow centre at {shadow_mid}, the drawn product ends at {}",
+        y + h
+    );
 }

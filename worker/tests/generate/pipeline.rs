@@ -358,6 +358,7 @@ async fn every_layout_fills_cleanly_in_every_aspect() {
                 palette: adforge_worker::generate::brand::Palette::from_brand(&j.brand, &reference),
                 copy: &copy,
                 product_image: j.variant_image_urls.first().map(String::as_str),
+                product_cutout: None,
                 logos: &logos,
             };
             let filled = fill::fill(layout.template(aspect).unwrap(), &inputs).unwrap();

@@ -3,7 +3,8 @@
 //! 1. reducing the image to [`WORK_EDGE`] and the `Grid` the steps read (here);
 //! 2. `background`: the ground model;
 //! 3. `components`: the foreground's connected components, and panels on a photo ground;
-//! 4. `shapes`: components into solid shapes, images and glyphs;
+//! 4. `shapes`: components into solid shapes, images and glyphs (`shadow`: the ground
+//!    shadow under a cut-out product);
 //! 5. `text`: glyphs into lines and blocks;
 //! 6. `roles`: the roles of shapes and blocks, and the [`Blueprint`].
 //!
@@ -14,6 +15,7 @@ mod background;
 mod colour;
 mod components;
 mod roles;
+mod shadow;
 mod shapes;
 mod text;
 
@@ -173,13 +175,15 @@ impl Grid {
         found
             .images
             .sort_by(|a, b| b.rect.area().total_cmp(&a.rect.area()));
-        // Texture inside a picture is not text.
+        // Texture inside a picture is not text, nor is a product's shadow.
         let images = found.images.clone();
         found.glyphs.retain(|g| {
+            let at = self.unit(&g.bbox);
             g.owner.is_some()
-                || !images
-                    .iter()
-                    .any(|im| expand(&im.rect, 0.01).contains_center(&self.unit(&g.bbox)))
+                || !images.iter().any(|im| {
+                    expand(&im.rect, 0.01).contains_center(&at)
+                        || im.shadow.is_some_and(|s| s.rect.contains_center(&at))
+                })
         });
         // Thousands of specks are texture or noise, not type; grouping them would also cost
         // quadratic time. Such a reference has no text blocks (and falls back).

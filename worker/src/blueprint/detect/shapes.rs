@@ -11,7 +11,23 @@ impl Grid {
     /// around it; `owner` the solid shape it lies in (the canvas when `None`).
     pub(super) fn classify(&self, c: Comp, bg: &Background, found: &mut Found) {
         let ground = self.ground(bg, c.bbox.x0, c.bbox.y0);
+        let md = self.w.min(self.h) as f32;
+        // Large enough to be a picture: keep its pixels for the shadow check.
+        let picture =
+            (c.bbox.w() as f32 >= 0.15 * md && c.bbox.h() as f32 >= 0.15 * md).then(|| Comp {
+                bbox: c.bbox,
+                pixels: c.pixels.clone(),
+            });
+        let images = found.images.len();
         self.classify_in(c, ground, None, 0, found);
+        if let (Some(c), true) = (picture, found.images.len() > images)
+            && let Some(image) = found.images.last_mut()
+            && image.cutout
+            && let Some((shadow, product)) = self.ground_shadow(&c, bg)
+        {
+            image.rect = self.unit(&product);
+            image.shadow = Some(shadow);
+        }
     }
 
     /// [`Grid::classify`] against a known ground colour; `depth` counts the solid shapes
@@ -63,6 +79,7 @@ impl Grid {
                 rect: self.unit(&c.bbox),
                 shape,
                 cutout: matches!(shape, Shape::Silhouette),
+                shadow: None,
             });
             return;
         }

@@ -5,7 +5,8 @@
 //!
 //! Slots: `background` (or `photo` on a photo ground), `panel_N`, `product_image`,
 //! `headline`, `supporting`, `eyebrow`, `cta` (a button frame holding `cta_label`), `badge`
-//! with `badge_label`, `logo`. Text boxes are the reference's blocks widened into the free
+//! with `badge_label`, `logo`; `product_shadow` under a cut-out product that stands on a
+//! ground shadow. Text boxes are the reference's blocks widened into the free
 //! space around them (new copy is rarely as short as the reference's), with shrink-to-fit
 //! down to 35 % of the reference's size.
 //!
@@ -33,6 +34,7 @@ use serde_json::Value;
 
 use super::Blueprint;
 pub use room::{MIN_TEXT_GAP_EM, grow_to_share, make_room};
+pub use steps::{shadow_box, shadow_core};
 pub use writer::role_for;
 
 /// The blueprint as a template (see the module docs).

@@ -9,7 +9,7 @@ use super::place::logo_column;
 use super::room::{grow_to_share, inset};
 use super::writer::{FULL, Writer, colour, role_for, round1, solid};
 use crate::blueprint::{
-    Align, Background, MIN_PRODUCT_SHARE, Rect, Shape, ShapeRole, TextBlock, TextRole,
+    Align, Background, GroundShadow, MIN_PRODUCT_SHARE, Rect, Shape, ShapeRole, TextBlock, TextRole,
 };
 
 /// A panel's slot id and box.
@@ -74,6 +74,13 @@ impl Writer<'_> {
 
     /// The `product_image` slot on a plain ground: the largest image region, grown to
     /// [`MIN_PRODUCT_SHARE`]. Returns its box.
+    ///
+    /// A cut-out product's slot (`$cutout`) is filled with the product cut out of its photo
+    /// when that works; its rounded corners are what the slot falls back to, the photo
+    /// filling the slot edge to edge (a photo on its own ground would be letterboxed to a
+    /// sliver of the slot by `FIT`). When the reference's product stands on a ground
+    /// shadow, a `product_shadow` (a blurred ellipse, `$shadow` saying where it sits
+    /// relative to the product) goes behind it, drawn only with a cut-out.
     pub(super) fn product_image(&mut self) -> Option<Rect> {
         let img = match self.bp.background {
             Background::Photo { .. } => None,
@@ -84,17 +91,45 @@ impl Writer<'_> {
             .shape_node(&rect, img.shape)
             .fills([solid([204, 204, 204])])
             .set("$image", "product");
-        // A cut-out product's slot is filled edge to edge too: variant images are mostly
-        // photos on their own ground, which FIT would letterbox to a sliver of the slot.
         if img.cutout {
             let (w, h) = (self.w, self.h);
-            n = n.set(
-                "cornerRadius",
-                round1(rect.w.min(rect.h * h / w) * w * 0.06),
-            );
+            n = n
+                .set(
+                    "cornerRadius",
+                    round1(rect.w.min(rect.h * h / w) * w * 0.06),
+                )
+                .set("$cutout", true);
+            if let Some(shadow) = img.shadow {
+                self.product_shadow(&img.rect, &rect, &shadow);
+            }
         }
         self.add("product_image", n, true);
         Some(rect)
+    }
+
+    /// The `product_shadow` under a cut-out product: the reference's shadow measured
+    /// against its product (`product`), placed the same way under the slot (`slot`). Its
+    /// `$shadow` keeps the measure (in the product's width: `w`, `h`, `dx` of the centre
+    /// from the product's centre; `dy` of the centre below the product's bottom, in the
+    /// shadow's height) for filling to place it under the cut-out as drawn.
+    fn product_shadow(&mut self, product: &Rect, slot: &Rect, shadow: &GroundShadow) {
+        // Unit-square sizes in design pixels, so ratios hold on any aspect.
+        let pw = product.w * self.w;
+        let (sw, sh) = (shadow.rect.w * self.w, shadow.rect.h * self.h);
+        let (scx, scy) = (
+            shadow.rect.center().0 * self.w,
+            shadow.rect.center().1 * self.h,
+        );
+        let ratios = serde_json::json!({
+            "w": round3(sw / pw.max(1.0)),
+            "h": round3(sh / pw.max(1.0)),
+            "dx": round3((scx - product.center().0 * self.w) / pw.max(1.0)),
+            "dy": round3((scy - product.bottom() * self.h) / sh.max(1.0)),
+            "strength": shadow.strength,
+        });
+        let placed = shadow_box(slot, self.w, self.h, &ratios);
+        let n = shadow_node(placed, shadow.strength).set("$shadow", ratios);
+        self.add("product_shadow", n, true);
     }
 
     /// The `badge` and its `badge_label` (the reference's label block, or one filling the
@@ -287,4 +322,56 @@ impl Writer<'_> {
         self.add("root", root, false);
         self.tree.build()
     }
+}
+
+fn round3(v: f32) -> f64 {
+    (f64::from(v) * 1000.0).round() / 1000.0
+}
+
+/// Where a ground shadow with `ratios` (see [`Writer::product_shadow`]) sits under a
+/// product drawn over `product` (unit square of a `w` x `h` design): `[x, y, width,
+/// height]` in design pixels.
+pub fn shadow_box(product: &Rect, w: f32, h: f32, ratios: &Value) -> [f64; 4] {
+    let r = |k: &str| ratios.get(k).and_then(Value::as_f64).unwrap_or(0.0) as f32;
+    let pw = product.w * w;
+    let (sw, sh) = (r("w") * pw, r("h") * pw);
+    let cx = product.center().0 * w + r("dx") * pw;
+    let cy = product.bottom() * h + r("dy") * sh;
+    [
+        round1(cx - sw / 2.0),
+        round1(cy - sh / 2.0),
+        round1(sw),
+        round1(sh),
+    ]
+}
+
+/// The ellipse of a ground shadow whose soft extent is `[x, y, width, height]`: its core
+/// (inset by the blur, which spreads it back out) and its blur radius, in design pixels.
+pub fn shadow_core([x, y, w, h]: [f64; 4]) -> ([f64; 4], f64) {
+    let blur = (h * 0.3).max(1.0);
+    let (iw, ih) = ((w - 1.4 * blur).max(w * 0.5), (h - 1.4 * blur).max(h * 0.4));
+    let r = |v: f64| (v * 10.0).round() / 10.0;
+    (
+        [r(x + (w - iw) / 2.0), r(y + (h - ih) / 2.0), r(iw), r(ih)],
+        r(blur),
+    )
+}
+
+/// A blurred black ellipse over a ground shadow's extent, as dark as the reference's.
+fn shadow_node(extent: [f64; 4], strength: f32) -> NodeBuilder {
+    let ([x, y, w, h], blur) = shadow_core(extent);
+    let mut fill = paint::solid([0.0, 0.0, 0.0]);
+    fill["opacity"] = serde_json::json!(shadow_opacity(strength));
+    NodeBuilder::new("ELLIPSE")
+        .bounds(x, y, w, h)
+        .fills([fill])
+        .set(
+            "effects",
+            serde_json::json!([{"type": "LAYER_BLUR", "radius": blur, "visible": true}]),
+        )
+}
+
+/// The opacity of a black shadow core that darkens the ground by `strength` once blurred.
+pub fn shadow_opacity(strength: f32) -> f64 {
+    round3((strength * 1.15).clamp(0.08, 0.7))
 }

@@ -46,6 +46,7 @@ fn bp() -> Blueprint {
             },
             shape: Shape::Circle,
             cutout: false,
+            shadow: None,
         }],
         shapes: Vec::new(),
         texts: vec![TextBlock {

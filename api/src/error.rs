@@ -74,6 +74,9 @@ pub enum ErrorCode {
     ImageUnreadable,
     /// 500: storing the upload failed; retry.
     ImageUploadFailed,
+    /// 422: no product can be cut out of the image (the message says why: nothing stands
+    /// out, the mask fills the frame or falls apart, or the model is not installed).
+    ImageCutoutFailed,
     /// 404: a swipe file (or, with `details` per id, some of `swipe_file_ids`) is not in the
     /// organisation's library.
     SwipeFileNotFound,
@@ -123,7 +126,8 @@ impl ErrorCode {
             | ProductVariantNoImages
             | ImageAdNotCompleted
             | ImageAdNotEditable
-            | DesignTemplateNotReady => StatusCode::UNPROCESSABLE_ENTITY,
+            | DesignTemplateNotReady
+            | ImageCutoutFailed => StatusCode::UNPROCESSABLE_ENTITY,
         }
     }
 }

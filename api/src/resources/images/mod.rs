@@ -11,8 +11,10 @@
 //! the handlers (parse → domain call → respond), with the calls other resources and the
 //! web dashboard share (`live_urls`, `live_logos`, `upload_bytes`, `upload_logo`);
 //! [`store`] holds every SQL statement of the resource; [`upload`] the upload form and
-//! the upload itself; [`derivatives`] the thumbnails and description made in the background.
+//! the upload itself; [`derivatives`] the thumbnails and description made in the background;
+//! [`cutout`] the product cut out of an image (`POST /v1/images/{id}/cutout`).
 
+mod cutout;
 mod derivatives;
 mod store;
 mod upload;
@@ -43,6 +45,7 @@ pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
         .routes(routes!(upload_image, list_images))
         .routes(routes!(get_image, delete_image))
+        .routes(routes!(cutout::cutout_image))
 }
 
 pub const IMAGE_TYPES: [&str; 5] = ["product", "lifestyle", "logo", "background", "other"];
@@ -78,6 +81,14 @@ pub struct Image {
     /// What was measured in the image (orientation, dominant colours, brightness); null
     /// until enrichment has run. Matched by `search`.
     pub enriched_description: Option<String>,
+    /// For a cut-out (`POST /v1/images/{id}/cutout`): the `img_…` it was cut out of; null
+    /// for uploads.
+    pub cutout_of: Option<String>,
+    /// For a cut-out: how the product's mask was made. `colour_key`: keyed on the photo's
+    /// flat or studio-sweep border; `model`: the U²-Net-P salient-object model;
+    /// `source_alpha`: the photo's own transparency. Null for uploads.
+    #[schema(value_type = Option<CutoutMethod>)]
+    pub cutout_method: Option<String>,
     pub created_at: String,
     pub updated_at: String,
 }
@@ -122,6 +133,16 @@ enum ImageType {
     Logo,
     Background,
     Other,
+}
+
+/// How a cut-out's mask was made, for the OpenAPI description.
+#[derive(ToSchema)]
+#[schema(rename_all = "snake_case")]
+#[allow(dead_code)]
+enum CutoutMethod {
+    SourceAlpha,
+    ColourKey,
+    Model,
 }
 
 /// Whether a logo is drawn for light or dark backgrounds, for the OpenAPI description.

@@ -37,15 +37,40 @@ pub(super) struct ImageRow {
     thumb_medium_key: Option<String>,
     thumb_large_key: Option<String>,
     enriched_description: Option<String>,
+    cutout_of: Option<String>,
+    cutout_method: Option<String>,
     created_at: String,
     updated_at: String,
 }
 
 const COLUMNS: &str = "t.id, t.blob_key, t.width, t.height, t.format, t.size_bytes, t.alt_text, t.image_type, \
                        t.is_ai_generated, t.logo_theme, t.product_id, t.thumb_small_key, t.thumb_medium_key, \
-                       t.thumb_large_key, t.enriched_description, t.created_at, t.updated_at";
+                       t.thumb_large_key, t.enriched_description, t.cutout_of, t.cutout_method, t.created_at, \
+                       t.updated_at";
 
 impl ImageRow {
+    /// The blob key of the image's file.
+    pub(super) fn blob_key(&self) -> &str {
+        &self.blob_key
+    }
+
+    /// Whether the image is itself a cut-out.
+    pub(super) fn is_cutout(&self) -> bool {
+        self.cutout_of.is_some()
+    }
+
+    /// What a cut-out of this image copies from it: `(alt_text, image_type, logo_theme,
+    /// product_id, is_ai_generated)`.
+    pub(super) fn kept(&self) -> (Option<&str>, Option<&str>, Option<&str>, Option<&str>, bool) {
+        (
+            self.alt_text.as_deref(),
+            self.image_type.as_deref(),
+            self.logo_theme.as_deref(),
+            self.product_id.as_deref(),
+            self.is_ai_generated,
+        )
+    }
+
     /// The image as the API shows it.
     pub(super) fn into_image(self, blobs: &dyn BlobStore) -> Image {
         let url = |k: Option<String>| k.map(|k| blobs.url(&k));
@@ -65,6 +90,8 @@ impl ImageRow {
             thumbnail_medium_src: url(self.thumb_medium_key),
             thumbnail_large_src: url(self.thumb_large_key),
             enriched_description: self.enriched_description,
+            cutout_of: self.cutout_of,
+            cutout_method: self.cutout_method,
             created_at: self.created_at,
             updated_at: self.updated_at,
         }
@@ -110,6 +137,10 @@ pub(super) struct NewImage<'a> {
     pub is_ai_generated: bool,
     pub logo_theme: Option<&'a str>,
     pub product_id: Option<&'a str>,
+    /// For a cut-out: the image it was cut out of, and how (`source_alpha`, `colour_key`,
+    /// `model`).
+    pub cutout_of: Option<&'a str>,
+    pub cutout_method: Option<&'a str>,
     /// Lower-cased text `search` matches (the alt text, until enrichment adds more).
     pub search_text: String,
     pub now: &'a str,
@@ -122,8 +153,8 @@ pub(super) struct NewImage<'a> {
 pub(super) async fn insert(conn: &mut AnyConnection, i: &NewImage<'_>) -> ApiResult<()> {
     crate::store::query(
         "INSERT INTO images (id, org_id, blob_key, width, height, format, size_bytes, alt_text, image_type, \
-         is_ai_generated, logo_theme, product_id, search_text, created_at, updated_at) \
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+         is_ai_generated, logo_theme, product_id, cutout_of, cutout_method, search_text, created_at, updated_at) \
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
     )
     .bind(i.id)
     .bind(i.org_id)
@@ -137,12 +168,33 @@ pub(super) async fn insert(conn: &mut AnyConnection, i: &NewImage<'_>) -> ApiRes
     .bind(i64::from(i.is_ai_generated))
     .bind(i.logo_theme)
     .bind(i.product_id)
+    .bind(i.cutout_of)
+    .bind(i.cutout_method)
     .bind(&i.search_text)
     .bind(i.now)
     .bind(i.now)
     .execute(conn)
     .await?;
     Ok(())
+}
+
+/// The live cut-out of image `source` of `org_id`, if one was made.
+///
+/// # Errors
+/// Database failures.
+pub(super) async fn live_cutout(
+    db: &Db,
+    org_id: &str,
+    source: &str,
+) -> ApiResult<Option<ImageRow>> {
+    Ok(crate::store::query_as::<ImageRow>(&format!(
+        "SELECT {COLUMNS} FROM images AS t WHERE t.cutout_of = ? AND t.org_id = ? AND t.deleted_at IS NULL \
+         ORDER BY t.seq LIMIT 1"
+    ))
+    .bind(source)
+    .bind(org_id)
+    .fetch_optional(&db.read)
+    .await?)
 }
 
 /// `(blob_key, logo_theme)` of the live image `id` of `org_id`, if there is one.

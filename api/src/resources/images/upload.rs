@@ -149,6 +149,8 @@ pub(super) async fn store_upload(
             is_ai_generated: form.is_ai_generated,
             logo_theme: logo_theme.as_deref(),
             product_id: form.product_id.as_deref(),
+            cutout_of: None,
+            cutout_method: None,
             search_text,
             now: &now,
         },

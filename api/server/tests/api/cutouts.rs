@@ -1,0 +1,195 @@
+//! `POST /v1/images/{id}/cutout`: a packshot cut out into a new PNG with alpha that keeps
+//! its source's type and links back to it; asking again returns the same cut-out; the
+//! same bytes share one file; and the error codes (unknown image, nothing to cut out,
+//! missing scope).
+
+use axum::http::Method;
+use image::{Rgba, RgbaImage};
+
+use crate::support::{TestServer, eventually};
+
+/// A packshot: a dark green bottle-like shape with a pale label, on white.
+fn packshot() -> Vec<u8> {
+    let img = RgbaImage::from_fn(600, 500, |x, y| {
+        let (xi, yi) = (i64::from(x), i64::from(y));
+        let body = (220..380).contains(&x) && (160..460).contains(&y);
+        let neck = (270..330).contains(&x) && (60..160).contains(&y);
+        let label = (240..360).contains(&x) && (260..340).contains(&y);
+        let cap = (xi - 300).pow(2) + (yi - 60).pow(2) < 30 * 30;
+        if label {
+            Rgba([246, 244, 238, 255])
+        } else if body || neck || cap {
+            Rgba([30, 90 + (x % 40) as u8, 50, 255])
+        } else {
+            Rgba([255, 255, 255, 255])
+        }
+    });
+    let mut out = Vec::new();
+    img.write_to(&mut std::io::Cursor::new(&mut out), image::ImageFormat::Png)
+        .unwrap();
+    out
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_packshot_is_cut_out_into_a_linked_png_with_alpha() {
+    let s = TestServer::start().await;
+    let org = s.org("Cutouts").await;
+    let bytes = packshot();
+    let source = s
+        .upload(
+            &org,
+            bytes.clone(),
+            &[("image_type", "product"), ("alt_text", "Green bottle")],
+        )
+        .await
+        .expect(201, None)
+        .id();
+
+    let path = format!("/v1/images/{source}/cutout");
+    let made = s
+        .call(Method::POST, &path, Some(&org.key), None)
+        .await
+        .expect(201, None);
+    let cut = &made.body["data"];
+    let cut_id = made.id();
+    assert!(cut_id.starts_with("img_") && cut_id != source);
+    assert_eq!(cut["cutout_of"], source.as_str());
+    assert_eq!(cut["cutout_method"], "colour_key");
+    assert_eq!(cut["image_type"], "product");
+    assert_eq!(cut["alt_text"], "Green bottle");
+    assert_eq!(cut["format"], "png");
+    // Trimmed to the bottle (x 220..380, y 30..460), give or take the soft edge.
+    let (w, h) = (
+        cut["width"].as_i64().unwrap(),
+        cut["height"].as_i64().unwrap(),
+    );
+    assert!(
+        (158..=164).contains(&w) && (428..=434).contains(&h),
+        "{w}x{h}"
+    );
+
+    // The file is a PNG with alpha: clear beside the neck, opaque on the label.
+    let (status, _, png) = s.fetch(cut["src"].as_str().unwrap()).await;
+    assert_eq!(status, 200);
+    let img = image::load_from_memory(&png).unwrap().into_rgba8();
+    assert_eq!((i64::from(img.width()), i64::from(img.height())), (w, h));
+    assert_eq!(img.get_pixel(5, 80).0[3], 0, "beside the neck is clear");
+    let label = img.get_pixel(80, 270);
+    assert_eq!(label.0, [246, 244, 238, 255], "the label is kept as it was");
+
+    // Asking again returns the same cut-out; so does asking the cut-out itself.
+    for p in [path.clone(), format!("/v1/images/{cut_id}/cutout")] {
+        let again = s
+            .call(Method::POST, &p, Some(&org.key), None)
+            .await
+            .expect(200, None);
+        assert_eq!(again.id(), cut_id, "{p}");
+    }
+    // The source is unchanged; the cut-out gets thumbnails like an upload.
+    let src = s
+        .get(&org, &format!("/v1/images/{source}"))
+        .await
+        .expect(200, None);
+    assert!(src.body["data"]["cutout_of"].is_null());
+    assert!(src.body["data"]["cutout_method"].is_null());
+    assert!(
+        eventually(|| async {
+            s.get(&org, &format!("/v1/images/{cut_id}")).await.body["data"]["thumbnail_small_src"]
+                .is_string()
+        })
+        .await
+    );
+
+    // A second upload of the same bytes gets its own cut-out image, sharing the file.
+    let twin = s
+        .upload(&org, bytes, &[("image_type", "product")])
+        .await
+        .expect(201, None)
+        .id();
+    let twin_cut = s
+        .call(
+            Method::POST,
+            &format!("/v1/images/{twin}/cutout"),
+            Some(&org.key),
+            None,
+        )
+        .await
+        .expect(201, None);
+    assert_ne!(twin_cut.id(), cut_id);
+    assert_eq!(twin_cut.body["data"]["src"], cut["src"]);
+    assert_eq!(twin_cut.body["data"]["cutout_of"], twin.as_str());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cutout_errors_name_what_went_wrong() {
+    let s = TestServer::start().await;
+    let org = s.org("Cutout errors").await;
+    // An unknown image.
+    let r = s
+        .call(
+            Method::POST,
+            "/v1/images/img_nope/cutout",
+            Some(&org.key),
+            None,
+        )
+        .await
+        .expect(404, Some("IMAGE_NOT_FOUND"));
+    assert!(
+        r.body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("img_nope")
+    );
+
+    // Another organisation's image is not found either.
+    let other = s.org("Other").await;
+    let theirs = s
+        .upload(&other, packshot(), &[])
+        .await
+        .expect(201, None)
+        .id();
+    s.call(
+        Method::POST,
+        &format!("/v1/images/{theirs}/cutout"),
+        Some(&org.key),
+        None,
+    )
+    .await
+    .expect(404, Some("IMAGE_NOT_FOUND"));
+
+    // A plain white picture: nothing to cut out, and the message says so.
+    let blank = s
+        .upload(
+            &org,
+            crate::support::png(300, 200, [255, 255, 255, 255]),
+            &[],
+        )
+        .await
+        .expect(201, None)
+        .id();
+    let r = s
+        .call(
+            Method::POST,
+            &format!("/v1/images/{blank}/cutout"),
+            Some(&org.key),
+            None,
+        )
+        .await
+        .expect(422, Some("IMAGE_CUTOUT_FAILED"));
+    let message = r.body["error"]["message"].as_str().unwrap();
+    assert!(message.contains("no product stands out"), "{message}");
+    // No image was made for it.
+    let list = s.get(&org, "/v1/images").await.expect(200, None);
+    assert_eq!(list.body["data"].as_array().unwrap().len(), 1);
+
+    // A key that may only read images.
+    let read_only = s.key(&org.id, "images:read", None).await;
+    s.call(
+        Method::POST,
+        &format!("/v1/images/{blank}/cutout"),
+        Some(&read_only),
+        None,
+    )
+    .await
+    .expect(403, Some("FORBIDDEN"));
+}

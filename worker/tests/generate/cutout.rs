@@ -13,7 +13,7 @@ use adforge_worker::cutout::{Cutter, Method, Refusal};
 use adforge_worker::{
     AdCompleted, AdProgress, Claimed, DeliveredEvent, EnqueueOutcome, Error as QueueError, Event,
     GenerateAdHandler, GenerateConfig, Job, JobHandler, JobQueue, MemoryQueue, ProgressSink,
-    QueueConfig, QueueStats, RetryOutcome,
+    QueueConfig, QueueStats, RerenderJob, RetryOutcome,
 };
 use futures_util::future::BoxFuture;
 use image::{DynamicImage, RgbaImage};
@@ -373,6 +373,7 @@ impl JobQueue for Recording {
 const OLD_GROUND: [u8; 3] = [0x4F, 0xB0, 0xE0];
 
 struct AdRun {
+    handler: GenerateAdHandler,
     done: AdCompleted,
     messages: Vec<String>,
     png: RgbaImage,
@@ -432,6 +433,7 @@ async fn ad_from(reference: Vec<u8>, product: Vec<u8>, cutter: Cutter) -> AdRun 
     let png = image::load_from_memory(&bytes).unwrap().into_rgba8();
     let messages = queue.messages.lock().unwrap().clone();
     AdRun {
+        handler,
         done,
         messages,
         png,
@@ -559,6 +561,50 @@ async fn a_cut_out_slot_shows_the_product_without_its_old_ground() {
         opaque > 10_000,
         "the cut-out covers {opaque} pixels of the ad"
     );
+
+    // An edit of the editable ad (new headline) keeps the cut-out, drawn the same.
+    let mut edited = tree.clone();
+    let headline = edited["nodes"]
+        .as_object_mut()
+        .unwrap()
+        .values_mut()
+        .find(|n| n["name"] == "Headline")
+        .unwrap();
+    headline["characters"] = Value::from("Mornings, simplified.");
+    let queue = Arc::new(MemoryQueue::new(QueueConfig::default()));
+    queue
+        .enqueue(Job::RenderImageAdVersion(RerenderJob {
+            ad_id: "ia_cut".into(),
+            org_id: "org_1".into(),
+            version: 2,
+            version_id: None,
+            json_tree: edited,
+        }))
+        .await
+        .unwrap();
+    let claimed = queue
+        .claim("test", Duration::from_secs(1))
+        .await
+        .unwrap()
+        .unwrap();
+    let sink = ProgressSink::new(queue.clone() as Arc<dyn JobQueue>, &claimed);
+    run.handler.handle(claimed.job, sink).await.unwrap();
+    let key = adforge_worker::generate::blob_key("ia_cut", 2);
+    let v2 = image::load_from_memory(&run.blobs.get(&key).await.unwrap().unwrap())
+        .unwrap()
+        .into_rgba8();
+    assert_ne!(v2, run.png, "the edit shows");
+    let (x0, y0) = ((x * scale) as u32, (y * scale) as u32);
+    let (x1, y1) = (((x + w) * scale) as u32, ((y + h) * scale) as u32);
+    for py in y0..y1 {
+        for px in x0..x1 {
+            assert_eq!(
+                v2.get_pixel(px, py),
+                run.png.get_pixel(px, py),
+                "the cut-out at ({px}, {py}) changed in the edit"
+            );
+        }
+    }
 }
 
 #[tokio::test]

@@ -62,6 +62,7 @@ const NAV: &[(&str, &str)] = &[
     ("/dashboard/swipe", "Swipe file"),
     ("/dashboard/packs", "Packs"),
     ("/dashboard/templates", "Templates"),
+    ("/dashboard/cutouts", "Cut-outs"),
     ("/dashboard/brands", "Brands"),
     ("/dashboard/keys", "API keys"),
     ("/dashboard/wallet", "Wallet"),

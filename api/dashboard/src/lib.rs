@@ -28,6 +28,7 @@
 
 mod ads;
 mod brands;
+mod cutouts;
 pub mod html;
 mod keys;
 pub mod members;
@@ -121,6 +122,7 @@ pub fn router<S: Clone + Send + Sync + 'static>(state: DashboardState) -> Router
         .route("/ads/{id}/download", get(ads::download))
         .route("/ads/{id}/thumb", get(ads::thumb))
         .route("/ads/{id}/edit", get(ads::edit_form).post(ads::edit_submit))
+        .route("/cutouts", get(cutouts::list))
         .route("/keys", get(keys::list).post(keys::create))
         .route("/keys/{id}/revoke", post(keys::revoke))
         .route("/keys/{id}/rotate", post(keys::rotate))

@@ -193,3 +193,69 @@ async fn cutout_errors_name_what_went_wrong() {
     .await
     .expect(403, Some("FORBIDDEN"));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_dashboard_shows_each_cut_out_beside_its_source() {
+    let s = TestServer::start().await;
+    let org = s.org("Cutout page").await;
+    let b = crate::dashboard::member(
+        &s,
+        &org.id,
+        "cut@example.com",
+        adforge_dashboard::members::Role::Member,
+        false,
+    )
+    .await;
+    let empty = b.get("/dashboard/cutouts").await;
+    assert_eq!(empty.status, 200);
+    assert!(empty.text.contains("No cut-outs yet"), "{}", empty.text);
+    assert!(
+        empty
+            .text
+            .contains(r#"href="/dashboard/cutouts" aria-current="page""#)
+    );
+
+    let source = s
+        .upload(&org, packshot(), &[("alt_text", "Green bottle")])
+        .await
+        .expect(201, None)
+        .id();
+    let cut = s
+        .call(
+            Method::POST,
+            &format!("/v1/images/{source}/cutout"),
+            Some(&org.key),
+            None,
+        )
+        .await
+        .expect(201, None);
+    let cut_src = cut.body["data"]["src"].as_str().unwrap().to_string();
+    let page = b.get("/dashboard/cutouts").await;
+    assert_eq!(page.status, 200);
+    let item = page
+        .text
+        .split(&format!(r#"<li class="card cutout" id="{}">"#, cut.id()))
+        .nth(1)
+        .expect("the cut-out is listed")
+        .split("</li>")
+        .next()
+        .unwrap()
+        .to_string();
+    assert!(item.contains(&source), "{item}");
+    assert!(item.contains(&cut_src), "{item}");
+    assert!(item.contains("keyed on its plain background"), "{item}");
+    assert!(item.contains("Green bottle"), "{item}");
+
+    // Another organisation's member does not see it.
+    let other = s.org("Elsewhere").await;
+    let stranger = crate::dashboard::member(
+        &s,
+        &other.id,
+        "other@example.com",
+        adforge_dashboard::members::Role::Member,
+        false,
+    )
+    .await;
+    let theirs = stranger.get("/dashboard/cutouts").await;
+    assert!(!theirs.text.contains(&cut.id()));
+}

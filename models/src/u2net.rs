@@ -332,7 +332,8 @@ pub struct SaliencyMap {
 /// U²-Net-P with its weights: turns a picture into a [`SaliencyMap`].
 ///
 /// Load once per process ([`SalientSegmenter::load`]); `Send + Sync`, share it in an `Arc`.
-/// The weights take 4.5 MB; one pass at 320x320 allocates about 60 MB of activations.
+/// The weights take 4.5 MB; one pass at 320x320 took the bench process (`scripts/bench-cutout`)
+/// to a peak of about 260 MB resident (full-resolution padded buffers of 64 and 128 channels).
 #[derive(Debug)]
 pub struct SalientSegmenter {
     model: U2Net,

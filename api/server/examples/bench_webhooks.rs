@@ -237,6 +237,7 @@ async fn main() {
             swipe_file: None,
             design_template: None,
             render: None,
+            copy: None,
         })
     };
     let wait_all = |ids: Vec<String>| {

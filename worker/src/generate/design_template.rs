@@ -167,6 +167,7 @@ impl GenerateAdHandler {
                 ad_format,
             })),
             render: None,
+            copy: None,
         })
     }
 
@@ -220,6 +221,7 @@ impl GenerateAdHandler {
                 ad_format: None,
             })),
             render: None,
+            copy: None,
         })
     }
 
@@ -318,6 +320,7 @@ impl GenerateAdHandler {
             swipe_file: None,
             design_template: None,
             render: Some(timings),
+            copy: None,
         })
     }
 }

@@ -369,6 +369,7 @@ impl GenerateAdHandler {
             swipe_file: None,
             design_template: None,
             render: Some(timings),
+            copy: None,
         })
     }
 
@@ -467,6 +468,7 @@ impl GenerateAdHandler {
             swipe_file: None,
             design_template: None,
             render: Some(timings),
+            copy: None,
         })
     }
 

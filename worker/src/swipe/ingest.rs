@@ -201,6 +201,7 @@ impl Ingestor {
             })),
             design_template: None,
             render: None,
+            copy: None,
         })
     }
 }

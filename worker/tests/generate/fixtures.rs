@@ -233,6 +233,7 @@ pub fn job(base: &str, ad_id: &str, reference: &str, editable: bool) -> Generate
                     theme: Some("light".into()),
                 },
             ],
+            details: serde_json::Value::Null,
         },
         product: Product {
             id: "prod_1".into(),
@@ -250,6 +251,7 @@ pub fn job(base: &str, ad_id: &str, reference: &str, editable: bool) -> Generate
             details: json!({"pain_points": ["Rushed mornings"], "motivations": ["Calm starts"]}),
         },
         variant_image_urls: vec![format!("{base}/img/coffee.png")],
+        variant: None,
         template: None,
     }
 }

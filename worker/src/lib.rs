@@ -42,6 +42,7 @@ pub mod blueprint;
 pub mod generate;
 pub mod imaging;
 pub mod node;
+pub mod ocr;
 pub mod protocol;
 pub mod s3;
 pub mod swipe;

@@ -284,6 +284,7 @@ impl GenerateAdHandler {
             copy: &copy,
             product_image: product_image.as_deref(),
             logos: &logos,
+            slots: None,
         };
         let filled = fill::fill(&layout.json_tree, &inputs).map_err(|e| {
             JobError::abort(format!(

@@ -43,10 +43,13 @@ pub mod brand;
 pub mod cache;
 pub mod copy;
 pub mod design_template;
+pub mod facts;
 pub mod fetch;
 pub mod fill;
+pub mod grounding;
 pub mod layouts;
 pub mod quality;
+pub mod slots;
 
 use std::sync::Arc;
 
@@ -94,6 +97,9 @@ pub struct GenerateConfig {
     /// Classifies design-template references (industry, ad format) where models are
     /// loaded; `None` leaves them unclassified.
     pub classifier: Option<Arc<dyn design_template::Classifier>>,
+    /// Reads the words of references' text blocks (their roles, the format, the words the
+    /// copy follows). Default: Tesseract when it is on the PATH; `None` reads none.
+    pub words: Option<Arc<dyn crate::blueprint::detect::WordReader>>,
 }
 
 impl GenerateConfig {
@@ -105,7 +111,18 @@ impl GenerateConfig {
             fetch_limits: FetchLimits::default(),
             gpu: None,
             classifier: None,
+            words: crate::ocr::Tesseract::on_path()
+                .map(|t| Arc::new(t) as Arc<dyn crate::blueprint::detect::WordReader>),
         }
+    }
+
+    /// Reads references' words with `reader` (`None`: roles and format from the layout only).
+    pub fn with_word_reader(
+        mut self,
+        reader: Option<Arc<dyn crate::blueprint::detect::WordReader>>,
+    ) -> Self {
+        self.words = reader;
+        self
     }
 
     /// Classifies design-template references with `classifier`.
@@ -159,7 +176,9 @@ impl GenerateAdHandler {
             Vec::new()
         });
         GenerateAdHandler {
-            blueprints: Arc::new(cache::BlueprintCache::new(cache::CAPACITY)),
+            blueprints: Arc::new(
+                cache::BlueprintCache::new(cache::CAPACITY).with_reader(config.words),
+            ),
             renderer,
             fetcher,
             blobs: config.blobs,
@@ -246,6 +265,7 @@ impl GenerateAdHandler {
             .report("choosing_layout", "Choosing a layout", 40)
             .await;
         let copy = copy::write_copy(&job.product, &job.audience, job.prompt.as_deref());
+        let facts = Arc::new(facts::Facts::from_job(job));
         let palette = brand::Palette::from_brand(&job.brand, analysis);
         let inputs = fill::FillInputs {
             ad_id: &job.ad_id,
@@ -255,7 +275,9 @@ impl GenerateAdHandler {
             copy: &copy,
             product_image: product_image.as_deref(),
             logos: &logos,
+            slots: None,
         };
+        let mut written: Option<slots::Written> = None;
         // The reference's own layout first; the built-in library when the analysis found
         // nothing usable or the ad built on it breaks a quality rule.
         let mut tree = None;
@@ -269,13 +291,29 @@ impl GenerateAdHandler {
                 )
                 .await;
             let template = blueprint::template::template(blueprint);
+            let words = {
+                let (renderer, facts, template) =
+                    (self.renderer.clone(), facts.clone(), template.clone());
+                let (job, bp) = (job.clone(), readings.clone());
+                blocking(move || blueprint_words(&job, &bp.1, &template, &facts, &renderer)).await?
+            };
+            let inputs = fill::FillInputs {
+                slots: Some(&words.slots),
+                ..inputs.clone()
+            };
             let filled = fill::fill(&template, &inputs).map_err(JobError::abort)?;
             let renderer = self.renderer.clone();
             let fetcher = self.fetcher.clone();
             let (t, report) =
                 blocking(move || preflight_report(&renderer, &fetcher, filled)).await??;
-            match quality::check(&t, &report, blueprint) {
-                Ok(()) => tree = Some(t),
+            let grounded = grounding::check_tree(t.as_value(), &facts)
+                .map(|_| ())
+                .map_err(|e| format!("its words state what no input supports: {}", e.join("; ")));
+            match quality::check(&t, &report, blueprint).and(grounded) {
+                Ok(()) => {
+                    tree = Some(t);
+                    written = Some(words);
+                }
                 Err(e) => why_not = Some(e),
             }
         }
@@ -348,6 +386,26 @@ impl GenerateAdHandler {
             }
         };
 
+        // The grounding rule, on every ad (the template writer only writes grounded words;
+        // this is the guard that keeps it so).
+        let stated = grounding::check_tree(tree.as_value(), &facts).map_err(|e| {
+            JobError::abort(format!(
+                "the ad's words state what no input supports: {}",
+                e.join("; ")
+            ))
+        })?;
+        let mut copy_report = match written {
+            Some(w) => w.report,
+            None => crate::protocol::CopyReport {
+                writer: "template".into(),
+                format: blueprint.format.map(str::to_owned),
+                format_from: blueprint.format_from.to_owned(),
+                words_read: blueprint.words_read,
+                ..Default::default()
+            },
+        };
+        copy_report.facts = stated;
+
         progress.report("rendering", "Rendering at 4K", 75).await;
         let renderer = self.renderer.clone();
         let fetcher = self.fetcher.clone();
@@ -369,7 +427,7 @@ impl GenerateAdHandler {
             swipe_file: None,
             design_template: None,
             render: Some(timings),
-            copy: None,
+            copy: Some(Box::new(copy_report)),
         })
     }
 
@@ -500,6 +558,59 @@ impl JobHandler for GenerateAdHandler {
             }
         })
     }
+}
+
+/// The words of every text slot of `template` (written from `blueprint`), by role, from
+/// `facts` ([`slots`]), measured with `renderer`.
+pub fn blueprint_words(
+    job: &GenerateAdJob,
+    blueprint: &blueprint::Blueprint,
+    template: &serde_json::Value,
+    facts: &facts::Facts,
+    renderer: &Renderer,
+) -> slots::Written {
+    let reference = slots::Reference {
+        format: blueprint.format.map(str::to_owned),
+        format_from: blueprint.format_from.to_owned(),
+        words_read: blueprint.words_read,
+    };
+    let (heading, body) = brand::fonts(&job.brand.fonts);
+    let specs = slots::specs(template, &heading, &body);
+    let seed = copy_seed(&copy_seed_parts(job), &specs, &reference);
+    slots::write(&specs, facts, &reference, seed, Some(renderer))
+}
+
+/// What the copy's hash covers of a job: the inputs the words come from and the ad's
+/// version (a retried job writes the same words; a new version may write others).
+fn copy_seed_parts(job: &GenerateAdJob) -> Vec<String> {
+    vec![
+        job.product.name.clone(),
+        job.product.description.clone().unwrap_or_default(),
+        job.product.details.to_string(),
+        job.audience.name.clone(),
+        job.audience.details.to_string(),
+        job.brand.name.clone(),
+        job.prompt.clone().unwrap_or_default(),
+        serde_json::to_string(&job.variant).unwrap_or_default(),
+        job.version.to_string(),
+    ]
+}
+
+/// The seed of an ad's words: [`copy_seed_parts`], the reference's slots, words and format.
+fn copy_seed(parts: &[String], specs: &[slots::SlotSpec], reference: &slots::Reference) -> u64 {
+    let mut all: Vec<String> = parts.to_vec();
+    for s in specs {
+        all.push(format!(
+            "{}:{}:{}:{}",
+            s.key,
+            s.role,
+            s.words.as_deref().unwrap_or(""),
+            s.lines
+        ));
+    }
+    all.push(reference.format.clone().unwrap_or_default());
+    let refs: Vec<&str> = all.iter().map(String::as_str).collect();
+    copy::fnv1a(&refs)
 }
 
 /// Renders small, fixes low contrast and overflowing text, and repeats (at most 3 times)

@@ -262,7 +262,11 @@ async fn ads_follow_their_reference() {
             ));
         } else {
             let e = &r.expect;
-            match node_rect(&tree, "Headline") {
+            // The lead: the headline, or the quote, offer, price or figure that leads.
+            let lead = ["Headline", "Quote", "Offer", "Price", "Stat"]
+                .iter()
+                .find_map(|n| node_rect(&tree, n));
+            match lead {
                 Some(h) if r_center_in(&h, &ur(e.headline), 0.08) => {}
                 h => errs.push(format!(
                     "headline box {h:?}, reference had {:?}",
@@ -430,8 +434,17 @@ fn why_not(handler: &adforge_worker::GenerateAdHandler, png: &[u8], base: &str) 
         copy: &copy,
         product_image: Some(&url),
         logos: &[],
+        slots: None,
     };
-    let filled = fill::fill(&adforge_worker::blueprint::template::template(&bp), &inputs).unwrap();
+    let template = adforge_worker::blueprint::template::template(&bp);
+    let facts = adforge_worker::generate::facts::Facts::from_job(&job);
+    let words =
+        adforge_worker::generate::blueprint_words(&job, &bp, &template, &facts, handler.renderer());
+    let inputs = fill::FillInputs {
+        slots: Some(&words.slots),
+        ..inputs
+    };
+    let filled = fill::fill(&template, &inputs).unwrap();
     let (t, report) = preflight_report(handler.renderer(), handler.fetcher(), filled).unwrap();
     format!(
         "{:?} / {:?}",

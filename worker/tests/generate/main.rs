@@ -6,6 +6,9 @@
 #![allow(clippy::unwrap_used)]
 
 mod blueprint;
+mod copy;
 mod fixtures;
+mod formats;
 mod pipeline;
 mod references;
+mod roles;

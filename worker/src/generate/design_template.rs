@@ -286,6 +286,31 @@ impl GenerateAdHandler {
             logos: &logos,
             slots: None,
         };
+        // The template's slots keep the roles of the reference it was analysed from: each
+        // is written by its role, like a blueprint's.
+        let facts = std::sync::Arc::new(super::facts::Facts::from_job(job));
+        let words = {
+            let (renderer, facts, tree, job) = (
+                self.renderer.clone(),
+                facts.clone(),
+                layout.json_tree.clone(),
+                job.clone(),
+            );
+            blocking(move || {
+                super::template_words(
+                    &job,
+                    &tree,
+                    &super::slots::Reference::default(),
+                    &facts,
+                    &renderer,
+                )
+            })
+            .await?
+        };
+        let inputs = fill::FillInputs {
+            slots: Some(&words.slots),
+            ..inputs
+        };
         let filled = fill::fill(&layout.json_tree, &inputs).map_err(|e| {
             JobError::abort(format!(
                 "the tree of design template {} cannot be filled: {e}",
@@ -301,6 +326,15 @@ impl GenerateAdHandler {
         let renderer = self.renderer.clone();
         let fetcher = self.fetcher.clone();
         let tree = blocking(move || preflight(&renderer, &fetcher, filled)).await??;
+        // The grounding rule, as on every ad.
+        let stated = super::grounding::check_tree(tree.as_value(), &facts).map_err(|e| {
+            JobError::abort(format!(
+                "the ad's words state what no input supports: {}",
+                e.join("; ")
+            ))
+        })?;
+        let mut report = words.report;
+        report.facts = super::slot_keys(stated, &report);
         progress.report("rendering", "Rendering at 4K", 75).await;
         let renderer = self.renderer.clone();
         let fetcher = self.fetcher.clone();
@@ -321,7 +355,7 @@ impl GenerateAdHandler {
             swipe_file: None,
             design_template: None,
             render: Some(timings),
-            copy: None,
+            copy: Some(Box::new(report)),
         })
     }
 }

@@ -394,7 +394,8 @@ fn channels(c: Rgb) -> [f64; 3] {
     c.map(|v| round4(f64::from(v) / 255.0))
 }
 
-fn display_name(key: &str) -> String {
+/// The readable `name` a filled node gets from its template key (`list_item_2` → `List Item 2`).
+pub fn display_name(key: &str) -> String {
     key.split('_')
         .map(|w| {
             let mut c = w.chars();

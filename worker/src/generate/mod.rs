@@ -404,7 +404,7 @@ impl GenerateAdHandler {
                 ..Default::default()
             },
         };
-        copy_report.facts = stated;
+        copy_report.facts = slot_keys(stated, &copy_report);
 
         progress.report("rendering", "Rendering at 4K", 75).await;
         let renderer = self.renderer.clone();
@@ -574,10 +574,40 @@ pub fn blueprint_words(
         format_from: blueprint.format_from.to_owned(),
         words_read: blueprint.words_read,
     };
+    template_words(job, template, &reference, facts, renderer)
+}
+
+/// The words of every text slot of `template` (a blueprint's or a design template's), by
+/// role, from `facts` ([`slots`]), measured with `renderer`.
+pub fn template_words(
+    job: &GenerateAdJob,
+    template: &serde_json::Value,
+    reference: &slots::Reference,
+    facts: &facts::Facts,
+    renderer: &Renderer,
+) -> slots::Written {
     let (heading, body) = brand::fonts(&job.brand.fonts);
     let specs = slots::specs(template, &heading, &body);
-    let seed = copy_seed(&copy_seed_parts(job), &specs, &reference);
-    slots::write(&specs, facts, &reference, seed, Some(renderer))
+    let seed = copy_seed(&copy_seed_parts(job), &specs, reference);
+    slots::write(&specs, facts, reference, seed, Some(renderer))
+}
+
+/// The facts with their slots named by template key (`badge_label`), as the report's slots
+/// are, rather than by node name (`Badge Label`).
+pub fn slot_keys(
+    mut facts: Vec<crate::protocol::FactSource>,
+    report: &crate::protocol::CopyReport,
+) -> Vec<crate::protocol::FactSource> {
+    for f in &mut facts {
+        if let Some(s) = report
+            .slots
+            .iter()
+            .find(|s| fill::display_name(&s.slot) == f.slot)
+        {
+            f.slot = s.slot.clone();
+        }
+    }
+    facts
 }
 
 /// What the copy's hash covers of a job: the inputs the words come from and the ad's

@@ -182,6 +182,19 @@ async fn facts_land_in_their_slots_and_nothing_is_invented() {
                 r.name, report["facts"]
             ));
         }
+        if r.name == "price_led" {
+            let sources: Vec<(&str, &str)> = report["facts"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|f| (f["slot"].as_str().unwrap(), f["source"].as_str().unwrap()))
+                .collect();
+            if !sources.contains(&("price", "variant.price"))
+                || !sources.contains(&("compare_at_price", "variant.compare_at_price"))
+            {
+                failures.push(format!("price_led: fact sources {sources:?}"));
+            }
+        }
         headlines.push(headline(&t));
     }
     let distinct: std::collections::HashSet<&String> = headlines.iter().collect();

@@ -11,7 +11,7 @@
 //! let gpu = node::open_backend(adforge_renderer::BackendChoice::Auto)?; // once per process
 //! let dir = adforge_models::default_models_dir();
 //! let models = adforge_models::Models::load(&dir).ok().map(std::sync::Arc::new);
-//! let handler = node::handler_with_models(blobs, false, gpu, models, &dir);
+//! let handler = node::handler_with_models(blobs, false, gpu, models, &dir, None);
 //! node::spawn_in_process(queue, handler, 2);
 //! # Ok(()) }
 //! ```
@@ -55,6 +55,7 @@ pub fn handler_with_models(
     gpu: Option<Gpu>,
     models: Option<Arc<Models>>,
     models_dir: &Path,
+    copy_model: Option<Arc<dyn crate::generate::llm::SlotProposer>>,
 ) -> Arc<dyn JobHandler> {
     let ingest = models.map(|m| Arc::new(Ingestor::new(m, blobs.clone(), models_dir)));
     let classifier = ingest
@@ -64,7 +65,8 @@ pub fn handler_with_models(
         GenerateConfig::new(blobs)
             .allow_private_urls(allow_private_urls)
             .with_gpu(gpu)
-            .with_classifier(classifier),
+            .with_classifier(classifier)
+            .with_copy_model(copy_model),
     ));
     Arc::new(SwipeAwareHandler::new(generate, ingest))
 }

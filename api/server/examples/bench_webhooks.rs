@@ -132,6 +132,7 @@ async fn main() {
         webhooks: Default::default(),
         ops: Default::default(),
         blob: Default::default(),
+        copy_model: Default::default(),
         render: adforge::flags::RenderBackend {
             backend: adforge_renderer::BackendChoice::Cpu,
         },

@@ -181,6 +181,7 @@ impl Server {
                 gpu,
                 models.get().cloned(),
                 &models_dir,
+                args.copy_model.open()?,
             ),
             args.workers,
         );

@@ -290,11 +290,12 @@ impl GenerateAdHandler {
         // is written by its role, like a blueprint's.
         let facts = std::sync::Arc::new(super::facts::Facts::from_job(job));
         let words = {
-            let (renderer, facts, tree, job) = (
+            let (renderer, facts, tree, job, model) = (
                 self.renderer.clone(),
                 facts.clone(),
                 layout.json_tree.clone(),
                 job.clone(),
+                self.copy_model.clone(),
             );
             blocking(move || {
                 super::template_words(
@@ -303,6 +304,7 @@ impl GenerateAdHandler {
                     &super::slots::Reference::default(),
                     &facts,
                     &renderer,
+                    model.as_deref(),
                 )
             })
             .await?

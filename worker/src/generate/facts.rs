@@ -183,6 +183,27 @@ impl Facts {
         self.offer.is_some() || self.discount.is_some() || self.prompt_offer.is_some()
     }
 
+    /// The facts as the copy model's brief states them.
+    pub fn brief(&self) -> Value {
+        serde_json::json!({
+            "product": self.name,
+            "brand": self.brand,
+            "price": self.price.as_ref().map(|p| &p.text),
+            "compare_at_price": self.compare_at.as_ref().map(|p| &p.text),
+            "discount_percent": self.discount,
+            "offer": self.offer,
+            "benefits": self.benefits,
+            "features": self.features,
+            "stats": self.stats.iter().map(|s| format!("{} {}", s.value, s.label)).collect::<Vec<_>>(),
+            "guarantee": self.guarantee,
+            "shipping": self.shipping,
+            "audience": self.audience,
+            "pain_points": self.pains,
+            "motivations": self.motivations,
+            "words_to_avoid": self.avoid,
+        })
+    }
+
     /// Benefits, then features.
     pub fn points(&self) -> Vec<String> {
         self.benefits

@@ -48,6 +48,7 @@ pub mod fetch;
 pub mod fill;
 pub mod grounding;
 pub mod layouts;
+pub mod llm;
 pub mod quality;
 pub mod slots;
 
@@ -97,6 +98,9 @@ pub struct GenerateConfig {
     /// Classifies design-template references (industry, ad format) where models are
     /// loaded; `None` leaves them unclassified.
     pub classifier: Option<Arc<dyn design_template::Classifier>>,
+    /// The operator's copy model ([`llm`]), proposing the free lines; `None`: the template
+    /// writer alone.
+    pub copy_model: Option<Arc<dyn llm::SlotProposer>>,
     /// Reads the words of references' text blocks (their roles, the format, the words the
     /// copy follows). Default: Tesseract when it is on the PATH; `None` reads none.
     pub words: Option<Arc<dyn crate::blueprint::detect::WordReader>>,
@@ -111,6 +115,7 @@ impl GenerateConfig {
             fetch_limits: FetchLimits::default(),
             gpu: None,
             classifier: None,
+            copy_model: None,
             words: crate::ocr::Tesseract::on_path()
                 .map(|t| Arc::new(t) as Arc<dyn crate::blueprint::detect::WordReader>),
         }
@@ -122,6 +127,12 @@ impl GenerateConfig {
         reader: Option<Arc<dyn crate::blueprint::detect::WordReader>>,
     ) -> Self {
         self.words = reader;
+        self
+    }
+
+    /// Asks `model` for candidates for the free lines of each ad ([`llm`]).
+    pub fn with_copy_model(mut self, model: Option<Arc<dyn llm::SlotProposer>>) -> Self {
+        self.copy_model = model;
         self
     }
 
@@ -158,6 +169,7 @@ pub struct GenerateAdHandler {
     blobs: Arc<dyn BlobStore>,
     layouts: Vec<layouts::Layout>,
     classifier: Option<Arc<dyn design_template::Classifier>>,
+    copy_model: Option<Arc<dyn llm::SlotProposer>>,
 }
 
 /// The deterministic blob key of an ad version; a redo overwrites it.
@@ -184,6 +196,7 @@ impl GenerateAdHandler {
             blobs: config.blobs,
             layouts,
             classifier: config.classifier,
+            copy_model: config.copy_model,
         }
     }
 
@@ -294,8 +307,11 @@ impl GenerateAdHandler {
             let words = {
                 let (renderer, facts, template) =
                     (self.renderer.clone(), facts.clone(), template.clone());
-                let (job, bp) = (job.clone(), readings.clone());
-                blocking(move || blueprint_words(&job, &bp.1, &template, &facts, &renderer)).await?
+                let (job, bp, model) = (job.clone(), readings.clone(), self.copy_model.clone());
+                blocking(move || {
+                    blueprint_words(&job, &bp.1, &template, &facts, &renderer, model.as_deref())
+                })
+                .await?
             };
             let inputs = fill::FillInputs {
                 slots: Some(&words.slots),
@@ -568,13 +584,14 @@ pub fn blueprint_words(
     template: &serde_json::Value,
     facts: &facts::Facts,
     renderer: &Renderer,
+    model: Option<&dyn llm::SlotProposer>,
 ) -> slots::Written {
     let reference = slots::Reference {
         format: blueprint.format.map(str::to_owned),
         format_from: blueprint.format_from.to_owned(),
         words_read: blueprint.words_read,
     };
-    template_words(job, template, &reference, facts, renderer)
+    template_words(job, template, &reference, facts, renderer, model)
 }
 
 /// The words of every text slot of `template` (a blueprint's or a design template's), by
@@ -585,11 +602,12 @@ pub fn template_words(
     reference: &slots::Reference,
     facts: &facts::Facts,
     renderer: &Renderer,
+    model: Option<&dyn llm::SlotProposer>,
 ) -> slots::Written {
     let (heading, body) = brand::fonts(&job.brand.fonts);
     let specs = slots::specs(template, &heading, &body);
     let seed = copy_seed(&copy_seed_parts(job), &specs, reference);
-    slots::write(&specs, facts, reference, seed, Some(renderer))
+    slots::write(&specs, facts, reference, seed, Some(renderer), model)
 }
 
 /// The facts with their slots named by template key (`badge_label`), as the report's slots

@@ -25,7 +25,7 @@
 //! version, so the same inputs and version always give the same words and different
 //! references give different ones.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 use adforge_renderer::{Renderer, Tree, tree::TextStyle};
 use serde_json::{Map, Value, json};
@@ -33,6 +33,7 @@ use serde_json::{Map, Value, json};
 use super::copy::fnv1a;
 use super::facts::{Facts, clean};
 use super::grounding::check_text;
+use super::llm::{Brief, BriefSlot, SlotProposer};
 use crate::blueprint::words::{CTA_PHRASES, Casing, casing, list_marker};
 use crate::protocol::{CopyReport, Refusal, SlotReport};
 
@@ -69,7 +70,11 @@ pub struct SlotText {
     pub role: String,
     /// False when the slot is left out (hidden).
     pub shown: bool,
+    /// `template`, or `llm` when the operator's model wrote it.
+    pub writer: String,
 }
+
+const TEMPLATE: &str = "template";
 
 /// The words of every slot, and the report of them.
 #[derive(Debug, Clone)]
@@ -148,6 +153,8 @@ pub struct Reference {
 
 /// A chosen review: its index.
 struct State<'a> {
+    /// The operator's model's candidates per slot key.
+    proposals: HashMap<String, Vec<String>>,
     facts: &'a Facts,
     seed: u64,
     renderer: Option<&'a Renderer>,
@@ -171,8 +178,13 @@ pub fn write(
     reference: &Reference,
     seed: u64,
     renderer: Option<&Renderer>,
+    proposer: Option<&dyn SlotProposer>,
 ) -> Written {
+    let proposals = proposer
+        .map(|p| propose(p, specs, facts, reference, seed))
+        .unwrap_or_default();
     let mut st = State {
+        proposals,
         facts,
         seed,
         renderer,
@@ -212,8 +224,14 @@ pub fn write(
         }
         slots.insert(s.key.clone(), t);
     }
+    let by_llm = slots
+        .values()
+        .any(|t: &SlotText| t.shown && t.writer == "llm");
     let report = CopyReport {
-        writer: "template".into(),
+        writer: match proposer {
+            Some(p) if by_llm => p.name(),
+            _ => TEMPLATE.into(),
+        },
         format: reference.format.clone(),
         format_from: reference.format_from.clone(),
         words_read: reference.words_read,
@@ -231,7 +249,7 @@ pub fn write(
                         String::new()
                     },
                     shown: t.shown,
-                    writer: "template".into(),
+                    writer: t.writer.clone(),
                     reference_words: s.words.clone(),
                 }
             })
@@ -256,6 +274,7 @@ impl State<'_> {
             text: String::new(),
             role: role.to_owned(),
             shown: false,
+            writer: TEMPLATE.into(),
         };
         let refs = s.words.as_deref().unwrap_or("").to_lowercase();
         match s.role.as_str() {
@@ -453,6 +472,17 @@ impl State<'_> {
                 }
                 hidden("list_item")
             }
+            "headline" | "supporting" | "eyebrow" | "cta"
+                if self.proposals.contains_key(&s.key) =>
+            {
+                match self.model_line(s) {
+                    Some(t) => t,
+                    None => {
+                        self.proposals.remove(&s.key);
+                        self.slot(s, lead, has_headline, all, reference)
+                    }
+                }
+            }
             "headline" => self.headline(s, all, reference, "headline"),
             "supporting" => {
                 let c = self.supporting_lines();
@@ -470,6 +500,7 @@ impl State<'_> {
                     text: "Shop now".into(),
                     role: "cta".into(),
                     shown: true,
+                    writer: TEMPLATE.into(),
                 })
             }
             _ => {
@@ -478,6 +509,42 @@ impl State<'_> {
                     .unwrap_or_else(|| hidden("brand"))
             }
         }
+    }
+
+    /// The first of the model's candidates for `s` that is grounded, new to this ad and
+    /// fits the slot; the others are reported as refused.
+    fn model_line(&mut self, s: &SlotSpec) -> Option<SlotText> {
+        let candidates = self.proposals.get(&s.key).cloned().unwrap_or_default();
+        for c in candidates {
+            let c = apply_case(s.case, &clean(&c));
+            if c.is_empty() || self.used.contains(&c.to_lowercase()) {
+                continue;
+            }
+            let why = match check_text(&c, &s.key, self.facts) {
+                Err(reason) => Some(reason),
+                Ok(_) if !self.fits(s, &c) => {
+                    Some("does not fit the slot at the reference's type size".to_owned())
+                }
+                Ok(_) => None,
+            };
+            match why {
+                None => {
+                    return Some(SlotText {
+                        text: c,
+                        role: s.role.clone(),
+                        shown: true,
+                        writer: "llm".into(),
+                    });
+                }
+                Some(reason) => self.refused.push(Refusal {
+                    slot: s.key.clone(),
+                    text: c,
+                    reason,
+                    writer: "llm".into(),
+                }),
+            }
+        }
+        None
     }
 
     /// The review the quote, its author and the rating show (one for all three).
@@ -523,10 +590,13 @@ impl State<'_> {
             .collect();
         let who = (!f.audience.is_empty() && f.audience.chars().count() <= 28)
             .then(|| lower_first(&f.audience));
-        let mut c: Vec<String> = Vec::new();
-        if let Some(q) = quoted(&f.prompt) {
-            c.push(q);
+        // A phrase the prompt quotes is the headline, as written.
+        if let Some(q) = quoted(&f.prompt)
+            && let Some(t) = self.choose_as_given(s, role, vec![q])
+        {
+            return t;
         }
+        let mut c: Vec<String> = Vec::new();
         let question = refw.ends_with('?');
         let first = refw.split_whitespace().next().unwrap_or("").to_lowercase();
         let imperative = IMPERATIVES.contains(&first.as_str());
@@ -544,9 +614,6 @@ impl State<'_> {
                 c.push(format!("Want {}?", lower_first(b)));
             }
             c.push(format!("Have you tried {name}?"));
-            if let Some(w) = &who {
-                c.push(format!("Calling all {w}?"));
-            }
         } else if list_title {
             c.push(format!("Why people love {name}"));
             c.push(format!("Reasons to love {name}"));
@@ -586,13 +653,14 @@ impl State<'_> {
             }
             c.push(format!("Your new favourite: {name}"));
         }
-        if c.is_empty() || (c.len() == 1 && quoted(&f.prompt).is_some()) {
+        if c.is_empty() {
             c.push(format!("Meet {name}."));
         }
         self.choose(s, role, c).unwrap_or_else(|| SlotText {
             text: apply_case(s.case, name),
             role: role.to_owned(),
             shown: true,
+            writer: TEMPLATE.into(),
         })
     }
 
@@ -771,7 +839,7 @@ impl State<'_> {
                         slot: s.key.clone(),
                         text: c,
                         reason,
-                        writer: "template".into(),
+                        writer: TEMPLATE.into(),
                     });
                 }
                 continue;
@@ -794,6 +862,7 @@ impl State<'_> {
             text: best.0.clone(),
             role: role.to_owned(),
             shown: true,
+            writer: TEMPLATE.into(),
         })
     }
 
@@ -813,8 +882,56 @@ impl State<'_> {
             return text.chars().count() as f32 <= self.target_len(s) * 1.6 + 4.0;
         };
         let m = r.measure_text(style, text, s.size, s.width);
-        let max_lines = style.max_lines.map_or(s.lines as usize + 1, |n| n as usize);
-        !m.broke_word && m.height <= s.height * 1.02 && m.lines <= max_lines.max(1)
+        // The box is the reference's glyph extent, a little less than the layout's line
+        // pitch per line: count lines, not pixels (shrink-to-fit absorbs the rest).
+        let pitch = m.height / m.lines.max(1) as f32;
+        let room = ((s.height / pitch.max(1.0)).round() as usize).max(s.lines as usize);
+        let max_lines = style
+            .max_lines
+            .map_or(room, |n| (n as usize).min(room.max(1)));
+        !m.broke_word && m.lines <= max_lines.max(1)
+    }
+}
+
+/// Asks `proposer` for the free lines of `specs` (a failure is logged and ignored).
+fn propose(
+    proposer: &dyn SlotProposer,
+    specs: &[SlotSpec],
+    facts: &Facts,
+    reference: &Reference,
+    seed: u64,
+) -> HashMap<String, Vec<String>> {
+    let slots: Vec<BriefSlot> = specs
+        .iter()
+        .filter(|s| {
+            matches!(
+                s.role.as_str(),
+                "headline" | "supporting" | "eyebrow" | "cta"
+            )
+        })
+        .map(|s| BriefSlot {
+            key: s.key.clone(),
+            role: s.role.clone(),
+            reference_words: s.words.clone(),
+            max_chars: (s.width / (0.5 * s.size) * s.lines.max(1) as f32) as usize,
+        })
+        .collect();
+    if slots.is_empty() {
+        return HashMap::new();
+    }
+    let brief = Brief {
+        slots,
+        facts: facts.brief(),
+        prompt: facts.prompt.clone(),
+        format: reference.format.clone(),
+        seed,
+    };
+    match proposer.propose(&brief) {
+        Ok(p) => p,
+        Err(e) => {
+            tracing::warn!(writer = %proposer.name(), error = %e, "the copy model proposed nothing; the template writer's words are used");
+            HashMap::new()
+        }
     }
 }
 

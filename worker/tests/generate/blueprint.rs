@@ -438,8 +438,14 @@ fn why_not(handler: &adforge_worker::GenerateAdHandler, png: &[u8], base: &str) 
     };
     let template = adforge_worker::blueprint::template::template(&bp);
     let facts = adforge_worker::generate::facts::Facts::from_job(&job);
-    let words =
-        adforge_worker::generate::blueprint_words(&job, &bp, &template, &facts, handler.renderer());
+    let words = adforge_worker::generate::blueprint_words(
+        &job,
+        &bp,
+        &template,
+        &facts,
+        handler.renderer(),
+        None,
+    );
     let inputs = fill::FillInputs {
         slots: Some(&words.slots),
         ..inputs

@@ -68,12 +68,19 @@ fn without_facts(mut j: GenerateAdJob) -> GenerateAdJob {
     j
 }
 
-struct Setup {
-    harness: Harness,
+pub struct Setup {
+    pub harness: Harness,
     base: String,
 }
 
 async fn setup() -> Setup {
+    setup_with(None).await
+}
+
+/// The format references served, and a harness whose handler asks `model` for copy.
+pub async fn setup_with(
+    model: Option<std::sync::Arc<dyn adforge_worker::generate::llm::SlotProposer>>,
+) -> Setup {
     let renderer = Renderer::with_defaults();
     let mut files = HashMap::new();
     for r in formats::all() {
@@ -87,13 +94,13 @@ async fn setup() -> Setup {
     files.insert("/logo/light.png".into(), logo([250, 250, 250]));
     let base = serve(files).await;
     Setup {
-        harness: Harness::new().await,
+        harness: Harness::with_config(|c| c.with_copy_model(model)).await,
         base,
     }
 }
 
 impl Setup {
-    fn job(&self, id: &str, reference: &str) -> GenerateAdJob {
+    pub fn job(&self, id: &str, reference: &str) -> GenerateAdJob {
         let mut j = job(&self.base, id, &format!("/ref/{reference}.png"), true);
         j.brand
             .logos
@@ -104,7 +111,7 @@ impl Setup {
     }
 
     /// The ad's texts and its copy report's slots (name → role).
-    async fn run(&self, j: GenerateAdJob) -> (HashMap<String, String>, Value) {
+    pub async fn run(&self, j: GenerateAdJob) -> (HashMap<String, String>, Value) {
         let id = j.ad_id.clone();
         let done = self
             .harness

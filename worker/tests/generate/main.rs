@@ -9,6 +9,7 @@ mod blueprint;
 mod copy;
 mod fixtures;
 mod formats;
+mod llm;
 mod pipeline;
 mod references;
 mod roles;

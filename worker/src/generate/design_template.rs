@@ -285,6 +285,7 @@ impl GenerateAdHandler {
             product_image: product_image.as_deref(),
             logos: &logos,
             slots: None,
+            no_logo: super::facts::no_logo(job.prompt.as_deref().unwrap_or("")),
         };
         // The template's slots keep the roles of the reference it was analysed from: each
         // is written by its role, like a blueprint's.

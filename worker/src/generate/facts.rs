@@ -183,6 +183,11 @@ impl Facts {
         self.offer.is_some() || self.discount.is_some() || self.prompt_offer.is_some()
     }
 
+    /// Whether the prompt asks for an ad without the brand's logo.
+    pub fn no_logo(&self) -> bool {
+        no_logo(&self.prompt)
+    }
+
     /// The facts as the copy model's brief states them.
     pub fn brief(&self) -> Value {
         serde_json::json!({
@@ -300,6 +305,22 @@ fn flatten(path: &str, v: &Value, out: &mut Vec<(String, String)>) {
         }
         Value::Null => {}
     }
+}
+
+/// Whether `prompt` asks for no logo ("no logo", "without the logo", "hide the logo").
+pub fn no_logo(prompt: &str) -> bool {
+    let p = prompt.to_lowercase();
+    [
+        "no logo",
+        "without logo",
+        "without the logo",
+        "without a logo",
+        "hide the logo",
+        "no brand logo",
+        "without our logo",
+    ]
+    .iter()
+    .any(|w| p.contains(w))
 }
 
 /// Collapses whitespace and trims.

@@ -55,6 +55,8 @@ pub struct FillInputs<'a> {
     /// The words of each slot by node key, written by role ([`super::slots`]); slots not
     /// in it take `copy`'s words by their `$text`.
     pub slots: Option<&'a BTreeMap<String, SlotText>>,
+    /// The prompt asks for no logo: the logo slot stays in the tree, hidden.
+    pub no_logo: bool,
 }
 
 /// How the contrast of one text node is guaranteed.
@@ -230,6 +232,9 @@ pub fn fill(template: &Value, inputs: &FillInputs<'_>) -> Result<Filled, String>
                 }
             }
             Some("logo") => {
+                if inputs.no_logo {
+                    n.insert("visible".into(), Value::from(false));
+                }
                 let bg = backdrop.unwrap_or([255, 255, 255]);
                 let align = src.get("$align").and_then(Value::as_str).unwrap_or("LEFT");
                 place_logo(&mut n, inputs, bg, align, &heading);

@@ -289,6 +289,7 @@ impl GenerateAdHandler {
             product_image: product_image.as_deref(),
             logos: &logos,
             slots: None,
+            no_logo: facts.no_logo(),
         };
         let mut written: Option<slots::Written> = None;
         // The reference's own layout first; the built-in library when the analysis found

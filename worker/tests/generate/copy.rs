@@ -71,6 +71,8 @@ fn without_facts(mut j: GenerateAdJob) -> GenerateAdJob {
 pub struct Setup {
     pub harness: Harness,
     base: String,
+    /// The references' PNGs by name.
+    pngs: HashMap<String, Vec<u8>>,
 }
 
 async fn setup() -> Setup {
@@ -92,10 +94,19 @@ pub async fn setup_with(
     );
     files.insert("/logo/dark.png".into(), logo([24, 24, 32]));
     files.insert("/logo/light.png".into(), logo([250, 250, 250]));
-    let base = serve(files).await;
+    let base = serve(files.clone()).await;
     Setup {
         harness: Harness::with_config(|c| c.with_copy_model(model)).await,
         base,
+        pngs: formats::all()
+            .iter()
+            .map(|r| {
+                (
+                    r.name.to_owned(),
+                    files[&format!("/ref/{}.png", r.name)].clone(),
+                )
+            })
+            .collect(),
     }
 }
 
@@ -112,7 +123,18 @@ impl Setup {
 
     /// The ad's texts and its copy report's slots (name → role).
     pub async fn run(&self, j: GenerateAdJob) -> (HashMap<String, String>, Value) {
-        let id = j.ad_id.clone();
+        self.run_png(j).await.0
+    }
+
+    /// The ad's editable tree.
+    pub async fn tree(&self, j: GenerateAdJob) -> Value {
+        let done = self.harness.run(Job::GenerateImageAd(j)).await.0.unwrap();
+        done.json_tree.unwrap()
+    }
+
+    /// [`Setup::run`], and the ad's PNG.
+    pub async fn run_png(&self, j: GenerateAdJob) -> ((HashMap<String, String>, Value), Vec<u8>) {
+        let (id, version) = (j.ad_id.clone(), j.version);
         let done = self
             .harness
             .run(Job::GenerateImageAd(j))
@@ -120,7 +142,11 @@ impl Setup {
             .0
             .unwrap_or_else(|e| panic!("{id}: {e:?}"));
         let report = serde_json::to_value(done.copy.expect("a copy report")).unwrap();
-        (texts(done.json_tree.as_ref().unwrap()), report)
+        let png = self
+            .harness
+            .blob(&adforge_worker::generate::blob_key(&id, version))
+            .await;
+        ((texts(done.json_tree.as_ref().unwrap()), report), png)
     }
 }
 
@@ -137,10 +163,16 @@ async fn facts_land_in_their_slots_and_nothing_is_invented() {
     let s = setup().await;
     let mut failures = Vec::new();
     let mut headlines = Vec::new();
-    for r in formats::all().into_iter().take(8) {
-        let (t, report) = s
-            .run(with_facts(s.job(&format!("ia_f_{}", r.name), r.name)))
+    let mut sheet = Vec::new();
+    for (i, r) in formats::all().into_iter().enumerate() {
+        let ((t, report), png) = s
+            .run_png(with_facts(s.job(&format!("ia_f_{}", r.name), r.name)))
             .await;
+        sheet.push((s.pngs[r.name].clone(), png));
+        if i >= 8 {
+            // The story and the content ad are on the contact sheet only.
+            continue;
+        }
         let dump = format!("{t:?}\n    slots {}", report["slots"]);
         let has = |name: &str, want: &str| t.get(name).is_some_and(|v| v.contains(want));
         let ok = match r.name {
@@ -204,6 +236,8 @@ async fn facts_land_in_their_slots_and_nothing_is_invented() {
         }
         headlines.push(headline(&t));
     }
+    // docs/copy.md's contact sheet: each reference beside its ad, with every fact given.
+    crate::blueprint::write_sheet(&sheet, "copy-sheet.png");
     let distinct: std::collections::HashSet<&String> = headlines.iter().collect();
     if distinct.len() != headlines.len() {
         failures.push(format!("headlines repeat: {headlines:?}"));
@@ -240,6 +274,25 @@ async fn the_prompt_steers_and_words_are_deterministic() {
     );
     let (again, _) = s.run(j).await;
     assert_eq!(t, again, "a retried job writes the same words");
+    // Every ad carries the brand: a reference without a logo gets one in a free corner,
+    // unless the prompt asks for none.
+    let logo = |tree: &Value| {
+        tree["nodes"]
+            .as_object()
+            .unwrap()
+            .values()
+            .find(|n| n["name"] == "Logo")
+            .map(|n| n["visible"] != false)
+    };
+    let tree = s.tree(s.job("ia_logo", "benefit_headline")).await;
+    assert_eq!(logo(&tree), Some(true), "a logo in a free corner");
+    let mut j = s.job("ia_nologo", "benefit_headline");
+    j.prompt = Some("Warm, no logo".into());
+    assert_eq!(
+        logo(&s.tree(j).await),
+        Some(false),
+        "the prompt asked for no logo"
+    );
     let mut q = s.job("ia_quoted", "question_headline");
     q.prompt = Some("Lead with \"Mornings, sorted\"".into());
     let (t, _) = s.run(q).await;

@@ -330,3 +330,35 @@ fn the_grounding_rule_refuses_an_invented_discount() {
         );
     }
 }
+
+/// The copy step's time per ad (roles read, slots written and measured, grounding checked),
+/// for the benchmark: prints the median over the format references.
+#[test]
+#[ignore = "prints how long writing one ad's words takes; run with --release for real numbers"]
+fn copy_time_per_ad() {
+    use adforge_worker::blueprint::{analyse_image, template::template};
+    use adforge_worker::generate::{blueprint_words, grounding};
+    let renderer = Renderer::with_defaults();
+    let mut times = Vec::new();
+    for r in formats::all() {
+        let bp = analyse_image(&r.png(&renderer)).unwrap();
+        let tpl = template(&bp);
+        let j = with_facts(job("http://x", "ia_t", "/r.png", true));
+        let facts = Facts::from_job(&j);
+        for _ in 0..5 {
+            let t = std::time::Instant::now();
+            let w = blueprint_words(&j, &bp, &tpl, &facts, &renderer, None);
+            for s in w.slots.values() {
+                grounding::check_text(&s.text, "x", &facts).unwrap();
+            }
+            times.push(t.elapsed().as_secs_f64() * 1000.0);
+        }
+    }
+    times.sort_by(f64::total_cmp);
+    println!(
+        "copy per ad: median {:.2} ms, max {:.2} ms over {} runs",
+        times[times.len() / 2],
+        times[times.len() - 1],
+        times.len()
+    );
+}

@@ -364,14 +364,20 @@ impl GenerateAdHandler {
                     product_image.is_some(),
                 );
                 let template = blueprint::template::template(&generic);
+                let words = self
+                    .words_for(job, template.clone(), blueprint, facts.clone())
+                    .await?;
                 let inputs = fill::FillInputs {
                     layout_name: GENERIC_LAYOUT,
+                    slots: Some(&words.slots),
                     ..inputs.clone()
                 };
                 let filled = fill::fill(&template, &inputs).map_err(JobError::abort)?;
                 let renderer = self.renderer.clone();
                 let fetcher = self.fetcher.clone();
-                blocking(move || preflight(&renderer, &fetcher, filled)).await??
+                let t = blocking(move || preflight(&renderer, &fetcher, filled)).await??;
+                written = Some(words);
+                t
             }
             None => {
                 let reason = why_not.unwrap_or_default();
@@ -392,14 +398,20 @@ impl GenerateAdHandler {
                 let template = layout
                     .template(analysis.aspect)
                     .ok_or_else(|| JobError::abort("no layout for this aspect ratio"))?;
+                let words = self
+                    .words_for(job, template.clone(), blueprint, facts.clone())
+                    .await?;
                 let inputs = fill::FillInputs {
                     layout_name: &layout.name,
+                    slots: Some(&words.slots),
                     ..inputs.clone()
                 };
                 let filled = fill::fill(template, &inputs).map_err(JobError::abort)?;
                 let renderer = self.renderer.clone();
                 let fetcher = self.fetcher.clone();
-                blocking(move || preflight(&renderer, &fetcher, filled)).await??
+                let t = blocking(move || preflight(&renderer, &fetcher, filled)).await??;
+                written = Some(words);
+                t
             }
         };
 
@@ -446,6 +458,34 @@ impl GenerateAdHandler {
             render: Some(timings),
             copy: Some(Box::new(copy_report)),
         })
+    }
+
+    /// The words of a library or generic `template`'s slots, by role ([`template_words`]),
+    /// with what the reference's `blueprint` says of its format.
+    async fn words_for(
+        &self,
+        job: &GenerateAdJob,
+        template: serde_json::Value,
+        blueprint: &blueprint::Blueprint,
+        facts: Arc<facts::Facts>,
+    ) -> Result<slots::Written, JobError> {
+        let reference = slots::Reference {
+            format: blueprint.format.map(str::to_owned),
+            format_from: blueprint.format_from.to_owned(),
+            words_read: blueprint.words_read,
+        };
+        let (renderer, model, job) = (self.renderer.clone(), self.copy_model.clone(), job.clone());
+        blocking(move || {
+            template_words(
+                &job,
+                &template,
+                &reference,
+                &facts,
+                &renderer,
+                model.as_deref(),
+            )
+        })
+        .await
     }
 
     /// Fetches the product image (checked to be an image) and the brand's logos

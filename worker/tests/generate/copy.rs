@@ -361,4 +361,23 @@ fn copy_time_per_ad() {
         times[times.len() - 1],
         times.len()
     );
+    // Reading a reference's words (once per reference: the blueprint cache keeps it).
+    let reader = crate::roles::tesseract();
+    let mut extra = Vec::new();
+    for r in formats::all() {
+        let png = r.png(&renderer);
+        let t = std::time::Instant::now();
+        adforge_worker::blueprint::analyse_image_with(&png, None).unwrap();
+        let plain = t.elapsed().as_secs_f64();
+        let t = std::time::Instant::now();
+        adforge_worker::blueprint::analyse_image_with(&png, Some(&reader)).unwrap();
+        extra.push((t.elapsed().as_secs_f64() - plain) * 1000.0);
+    }
+    extra.sort_by(f64::total_cmp);
+    println!(
+        "reading a reference's words with Tesseract: median {:.0} ms, max {:.0} ms over {} references",
+        extra[extra.len() / 2],
+        extra[extra.len() - 1],
+        extra.len()
+    );
 }

@@ -303,7 +303,7 @@ async fn completed(
     crate::store::query(
         "UPDATE image_ads SET status = 'completed', progress = NULL, image_url = ?, width = ?, height = ?, \
          duration_ms = ?, completed_at = ?, updated_at = ?, current_json_tree = coalesce(?, current_json_tree), \
-         error_code = NULL, error_message = NULL WHERE id = ?",
+         copy_report = coalesce(?, copy_report), error_code = NULL, error_message = NULL WHERE id = ?",
     )
     .bind(&c.image_url)
     .bind(i64::from(c.width))
@@ -312,6 +312,7 @@ async fn completed(
     .bind(&now)
     .bind(&now)
     .bind(&tree)
+    .bind(c.copy.as_ref().map(crate::store::to_json_text))
     .bind(&c.ad_id)
     .execute(&mut *tx)
     .await?;

@@ -42,8 +42,8 @@ pub use error::Error;
 pub use fonts::FontLibrary;
 pub use image::{FetchLimits, HttpFetcher, ImageFetcher};
 pub use render::{
-    BackendChoice, DEFAULT_LONG_EDGE, MAX_EDGE, RenderOptions, Rendered, Renderer, open_gpu,
-    output_size,
+    BackendChoice, DEFAULT_LONG_EDGE, MAX_EDGE, RenderOptions, Rendered, Renderer, TextMeasure,
+    open_gpu, output_size,
 };
 pub use report::{BackendUsed, GpuReport, RenderReport, Warning};
 pub use tree::Tree;

@@ -31,6 +31,19 @@ pub struct Rendered {
     pub report: RenderReport,
 }
 
+/// How [`Renderer::measure_text`] found a text to come out.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct TextMeasure {
+    /// Lines after breaking.
+    pub lines: usize,
+    /// The widest line.
+    pub width: f32,
+    /// The height of the lines.
+    pub height: f32,
+    /// True when a word was wider than the box and had to be broken.
+    pub broke_word: bool,
+}
+
 /// Renders trees. Create one per process and share it (`&Renderer` is `Sync`): it holds the
 /// font database and glyph caches, which take a moment to build. Text layout is serialised
 /// through an internal mutex; rasterisation runs in parallel across threads.
@@ -204,6 +217,35 @@ impl Renderer {
         }
         out.extend(loaded);
         out
+    }
+
+    /// Sets `characters` in `style` (a TEXT node's font, weight, line height, case and
+    /// letter spacing, as [`Tree`] parsed it; its own `characters`, `maxLines` and ellipsis
+    /// are ignored) at `font_size` in a box `width` wide, and says how the layout engine
+    /// breaks it, without drawing anything. A copywriter uses it to choose words that fit a
+    /// slot at the reference's type size. Takes the text engine's lock (microseconds).
+    pub fn measure_text(
+        &self,
+        style: &crate::tree::TextStyle,
+        characters: &str,
+        font_size: f32,
+        width: f32,
+    ) -> TextMeasure {
+        let mut style = style.clone();
+        style.characters = characters.to_owned();
+        style.max_lines = None;
+        style.ellipsis = false;
+        let mut engine = self
+            .text
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let s = engine.shape(&style, font_size, Some(width.max(1.0)), None);
+        TextMeasure {
+            lines: s.lines,
+            width: s.width,
+            height: s.height,
+            broke_word: s.broke_word,
+        }
     }
 
     /// Hands a finished canvas back for reuse by the next render (optional; saves the page

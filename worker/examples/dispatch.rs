@@ -38,6 +38,7 @@ fn job(i: usize) -> Job {
             color_palettes: serde_json::json!({"primary": ["#112233", "#445566"]}),
             fonts: serde_json::json!([{"name": "Inter"}]),
             logos: Vec::new(),
+            details: serde_json::Value::Null,
         },
         product: Product {
             id: entity("prod").0,
@@ -53,6 +54,7 @@ fn job(i: usize) -> Job {
         },
         variant_image_urls: vec!["https://example.com/variant.png".to_owned()],
         template: None,
+        variant: None,
     })
 }
 

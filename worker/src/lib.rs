@@ -45,6 +45,7 @@ pub mod cutout;
 pub mod generate;
 pub mod imaging;
 pub mod node;
+pub mod ocr;
 pub mod protocol;
 pub mod s3;
 pub mod swipe;

@@ -12,7 +12,7 @@
 //! let dir = adforge_models::default_models_dir();
 //! let models = adforge_models::Models::load(&dir).ok().map(std::sync::Arc::new);
 //! let cutter = std::sync::Arc::new(adforge_worker::cutout::Cutter::load(&dir));
-//! let handler = node::handler_with_models(blobs, false, gpu, models, &dir, cutter);
+//! let handler = node::handler_with_models(blobs, false, gpu, models, &dir, cutter, None);
 //! node::spawn_in_process(queue, handler, 2);
 //! # Ok(()) }
 //! ```
@@ -51,7 +51,8 @@ pub fn open_backend(
 
 /// The ad generation handler wrapped by the swipe-file ingest (when `models` are loaded;
 /// `models_dir` is read for the ImageNet label order), cutting products out with `cutter`
-/// (the process's one: [`Cutter::load`]).
+/// (the process's one: [`Cutter::load`]), with `copy_model` (the operator's model
+/// writer, when set) proposing candidate lines.
 pub fn handler_with_models(
     blobs: Arc<dyn BlobStore>,
     allow_private_urls: bool,
@@ -59,6 +60,7 @@ pub fn handler_with_models(
     models: Option<Arc<Models>>,
     models_dir: &Path,
     cutter: Arc<Cutter>,
+    copy_model: Option<Arc<dyn crate::generate::llm::SlotProposer>>,
 ) -> Arc<dyn JobHandler> {
     let ingest = models.map(|m| Arc::new(Ingestor::new(m, blobs.clone(), models_dir)));
     let classifier = ingest
@@ -69,7 +71,8 @@ pub fn handler_with_models(
             .allow_private_urls(allow_private_urls)
             .with_gpu(gpu)
             .with_classifier(classifier)
-            .with_cutter(cutter),
+            .with_cutter(cutter)
+            .with_copy_model(copy_model),
     ));
     Arc::new(SwipeAwareHandler::new(generate, ingest))
 }

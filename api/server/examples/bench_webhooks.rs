@@ -132,6 +132,7 @@ async fn main() {
         webhooks: Default::default(),
         ops: Default::default(),
         blob: Default::default(),
+        copy_model: Default::default(),
         render: adforge::flags::RenderBackend {
             backend: adforge_renderer::BackendChoice::Cpu,
         },
@@ -237,6 +238,7 @@ async fn main() {
             swipe_file: None,
             design_template: None,
             render: None,
+            copy: None,
         })
     };
     let wait_all = |ids: Vec<String>| {

@@ -184,6 +184,7 @@ impl Server {
                 models.get().cloned(),
                 &models_dir,
                 cutter.clone(),
+                args.copy_model.open()?,
             ),
             args.workers,
         );

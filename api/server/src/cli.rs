@@ -76,6 +76,8 @@ pub struct ServeArgs {
     #[command(flatten)]
     pub blob: crate::flags::BlobArgs,
     #[command(flatten)]
+    pub copy_model: crate::flags::CopyModelArgs,
+    #[command(flatten)]
     pub dashboard: adforge_dashboard::DashboardArgs,
     /// The models folder (`scripts/fetch-models` fills it). Default:
     /// `$ADFORGE_MODELS_DIR`, else `~/.cache/adforge/models`. Without models the server

@@ -1,6 +1,6 @@
 //! Flags shared by several subcommands, declared once and flattened into each:
 //! [`DatabaseArgs`] (`serve`, `admin`), [`RenderBackend`] (`serve`, `worker`, `render`) and
-//! [`BlobArgs`] (`serve`, `worker`, `admin`).
+//! [`BlobArgs`] (`serve`, `worker`, `admin`) and [`CopyModelArgs`] (`serve`, `worker`).
 //!
 //! Where blobs live, chosen once at start-up by `serve`, `worker` and `admin`: the folder
 //! `DATA_DIR/blobs` (the embedded default) or an S3-compatible bucket (`--blob-url
@@ -53,6 +53,43 @@ pub struct RenderBackend {
     /// included; none is a start-up error).
     #[arg(long, env = "ADFORGE_BACKEND", default_value = "auto")]
     pub backend: adforge_renderer::BackendChoice,
+}
+
+/// The operator's copy model, shared by `serve` and `worker`: an OpenAI-compatible
+/// chat-completions endpoint that proposes ads' free lines, used only where they pass the
+/// grounding rule and fit (`adforge_worker::generate::llm`; docs/copy.md). The bearer key
+/// is read from `ADFORGE_COPY_LLM_KEY` (never a flag, so it stays out of process lists).
+#[derive(Args, Clone, Debug, Default)]
+pub struct CopyModelArgs {
+    /// The endpoint: its `…/chat/completions` URL, or a base URL ending in `/v1`. Unset:
+    /// the built-in template writer alone.
+    #[arg(long, env = "ADFORGE_COPY_LLM_URL")]
+    pub copy_llm_url: Option<String>,
+    /// The model name sent with each request (required with `--copy-llm-url`).
+    #[arg(long, env = "ADFORGE_COPY_LLM_MODEL")]
+    pub copy_llm_model: Option<String>,
+}
+
+impl CopyModelArgs {
+    /// The copy model these flags name, if any.
+    ///
+    /// # Errors
+    /// A URL without a model name, or a URL that is not http(s).
+    pub fn open(
+        &self,
+    ) -> Result<Option<Arc<dyn adforge_worker::generate::llm::SlotProposer>>, Error> {
+        let Some(url) = &self.copy_llm_url else {
+            return Ok(None);
+        };
+        let model = self.copy_llm_model.as_deref().ok_or_else(|| {
+            Error::Invalid("--copy-llm-url needs --copy-llm-model (the model name to ask)".into())
+        })?;
+        let key = std::env::var("ADFORGE_COPY_LLM_KEY").ok();
+        let writer = adforge_worker::generate::llm::ChatCompletions::new(url, model, key)
+            .map_err(Error::Invalid)?;
+        tracing::info!(url = %url, model = %model, "ad copy: the operator's model proposes lines");
+        Ok(Some(Arc::new(writer)))
+    }
 }
 
 /// Blob store flags, shared by `serve`, `worker` and `admin`.

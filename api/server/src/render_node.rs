@@ -79,6 +79,8 @@ pub struct WorkerArgs {
     pub queue: QueueArgs,
     #[command(flatten)]
     pub blob: crate::flags::BlobArgs,
+    #[command(flatten)]
+    pub copy_model: crate::flags::CopyModelArgs,
     /// The models folder for swipe-file ingest (default `$ADFORGE_MODELS_DIR`, else
     /// `~/.cache/adforge/models`). Without it this worker renders ads only and leaves
     /// swipe files to workers that have models.
@@ -116,6 +118,7 @@ pub async fn run(args: WorkerArgs) -> Result<(), Error> {
         models.get().cloned(),
         &models_dir,
         cutter,
+        args.copy_model.open()?,
     );
     let mut options = WorkerOptions::new(adforge_worker::default_consumer_name());
     options.concurrency = args.concurrency.max(1);

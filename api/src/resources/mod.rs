@@ -7,6 +7,7 @@ pub mod common;
 pub mod design_packs;
 pub mod design_templates;
 pub mod events;
+pub mod facts;
 pub mod files;
 pub mod image_ads;
 pub mod images;

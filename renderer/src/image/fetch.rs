@@ -70,6 +70,37 @@ impl HttpFetcher {
     }
 }
 
+impl HttpFetcher {
+    /// POSTs the JSON `body` to the http(s) `url` through the same address policy and
+    /// limits (size, time, redirects) as image fetches, with `bearer` as an
+    /// `Authorization: Bearer` token when given, and returns the response body. For the
+    /// worker's calls to an operator's services (the copy model's chat-completions
+    /// endpoint).
+    ///
+    /// # Errors
+    /// The refusal, the transport error or the HTTP status, in words.
+    pub fn post_json(&self, url: &str, body: &str, bearer: Option<&str>) -> Result<String, String> {
+        let lower = url.to_ascii_lowercase();
+        if !(lower.starts_with("http://") || lower.starts_with("https://")) {
+            return Err("only http and https URLs are accepted".to_owned());
+        }
+        check_url(url, self.limits.allow_private)?;
+        let mut req = self
+            .agent
+            .post(url)
+            .header("content-type", "application/json");
+        if let Some(key) = bearer {
+            req = req.header("authorization", &format!("Bearer {key}"));
+        }
+        let mut resp = req.send(body).map_err(|e| e.to_string())?;
+        resp.body_mut()
+            .with_config()
+            .limit(self.limits.max_bytes)
+            .read_to_string()
+            .map_err(|e| e.to_string())
+    }
+}
+
 impl ImageFetcher for HttpFetcher {
     fn fetch(&self, url: &str) -> Result<Vec<u8>, String> {
         let lower = url.to_ascii_lowercase();

@@ -36,8 +36,9 @@
 
 pub mod detect;
 pub mod template;
+pub mod words;
 
-pub use detect::analyse_image;
+pub use detect::{analyse_image, analyse_image_with};
 
 use serde::Serialize;
 
@@ -156,18 +157,87 @@ impl Align {
     }
 }
 
-/// The role of a text block.
+/// The role of a text block: what its words do in the ad (see [`words`] for how words
+/// decide it, and the module docs for the layout's rules).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum TextRole {
     Headline,
     Supporting,
     Eyebrow,
+    /// Kept in the blueprint, not drawn.
     Body,
-    /// The label of the call-to-action button.
+    /// The call to action: a button's label, or a line such as "Read more".
     Cta,
-    /// The label of a badge.
+    /// The label of a badge whose words were not read, or say none of the roles below.
     BadgeLabel,
+    /// The price ("$24").
+    Price,
+    /// A former price shown beside the price (often crossed out).
+    CompareAtPrice,
+    /// A discount or deal ("50% OFF", "-30% this week", "Free shipping").
+    Offer,
+    /// A customer's words in quotation marks.
+    Quote,
+    /// Who said the quote.
+    QuoteAuthor,
+    /// Stars or a score out of five.
+    Rating,
+    /// One item of a list (a block of several items holds one per line).
+    ListItem,
+    /// A figure with its label ("93% of users", "2x faster").
+    Stat,
+}
+
+impl TextRole {
+    /// The role's name as slots and reports write it (`compare_at_price`, `list_item`).
+    pub fn key(self) -> &'static str {
+        match self {
+            TextRole::Headline => "headline",
+            TextRole::Supporting => "supporting",
+            TextRole::Eyebrow => "eyebrow",
+            TextRole::Body => "body",
+            TextRole::Cta => "cta",
+            TextRole::BadgeLabel => "badge_label",
+            TextRole::Price => "price",
+            TextRole::CompareAtPrice => "compare_at_price",
+            TextRole::Offer => "offer",
+            TextRole::Quote => "quote",
+            TextRole::QuoteAuthor => "quote_author",
+            TextRole::Rating => "rating",
+            TextRole::ListItem => "list_item",
+            TextRole::Stat => "stat",
+        }
+    }
+
+    /// The role named `key` ([`TextRole::key`]).
+    pub fn from_key(key: &str) -> Option<TextRole> {
+        TextRole::ALL.into_iter().find(|r| r.key() == key)
+    }
+
+    /// Every role.
+    pub const ALL: [TextRole; 14] = [
+        TextRole::Headline,
+        TextRole::Supporting,
+        TextRole::Eyebrow,
+        TextRole::Body,
+        TextRole::Cta,
+        TextRole::BadgeLabel,
+        TextRole::Price,
+        TextRole::CompareAtPrice,
+        TextRole::Offer,
+        TextRole::Quote,
+        TextRole::QuoteAuthor,
+        TextRole::Rating,
+        TextRole::ListItem,
+        TextRole::Stat,
+    ];
+
+    /// Whether a block of this role is drawn as a free text box of the template (button
+    /// and badge labels are drawn with their shapes; body blocks are not drawn).
+    pub fn drawn_free(self) -> bool {
+        !matches!(self, TextRole::Body | TextRole::BadgeLabel)
+    }
 }
 
 /// A block of text lines.
@@ -182,8 +252,11 @@ pub struct TextBlock {
     pub color: Rgb,
     /// 400 or 700, from stroke density.
     pub weight: u16,
-    /// True when every glyph has the same height (capitals).
+    /// True when every glyph has the same height (capitals), or the words read are capitals.
     pub upper: bool,
+    /// The words read in the block (lines separated by `\n`), when Tesseract read any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub words: Option<String>,
 }
 
 /// What a solid shape is for.
@@ -248,6 +321,14 @@ pub struct Blueprint {
     pub logo: Option<Rect>,
     /// Smallest distance from any element to each edge: left, top, right, bottom.
     pub margins: [f32; 4],
+    /// Whether the words of the reference were read (Tesseract ran and read some).
+    #[serde(default)]
+    pub words_read: bool,
+    /// The reference's ad format (the swipe file's values), decided from its words by the
+    /// swipe file's classifier, else from its layout ([`words::format`]).
+    pub format: Option<&'static str>,
+    /// What decided `format`: `words`, `layout` or `none`.
+    pub format_from: &'static str,
 }
 
 /// Minimum share of the canvas the product image takes in an ad built on a blueprint
@@ -281,10 +362,21 @@ impl Blueprint {
             })
     }
 
+    /// The lead block: the headline, else the largest drawn block (a quote, an offer, a
+    /// price or a figure can lead an ad).
+    pub fn lead(&self) -> Option<&TextBlock> {
+        self.text(TextRole::Headline).or_else(|| {
+            self.texts
+                .iter()
+                .filter(|t| t.role.drawn_free() && t.role != TextRole::Cta)
+                .max_by(|a, b| a.line_height.total_cmp(&b.line_height))
+        })
+    }
+
     /// Why an ad cannot be built on this blueprint (the caller falls back to the layout
-    /// library), or `None` when it can: it needs a headline and a place for the product.
+    /// library), or `None` when it can: it needs a lead text and a place for the product.
     pub fn unusable(&self) -> Option<&'static str> {
-        if self.text(TextRole::Headline).is_none() {
+        if self.lead().is_none() {
             return Some("no block of text was found");
         }
         if self.product().is_none() {
@@ -336,6 +428,7 @@ impl Blueprint {
             color: ink,
             weight,
             upper: false,
+            words: None,
         };
         let r = |x, y, w, h| Rect { x, y, w, h };
         let (image, head, sup, button) = if ratio > 1.15 {
@@ -385,6 +478,9 @@ impl Blueprint {
                 r(0.07, 0.035, 0.25, 0.03)
             }),
             margins: [0.05, 0.06, 0.05, 0.06],
+            words_read: false,
+            format: None,
+            format_from: "none",
         }
     }
 }

@@ -16,7 +16,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use sha2::{Digest, Sha256};
 
 use super::analyse::{Analysis, analyse_decoded, decode};
-use crate::blueprint::{Blueprint, detect::analyse_rgb};
+use crate::blueprint::Blueprint;
+use crate::blueprint::detect::{WordReader, analyse_rgb_with};
 
 /// Both readings of one reference: the measures the palette and the library choice use,
 /// and its blueprint.
@@ -29,6 +30,7 @@ pub const CAPACITY: usize = 256;
 pub struct BlueprintCache {
     entries: Mutex<VecDeque<([u8; 32], Readings)>>,
     capacity: usize,
+    reader: Option<Arc<dyn WordReader>>,
     hits: AtomicU64,
     misses: AtomicU64,
 }
@@ -39,9 +41,22 @@ impl BlueprintCache {
         BlueprintCache {
             entries: Mutex::new(VecDeque::new()),
             capacity: capacity.max(1),
+            reader: None,
             hits: AtomicU64::new(0),
             misses: AtomicU64::new(0),
         }
+    }
+
+    /// Reads the words of each reference's text blocks with `reader` (Tesseract), so the
+    /// blueprint's slots carry their words and roles from them.
+    pub fn with_reader(mut self, reader: Option<Arc<dyn WordReader>>) -> Self {
+        self.reader = reader;
+        self
+    }
+
+    /// Whether references' words are read.
+    pub fn reads_words(&self) -> bool {
+        self.reader.is_some()
     }
 
     /// The readings of `bytes`, from the cache or made now (one decode) and kept.
@@ -65,7 +80,10 @@ impl BlueprintCache {
         }
         self.misses.fetch_add(1, Ordering::Relaxed);
         let img = decode(bytes)?;
-        let bp = Arc::new((analyse_decoded(&img), analyse_rgb(&img.to_rgb8())));
+        let bp = Arc::new((
+            analyse_decoded(&img),
+            analyse_rgb_with(&img.to_rgb8(), self.reader.as_deref()),
+        ));
         if let Ok(mut e) = self.entries.lock() {
             e.retain(|(k, _)| *k != key);
             e.push_front((key, bp.clone()));

@@ -167,6 +167,7 @@ impl GenerateAdHandler {
                 ad_format,
             })),
             render: None,
+            copy: None,
         })
     }
 
@@ -220,6 +221,7 @@ impl GenerateAdHandler {
                 ad_format: None,
             })),
             render: None,
+            copy: None,
         })
     }
 
@@ -290,6 +292,35 @@ impl GenerateAdHandler {
             product_image: product_image.as_deref(),
             product_cutout: cutout.as_ref(),
             logos: &logos,
+            slots: None,
+            no_logo: super::facts::no_logo(job.prompt.as_deref().unwrap_or("")),
+        };
+        // The template's slots keep the roles of the reference it was analysed from: each
+        // is written by its role, like a blueprint's.
+        let facts = std::sync::Arc::new(super::facts::Facts::from_job(job));
+        let words = {
+            let (renderer, facts, tree, job, model) = (
+                self.renderer.clone(),
+                facts.clone(),
+                layout.json_tree.clone(),
+                job.clone(),
+                self.copy_model.clone(),
+            );
+            blocking(move || {
+                super::template_words(
+                    &job,
+                    &tree,
+                    &super::slots::Reference::default(),
+                    &facts,
+                    &renderer,
+                    model.as_deref(),
+                )
+            })
+            .await?
+        };
+        let inputs = fill::FillInputs {
+            slots: Some(&words.slots),
+            ..inputs
         };
         let filled = fill::fill(&layout.json_tree, &inputs).map_err(|e| {
             JobError::abort(format!(
@@ -306,6 +337,15 @@ impl GenerateAdHandler {
         let renderer = self.renderer.clone();
         let fetcher = self.fetcher.clone();
         let tree = blocking(move || preflight(&renderer, &fetcher, filled)).await??;
+        // The grounding rule, as on every ad.
+        let stated = super::grounding::check_tree(tree.as_value(), &facts).map_err(|e| {
+            JobError::abort(format!(
+                "the ad's words state what no input supports: {}",
+                e.join("; ")
+            ))
+        })?;
+        let mut report = words.report;
+        report.facts = super::slot_keys(stated, &report);
         progress.report("rendering", "Rendering at 4K", 75).await;
         let renderer = self.renderer.clone();
         let fetcher = self.fetcher.clone();
@@ -326,6 +366,7 @@ impl GenerateAdHandler {
             swipe_file: None,
             design_template: None,
             render: Some(timings),
+            copy: Some(Box::new(report)),
         })
     }
 }

@@ -20,7 +20,9 @@ use serde_json::{Map, Value, json};
 use super::analyse::{Rgb, contrast, luminance};
 use super::brand::{Palette, fonts};
 use super::copy::{AdCopy, fnv1a};
+use super::slots::SlotText;
 use crate::protocol::Brand;
+use std::collections::BTreeMap;
 
 /// A measured logo.
 #[derive(Debug, Clone, PartialEq)]
@@ -63,6 +65,11 @@ pub struct FillInputs<'a> {
     pub product_cutout: Option<&'a ProductCutout>,
     /// The brand's logos, measured.
     pub logos: &'a [LogoChoice],
+    /// The words of each slot by node key, written by role ([`super::slots`]); slots not
+    /// in it take `copy`'s words by their `$text`.
+    pub slots: Option<&'a BTreeMap<String, SlotText>>,
+    /// The prompt asks for no logo: the logo slot stays in the tree, hidden.
+    pub no_logo: bool,
 }
 
 /// How the contrast of one text node is guaranteed.
@@ -175,13 +182,24 @@ pub fn fill(template: &Value, inputs: &FillInputs<'_>) -> Result<Filled, String>
             }
         }
         if let Some(slot) = src.get("$text").and_then(Value::as_str) {
-            let text = match slot {
-                "headline" => inputs.copy.headline.clone(),
-                "supporting" => inputs.copy.supporting.clone(),
-                "cta" => inputs.copy.cta.clone(),
-                "eyebrow" => inputs.copy.eyebrow.clone(),
+            let written = inputs.slots.and_then(|m| m.get(key));
+            let text = match (written, slot) {
+                (Some(w), _) => w.text.clone(),
+                (None, "headline") => inputs.copy.headline.clone(),
+                (None, "supporting") => inputs.copy.supporting.clone(),
+                (None, "cta") => inputs.copy.cta.clone(),
+                (None, "eyebrow" | "badge_label") => inputs.copy.eyebrow.clone(),
                 _ => inputs.brand.name.clone(),
             };
+            let slot = written.map_or(slot, |w| w.role.as_str());
+            if let Some(w) = written {
+                if !w.shown {
+                    n.insert("visible".into(), Value::from(false));
+                }
+                if w.role != "compare_at_price" {
+                    n.remove("textDecoration");
+                }
+            }
             n.insert("characters".into(), Value::from(text));
             let family = match src.get("$font").and_then(Value::as_str) {
                 Some("heading") => &heading,
@@ -243,6 +261,9 @@ pub fn fill(template: &Value, inputs: &FillInputs<'_>) -> Result<Filled, String>
                 }
             }
             Some("logo") => {
+                if inputs.no_logo {
+                    n.insert("visible".into(), Value::from(false));
+                }
                 let bg = backdrop.unwrap_or([255, 255, 255]);
                 let align = src.get("$align").and_then(Value::as_str).unwrap_or("LEFT");
                 place_logo(&mut n, inputs, bg, align, &heading);
@@ -257,6 +278,19 @@ pub fn fill(template: &Value, inputs: &FillInputs<'_>) -> Result<Filled, String>
             _ => {}
         }
         out.insert(uuid, Value::Object(n));
+    }
+    // A badge whose label is left out goes with it.
+    for (key, w) in inputs.slots.into_iter().flatten() {
+        let on = nodes
+            .get(key)
+            .and_then(|n| n.get("$on"))
+            .and_then(Value::as_str);
+        if !w.shown
+            && on == Some("badge")
+            && let Some(Value::Object(b)) = out.get_mut(&id_of("badge"))
+        {
+            b.insert("visible".into(), Value::from(false));
+        }
     }
     Ok(Filled {
         tree: json!({"root": id_of(root), "nodes": Value::Object(out)}),
@@ -460,7 +494,8 @@ fn channels(c: Rgb) -> [f64; 3] {
     c.map(|v| round4(f64::from(v) / 255.0))
 }
 
-fn display_name(key: &str) -> String {
+/// The readable `name` a filled node gets from its template key (`list_item_2` → `List Item 2`).
+pub fn display_name(key: &str) -> String {
     key.split('_')
         .map(|w| {
             let mut c = w.chars();

@@ -43,10 +43,14 @@ pub mod brand;
 pub mod cache;
 pub mod copy;
 pub mod design_template;
+pub mod facts;
 pub mod fetch;
 pub mod fill;
+pub mod grounding;
 pub mod layouts;
+pub mod llm;
 pub mod quality;
+pub mod slots;
 
 use std::sync::Arc;
 
@@ -99,6 +103,12 @@ pub struct GenerateConfig {
     /// Cuts products out of their photos for cut-out slots. Default: without the model
     /// (photos on a flat ground only).
     pub cutter: Arc<Cutter>,
+    /// The operator's copy model ([`llm`]), proposing the free lines; `None`: the template
+    /// writer alone.
+    pub copy_model: Option<Arc<dyn llm::SlotProposer>>,
+    /// Reads the words of references' text blocks (their roles, the format, the words the
+    /// copy follows). Default: Tesseract when it is on the PATH; `None` reads none.
+    pub words: Option<Arc<dyn crate::blueprint::detect::WordReader>>,
 }
 
 impl GenerateConfig {
@@ -110,6 +120,9 @@ impl GenerateConfig {
             fetch_limits: FetchLimits::default(),
             gpu: None,
             classifier: None,
+            copy_model: None,
+            words: crate::ocr::Tesseract::on_path()
+                .map(|t| Arc::new(t) as Arc<dyn crate::blueprint::detect::WordReader>),
             cutter: Arc::new(Cutter::default()),
         }
     }
@@ -117,6 +130,21 @@ impl GenerateConfig {
     /// Cuts products out with `cutter` (the process's one, shared with the API).
     pub fn with_cutter(mut self, cutter: Arc<Cutter>) -> Self {
         self.cutter = cutter;
+        self
+    }
+
+    /// Reads references' words with `reader` (`None`: roles and format from the layout only).
+    pub fn with_word_reader(
+        mut self,
+        reader: Option<Arc<dyn crate::blueprint::detect::WordReader>>,
+    ) -> Self {
+        self.words = reader;
+        self
+    }
+
+    /// Asks `model` for candidates for the free lines of each ad ([`llm`]).
+    pub fn with_copy_model(mut self, model: Option<Arc<dyn llm::SlotProposer>>) -> Self {
+        self.copy_model = model;
         self
     }
 
@@ -154,6 +182,7 @@ pub struct GenerateAdHandler {
     layouts: Vec<layouts::Layout>,
     classifier: Option<Arc<dyn design_template::Classifier>>,
     cutter: Arc<Cutter>,
+    copy_model: Option<Arc<dyn llm::SlotProposer>>,
 }
 
 /// The deterministic blob key of an ad version; a redo overwrites it.
@@ -172,13 +201,16 @@ impl GenerateAdHandler {
             Vec::new()
         });
         GenerateAdHandler {
-            blueprints: Arc::new(cache::BlueprintCache::new(cache::CAPACITY)),
+            blueprints: Arc::new(
+                cache::BlueprintCache::new(cache::CAPACITY).with_reader(config.words),
+            ),
             renderer,
             fetcher,
             blobs: config.blobs,
             layouts,
             classifier: config.classifier,
             cutter: config.cutter,
+            copy_model: config.copy_model,
         }
     }
 
@@ -271,6 +303,7 @@ impl GenerateAdHandler {
             _ => None,
         };
         let copy = copy::write_copy(&job.product, &job.audience, job.prompt.as_deref());
+        let facts = Arc::new(facts::Facts::from_job(job));
         let palette = brand::Palette::from_brand(&job.brand, analysis);
         let inputs = fill::FillInputs {
             ad_id: &job.ad_id,
@@ -281,7 +314,10 @@ impl GenerateAdHandler {
             product_image: product_image.as_deref(),
             product_cutout: cutout.as_ref(),
             logos: &logos,
+            slots: None,
+            no_logo: facts.no_logo(),
         };
+        let mut written: Option<slots::Written> = None;
         // The reference's own layout first; the built-in library when the analysis found
         // nothing usable or the ad built on it breaks a quality rule.
         let mut tree = None;
@@ -293,13 +329,32 @@ impl GenerateAdHandler {
                     55,
                 )
                 .await;
+            let words = {
+                let (renderer, facts, template) =
+                    (self.renderer.clone(), facts.clone(), template.clone());
+                let (job, bp, model) = (job.clone(), readings.clone(), self.copy_model.clone());
+                blocking(move || {
+                    blueprint_words(&job, &bp.1, &template, &facts, &renderer, model.as_deref())
+                })
+                .await?
+            };
+            let inputs = fill::FillInputs {
+                slots: Some(&words.slots),
+                ..inputs.clone()
+            };
             let filled = fill::fill(&template, &inputs).map_err(JobError::abort)?;
             let renderer = self.renderer.clone();
             let fetcher = self.fetcher.clone();
             let (t, report) =
                 blocking(move || preflight_report(&renderer, &fetcher, filled)).await??;
-            match quality::check(&t, &report, blueprint) {
-                Ok(()) => tree = Some(t),
+            let grounded = grounding::check_tree(t.as_value(), &facts)
+                .map(|_| ())
+                .map_err(|e| format!("its words state what no input supports: {}", e.join("; ")));
+            match quality::check(&t, &report, blueprint).and(grounded) {
+                Ok(()) => {
+                    tree = Some(t);
+                    written = Some(words);
+                }
                 Err(e) => why_not = Some(e),
             }
         }
@@ -333,14 +388,20 @@ impl GenerateAdHandler {
                     product_image.is_some(),
                 );
                 let template = blueprint::template::template(&generic);
+                let words = self
+                    .words_for(job, template.clone(), blueprint, facts.clone())
+                    .await?;
                 let inputs = fill::FillInputs {
                     layout_name: GENERIC_LAYOUT,
+                    slots: Some(&words.slots),
                     ..inputs.clone()
                 };
                 let filled = fill::fill(&template, &inputs).map_err(JobError::abort)?;
                 let renderer = self.renderer.clone();
                 let fetcher = self.fetcher.clone();
-                blocking(move || preflight(&renderer, &fetcher, filled)).await??
+                let t = blocking(move || preflight(&renderer, &fetcher, filled)).await??;
+                written = Some(words);
+                t
             }
             None => {
                 let reason = why_not.unwrap_or_default();
@@ -361,16 +422,42 @@ impl GenerateAdHandler {
                 let template = layout
                     .template(analysis.aspect)
                     .ok_or_else(|| JobError::abort("no layout for this aspect ratio"))?;
+                let words = self
+                    .words_for(job, template.clone(), blueprint, facts.clone())
+                    .await?;
                 let inputs = fill::FillInputs {
                     layout_name: &layout.name,
+                    slots: Some(&words.slots),
                     ..inputs.clone()
                 };
                 let filled = fill::fill(template, &inputs).map_err(JobError::abort)?;
                 let renderer = self.renderer.clone();
                 let fetcher = self.fetcher.clone();
-                blocking(move || preflight(&renderer, &fetcher, filled)).await??
+                let t = blocking(move || preflight(&renderer, &fetcher, filled)).await??;
+                written = Some(words);
+                t
             }
         };
+
+        // The grounding rule, on every ad (the template writer only writes grounded words;
+        // this is the guard that keeps it so).
+        let stated = grounding::check_tree(tree.as_value(), &facts).map_err(|e| {
+            JobError::abort(format!(
+                "the ad's words state what no input supports: {}",
+                e.join("; ")
+            ))
+        })?;
+        let mut copy_report = match written {
+            Some(w) => w.report,
+            None => crate::protocol::CopyReport {
+                writer: "template".into(),
+                format: blueprint.format.map(str::to_owned),
+                format_from: blueprint.format_from.to_owned(),
+                words_read: blueprint.words_read,
+                ..Default::default()
+            },
+        };
+        copy_report.facts = slot_keys(stated, &copy_report);
 
         progress.report("rendering", "Rendering at 4K", 75).await;
         let renderer = self.renderer.clone();
@@ -393,7 +480,36 @@ impl GenerateAdHandler {
             swipe_file: None,
             design_template: None,
             render: Some(timings),
+            copy: Some(Box::new(copy_report)),
         })
+    }
+
+    /// The words of a library or generic `template`'s slots, by role ([`template_words`]),
+    /// with what the reference's `blueprint` says of its format.
+    async fn words_for(
+        &self,
+        job: &GenerateAdJob,
+        template: serde_json::Value,
+        blueprint: &blueprint::Blueprint,
+        facts: Arc<facts::Facts>,
+    ) -> Result<slots::Written, JobError> {
+        let reference = slots::Reference {
+            format: blueprint.format.map(str::to_owned),
+            format_from: blueprint.format_from.to_owned(),
+            words_read: blueprint.words_read,
+        };
+        let (renderer, model, job) = (self.renderer.clone(), self.copy_model.clone(), job.clone());
+        blocking(move || {
+            template_words(
+                &job,
+                &template,
+                &reference,
+                &facts,
+                &renderer,
+                model.as_deref(),
+            )
+        })
+        .await
     }
 
     /// Fetches the product image (checked to be an image; its URL and bytes) and the
@@ -570,6 +686,7 @@ impl GenerateAdHandler {
             swipe_file: None,
             design_template: None,
             render: Some(timings),
+            copy: None,
         })
     }
 
@@ -601,6 +718,91 @@ impl JobHandler for GenerateAdHandler {
             }
         })
     }
+}
+
+/// The words of every text slot of `template` (written from `blueprint`), by role, from
+/// `facts` ([`slots`]), measured with `renderer`.
+pub fn blueprint_words(
+    job: &GenerateAdJob,
+    blueprint: &blueprint::Blueprint,
+    template: &serde_json::Value,
+    facts: &facts::Facts,
+    renderer: &Renderer,
+    model: Option<&dyn llm::SlotProposer>,
+) -> slots::Written {
+    let reference = slots::Reference {
+        format: blueprint.format.map(str::to_owned),
+        format_from: blueprint.format_from.to_owned(),
+        words_read: blueprint.words_read,
+    };
+    template_words(job, template, &reference, facts, renderer, model)
+}
+
+/// The words of every text slot of `template` (a blueprint's or a design template's), by
+/// role, from `facts` ([`slots`]), measured with `renderer`.
+pub fn template_words(
+    job: &GenerateAdJob,
+    template: &serde_json::Value,
+    reference: &slots::Reference,
+    facts: &facts::Facts,
+    renderer: &Renderer,
+    model: Option<&dyn llm::SlotProposer>,
+) -> slots::Written {
+    let (heading, body) = brand::fonts(&job.brand.fonts);
+    let specs = slots::specs(template, &heading, &body);
+    let seed = copy_seed(&copy_seed_parts(job), &specs, reference);
+    slots::write(&specs, facts, reference, seed, Some(renderer), model)
+}
+
+/// The facts with their slots named by template key (`badge_label`), as the report's slots
+/// are, rather than by node name (`Badge Label`).
+pub fn slot_keys(
+    mut facts: Vec<crate::protocol::FactSource>,
+    report: &crate::protocol::CopyReport,
+) -> Vec<crate::protocol::FactSource> {
+    for f in &mut facts {
+        if let Some(s) = report
+            .slots
+            .iter()
+            .find(|s| fill::display_name(&s.slot) == f.slot)
+        {
+            f.slot = s.slot.clone();
+        }
+    }
+    facts
+}
+
+/// What the copy's hash covers of a job: the inputs the words come from and the ad's
+/// version (a retried job writes the same words; a new version may write others).
+fn copy_seed_parts(job: &GenerateAdJob) -> Vec<String> {
+    vec![
+        job.product.name.clone(),
+        job.product.description.clone().unwrap_or_default(),
+        job.product.details.to_string(),
+        job.audience.name.clone(),
+        job.audience.details.to_string(),
+        job.brand.name.clone(),
+        job.prompt.clone().unwrap_or_default(),
+        serde_json::to_string(&job.variant).unwrap_or_default(),
+        job.version.to_string(),
+    ]
+}
+
+/// The seed of an ad's words: [`copy_seed_parts`], the reference's slots, words and format.
+fn copy_seed(parts: &[String], specs: &[slots::SlotSpec], reference: &slots::Reference) -> u64 {
+    let mut all: Vec<String> = parts.to_vec();
+    for s in specs {
+        all.push(format!(
+            "{}:{}:{}:{}",
+            s.key,
+            s.role,
+            s.words.as_deref().unwrap_or(""),
+            s.lines
+        ));
+    }
+    all.push(reference.format.clone().unwrap_or_default());
+    let refs: Vec<&str> = all.iter().map(String::as_str).collect();
+    copy::fnv1a(&refs)
 }
 
 /// Renders small, fixes low contrast and overflowing text, and repeats (at most 3 times)

@@ -89,7 +89,7 @@ impl Ingestor {
             .enumerate()
             .map(|(i, l)| (l.trim().to_string(), i))
             .collect();
-        let tesseract = find_on_path("tesseract");
+        let tesseract = crate::ocr::find_on_path("tesseract");
         if tesseract.is_none() {
             tracing::info!(
                 "tesseract is not on PATH: swipe-file captions will not include the words printed on designs"
@@ -112,7 +112,7 @@ impl Ingestor {
 
     /// `tesseract` on PATH, if any (what [`Ingestor::new`] uses).
     pub fn tesseract_on_path() -> Option<std::path::PathBuf> {
-        find_on_path("tesseract")
+        crate::ocr::find_on_path("tesseract")
     }
 
     /// Measures one design from its bytes as an ingest does, without storing anything:
@@ -201,6 +201,7 @@ impl Ingestor {
             })),
             design_template: None,
             render: None,
+            copy: None,
         })
     }
 }
@@ -261,7 +262,7 @@ fn analyse(
     times.model = t.elapsed();
     let ocr_text = tesseract.and_then(|path| {
         let t = Instant::now();
-        let words = read_words(path, &image);
+        let words = crate::ocr::read_text(path, &image);
         times.ocr = t.elapsed();
         words
     });
@@ -362,39 +363,6 @@ fn plain_background(img: &DynamicImage) -> bool {
         .sum::<f32>()
         / n;
     var.sqrt() < 40.0
-}
-
-fn find_on_path(program: &str) -> Option<std::path::PathBuf> {
-    std::env::var_os("PATH").and_then(|paths| {
-        std::env::split_paths(&paths)
-            .map(|p| p.join(program))
-            .find(|p| p.is_file())
-    })
-}
-
-/// The words Tesseract reads, or `None` when it fails or reads nothing.
-fn read_words(tesseract: &Path, image: &DynamicImage) -> Option<String> {
-    let dir = tempfile::tempdir().ok()?;
-    let path = dir.path().join("in.png");
-    // At most WORKING_EDGE already: saved as it is.
-    image.save(&path).ok()?;
-    let out = std::process::Command::new(tesseract)
-        .arg(&path)
-        .arg("stdout")
-        .args(["--psm", "11", "-l", "eng"])
-        .stderr(std::process::Stdio::null())
-        .output()
-        .ok()?;
-    if !out.status.success() {
-        return None;
-    }
-    let text = String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .map(str::trim)
-        .filter(|l| l.chars().filter(|c| c.is_alphanumeric()).count() >= 2)
-        .collect::<Vec<_>>()
-        .join("\n");
-    (!text.is_empty()).then_some(text)
 }
 
 #[cfg(test)]

@@ -262,7 +262,11 @@ async fn ads_follow_their_reference() {
             ));
         } else {
             let e = &r.expect;
-            match node_rect(&tree, "Headline") {
+            // The lead: the headline, or the quote, offer, price or figure that leads.
+            let lead = ["Headline", "Quote", "Offer", "Price", "Stat"]
+                .iter()
+                .find_map(|n| node_rect(&tree, n));
+            match lead {
                 Some(h) if r_center_in(&h, &ur(e.headline), 0.08) => {}
                 h => errs.push(format!(
                     "headline box {h:?}, reference had {:?}",
@@ -330,7 +334,7 @@ async fn ads_follow_their_reference() {
             failures.push(format!("{}: {}", r.name, errs.join("; ")));
         }
     }
-    write_sheet(&sheet_rows);
+    write_sheet(&sheet_rows, "blueprint-sheet.png");
     // A second ad from the first reference is answered from the analysis cache.
     let hits = harness.handler.blueprints().hits();
     let mut job = crate::fixtures::job(
@@ -355,7 +359,7 @@ fn r_center_in(inner: &Rect, outer: &Rect, tol: f32) -> bool {
 }
 
 /// Reference beside ad, one row each, 260 px high.
-fn write_sheet(rows: &[(Vec<u8>, Vec<u8>)]) {
+pub fn write_sheet(rows: &[(Vec<u8>, Vec<u8>)], name: &str) {
     use image::{GenericImage, RgbaImage, imageops::FilterType};
     let row_h = 260u32;
     let scaled: Vec<(image::DynamicImage, image::DynamicImage)> = rows
@@ -386,7 +390,7 @@ fn write_sheet(rows: &[(Vec<u8>, Vec<u8>)]) {
     }
     let dir = crate::fixtures::repo().join("target/generate-samples");
     std::fs::create_dir_all(&dir).unwrap();
-    sheet.save(dir.join("blueprint-sheet.png")).unwrap();
+    sheet.save(dir.join(name)).unwrap();
 }
 
 #[test]
@@ -431,8 +435,24 @@ fn why_not(handler: &adforge_worker::GenerateAdHandler, png: &[u8], base: &str) 
         product_image: Some(&url),
         product_cutout: None,
         logos: &[],
+        slots: None,
+        no_logo: false,
     };
-    let filled = fill::fill(&adforge_worker::blueprint::template::template(&bp), &inputs).unwrap();
+    let template = adforge_worker::blueprint::template::template(&bp);
+    let facts = adforge_worker::generate::facts::Facts::from_job(&job);
+    let words = adforge_worker::generate::blueprint_words(
+        &job,
+        &bp,
+        &template,
+        &facts,
+        handler.renderer(),
+        None,
+    );
+    let inputs = fill::FillInputs {
+        slots: Some(&words.slots),
+        ..inputs
+    };
+    let filled = fill::fill(&template, &inputs).unwrap();
     let (t, report) = preflight_report(handler.renderer(), handler.fetcher(), filled).unwrap();
     format!(
         "{:?} / {:?}",

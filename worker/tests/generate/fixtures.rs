@@ -172,11 +172,17 @@ pub struct Harness {
 
 impl Harness {
     pub async fn new() -> Harness {
+        Harness::with_config(|c| c).await
+    }
+
+    /// A harness whose handler's config is `f` of the default one.
+    pub async fn with_config(f: impl FnOnce(GenerateConfig) -> GenerateConfig) -> Harness {
         let dir = tempfile::tempdir().unwrap();
         let blobs = Arc::new(LocalBlobStore::new(dir.path().into(), "http://blobs.test"));
-        let handler = GenerateAdHandler::new(
-            GenerateConfig::new(blobs.clone() as Arc<dyn BlobStore>).allow_private_urls(true),
-        );
+        let handler = GenerateAdHandler::new(f(GenerateConfig::new(
+            blobs.clone() as Arc<dyn BlobStore>
+        )
+        .allow_private_urls(true)));
         Harness {
             handler,
             blobs,
@@ -233,6 +239,7 @@ pub fn job(base: &str, ad_id: &str, reference: &str, editable: bool) -> Generate
                     theme: Some("light".into()),
                 },
             ],
+            details: serde_json::Value::Null,
         },
         product: Product {
             id: "prod_1".into(),
@@ -250,6 +257,7 @@ pub fn job(base: &str, ad_id: &str, reference: &str, editable: bool) -> Generate
             details: json!({"pain_points": ["Rushed mornings"], "motivations": ["Calm starts"]}),
         },
         variant_image_urls: vec![format!("{base}/img/coffee.png")],
+        variant: None,
         template: None,
     }
 }

@@ -6,7 +6,11 @@
 #![allow(clippy::unwrap_used)]
 
 mod blueprint;
+mod copy;
 mod cutout;
 mod fixtures;
+mod formats;
+mod llm;
 mod pipeline;
 mod references;
+mod roles;

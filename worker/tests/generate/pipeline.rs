@@ -360,6 +360,8 @@ async fn every_layout_fills_cleanly_in_every_aspect() {
                 product_image: j.variant_image_urls.first().map(String::as_str),
                 product_cutout: None,
                 logos: &logos,
+                slots: None,
+                no_logo: false,
             };
             let filled = fill::fill(layout.template(aspect).unwrap(), &inputs).unwrap();
             let r = renderer.clone();

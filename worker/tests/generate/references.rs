@@ -55,23 +55,24 @@ impl Reference {
     }
 }
 
-fn c(hex: u32) -> Value {
+pub fn c(hex: u32) -> Value {
     let ch = |s: u32| f64::from((hex >> s) & 0xff) / 255.0;
     json!({"r": ch(16), "g": ch(8), "b": ch(0), "a": 1})
 }
 
-fn solid(hex: u32) -> Value {
+pub fn solid(hex: u32) -> Value {
     json!([{"type": "SOLID", "color": c(hex)}])
 }
 
-struct B {
+/// A tree being drawn: nodes under the root, in painting order.
+pub struct B {
     nodes: Map<String, Value>,
     root: Vec<String>,
     n: usize,
 }
 
 impl B {
-    fn new() -> B {
+    pub fn new() -> B {
         B {
             nodes: Map::new(),
             root: Vec::new(),
@@ -79,7 +80,7 @@ impl B {
         }
     }
 
-    fn add(&mut self, mut v: Value, parent: Option<&str>) -> String {
+    pub fn add(&mut self, mut v: Value, parent: Option<&str>) -> String {
         self.n += 1;
         let id = format!("n{}", self.n);
         v["id"] = Value::from(id.clone());
@@ -98,7 +99,7 @@ impl B {
         id
     }
 
-    fn rect(&mut self, r: [f32; 4], fill: u32, radius: f32) {
+    pub fn rect(&mut self, r: [f32; 4], fill: u32, radius: f32) {
         self.add(
             json!({"type": "RECTANGLE", "x": r[0], "y": r[1], "width": r[2], "height": r[3],
                    "cornerRadius": radius, "fills": solid(fill)}),
@@ -106,7 +107,7 @@ impl B {
         );
     }
 
-    fn ellipse(&mut self, r: [f32; 4], fill: u32) {
+    pub fn ellipse(&mut self, r: [f32; 4], fill: u32) {
         self.add(
             json!({"type": "ELLIPSE", "x": r[0], "y": r[1], "width": r[2], "height": r[3],
                    "fills": solid(fill)}),
@@ -115,7 +116,7 @@ impl B {
     }
 
     #[allow(clippy::too_many_arguments)]
-    fn text(&mut self, r: [f32; 4], s: &str, size: f32, weight: u32, fill: u32, align: &str) {
+    pub fn text(&mut self, r: [f32; 4], s: &str, size: f32, weight: u32, fill: u32, align: &str) {
         self.add(
             json!({"type": "TEXT", "x": r[0], "y": r[1], "width": r[2], "height": r[3],
                    "characters": s, "fontSize": size, "fontWeight": weight,
@@ -127,7 +128,7 @@ impl B {
     }
 
     /// A filled button with a centred label.
-    fn button(&mut self, r: [f32; 4], label: &str, size: f32, fill: u32, ink: u32) {
+    pub fn button(&mut self, r: [f32; 4], label: &str, size: f32, fill: u32, ink: u32) {
         self.rect(r, fill, r[3] / 2.0);
         self.add(
             json!({"type": "TEXT", "x": r[0], "y": r[1], "width": r[2], "height": r[3],
@@ -139,7 +140,7 @@ impl B {
     }
 
     /// A photo: a clipped frame of overlapping coloured discs over a gradient.
-    fn photo(&mut self, r: [f32; 4], radius: f32, seed: u32) {
+    pub fn photo(&mut self, r: [f32; 4], radius: f32, seed: u32) {
         let f = self.add(
             json!({"type": "FRAME", "x": r[0], "y": r[1], "width": r[2], "height": r[3],
                    "cornerRadius": radius, "clipsContent": true,
@@ -173,7 +174,7 @@ impl B {
     }
 
     /// A cut-out bottle: shoulders and a narrow neck, shaded.
-    fn bottle(&mut self, r: [f32; 4]) {
+    pub fn bottle(&mut self, r: [f32; 4]) {
         let (w, h) = (r[2], r[3]);
         let path = format!(
             "M{a} 0 L{b} 0 L{b} {n} C{w} {s} {w} {s} {w} {t} L{w} {h} L0 {h} L0 {t} C0 {s} 0 {s} {a} {n} Z",
@@ -197,7 +198,7 @@ impl B {
         );
     }
 
-    fn done(self, w: f32, h: f32, ground: Value) -> Value {
+    pub fn done(self, w: f32, h: f32, ground: Value) -> Value {
         let mut nodes = self.nodes;
         nodes.insert(
             "root".into(),

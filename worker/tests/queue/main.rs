@@ -122,6 +122,7 @@ pub fn job(ad_id: &str) -> Job {
                 url: "https://example.com/logo.png".to_owned(),
                 theme: Some("dark".to_owned()),
             }],
+            details: serde_json::Value::Null,
         },
         product: Product {
             id: "prod_1".to_owned(),
@@ -137,6 +138,7 @@ pub fn job(ad_id: &str) -> Job {
         },
         variant_image_urls: vec!["https://example.com/v1.png".to_owned()],
         template: None,
+        variant: None,
     })
 }
 
@@ -152,6 +154,7 @@ pub fn completed(job: &Job) -> AdCompleted {
         swipe_file: None,
         design_template: None,
         render: None,
+        copy: None,
     }
 }
 

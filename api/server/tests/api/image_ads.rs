@@ -539,6 +539,13 @@ async fn flat_and_editable_ads_complete_edit_and_bill_once() {
 
     let e = wait_settled(&s, &org, &editable).await;
     assert_eq!(e["status"], "completed", "{e}");
+    // The worker's copy report reaches the client: which writer, and every stated fact
+    // with its source.
+    assert_eq!(e["copy"]["writer"], "template", "{}", e["copy"]);
+    assert!(e["copy"]["words_read"].is_boolean(), "{}", e["copy"]);
+    for f in e["copy"]["facts"].as_array().unwrap() {
+        assert!(!f["source"].as_str().unwrap().is_empty(), "{f}");
+    }
     let tree = e["current_json_tree"].clone();
     assert!(tree["nodes"].is_object(), "{tree}");
     let versions = s

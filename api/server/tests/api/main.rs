@@ -10,6 +10,7 @@ mod support;
 
 mod auth;
 mod blob_store;
+mod copy_facts;
 mod cutouts;
 mod dashboard;
 mod dashboard_ads;

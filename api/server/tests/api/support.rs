@@ -113,6 +113,7 @@ impl TestServer {
             webhooks: Default::default(),
             ops: Default::default(),
             blob: Default::default(),
+            copy_model: Default::default(),
             dashboard: Default::default(),
             render: adforge::flags::RenderBackend {
                 backend: adforge_renderer::BackendChoice::Cpu,

@@ -80,9 +80,10 @@ pub struct Brand {
     /// `img_…` ids of logo images.
     #[sqlx(try_from = "crate::store::JsonText")]
     pub logo_image_ids: Option<Vec<String>>,
-    /// Free-form metadata such as mission, voice and tagline (a JSON object of at most 16 KiB).
+    /// Free-form metadata such as mission, voice and tagline (a JSON object of at most 16 KiB);
+    /// `voice` steers ad copy (see `BrandCreate.details`).
     #[sqlx(try_from = "crate::store::JsonText")]
-    #[schema(value_type = Option<Object>)]
+    #[schema(value_type = Option<Object>, example = super::facts::brand_details_example)]
     pub details: Option<Map<String, Value>>,
     pub duplicated_from_id: Option<String>,
     pub created_at: String,
@@ -105,7 +106,7 @@ pub struct BrandCreate {
     pub fonts: Option<Vec<BrandFont>>,
     /// At most 20 `img_…` ids of this organisation's images (repeats are dropped).
     pub logo_image_ids: Option<Vec<String>>,
-    #[schema(value_type = Option<Object>)]
+    #[schema(schema_with = details_schema)]
     pub details: Option<Map<String, Value>>,
 }
 
@@ -130,8 +131,20 @@ pub struct BrandUpdate {
     #[schema(value_type = Option<Vec<String>>)]
     pub logo_image_ids: Patch<Vec<String>>,
     #[serde(default)]
-    #[schema(value_type = Option<Object>)]
+    #[schema(schema_with = details_schema)]
     pub details: Patch<Map<String, Value>>,
+}
+
+/// The request schema of `details`: an object whose `voice` steers ad copy.
+fn details_schema() -> utoipa::openapi::RefOr<utoipa::openapi::Schema> {
+    use utoipa::openapi::schema::{ObjectBuilder, SchemaType, Type};
+    utoipa::openapi::RefOr::T(utoipa::openapi::Schema::Object(
+        ObjectBuilder::new()
+            .schema_type(SchemaType::from_iter([Type::Object, Type::Null]))
+            .description(Some(super::facts::BRAND_DETAILS_DOC))
+            .examples([super::facts::brand_details_example()])
+            .build(),
+    ))
 }
 
 /// Create a brand
@@ -169,6 +182,7 @@ async fn create_brand(
     check_logos(&logos, &mut errors);
     if let Some(d) = &body.details {
         check_object("details", d, &mut errors);
+        super::facts::check_brand_details(d, &mut errors);
     }
     finish(errors)?;
     check_image_ids(&state.db, &caller.org_id, "logo_image_ids", &logos).await?;
@@ -316,6 +330,7 @@ pub async fn update(
     }
     if let Patch::Value(d) = &body.details {
         check_object("details", d, &mut errors);
+        super::facts::check_brand_details(d, &mut errors);
     }
     finish(errors)?;
     if let Patch::Value(ids) = &logos {

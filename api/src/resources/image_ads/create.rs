@@ -8,7 +8,8 @@ use std::sync::Arc;
 
 use adforge_renderer::ImageFetcher;
 use adforge_worker::protocol::{
-    Audience as JobAudience, Brand as JobBrand, Logo, Product as JobProduct,
+    Audience as JobAudience, Brand as JobBrand, Logo, Money, Product as JobProduct,
+    Variant as JobVariant,
 };
 use adforge_worker::{GenerateAdJob, Job};
 use serde_json::{Map, Value};
@@ -69,6 +70,7 @@ pub async fn create_from(
         product: r.product,
         audience: r.audience,
         variant_image_urls: r.variant_image_urls,
+        variant: Some(r.variant),
         template,
     });
     let queued = Progress {
@@ -118,8 +120,16 @@ struct Resolved {
     product: JobProduct,
     audience: JobAudience,
     variant_id: String,
+    variant: JobVariant,
     variant_image_urls: Vec<String>,
     search_name: String,
+}
+
+fn money(p: variants::Price) -> Money {
+    Money {
+        amount: p.amount,
+        currency: p.currency,
+    }
 }
 
 fn object(v: Option<Map<String, Value>>) -> Value {
@@ -230,6 +240,7 @@ async fn resolve_ids(
                 .into_iter()
                 .map(|(url, theme)| Logo { url, theme })
                 .collect(),
+            details: brand.details.map_or(Value::Null, Value::Object),
         },
         product: JobProduct {
             id: product.id,
@@ -242,6 +253,12 @@ async fn resolve_ids(
             name: audience.name,
             description: audience.description,
             details: object(audience.details),
+        },
+        variant: JobVariant {
+            id: variant.id.clone(),
+            name: variant.name,
+            price: variant.price.map(money),
+            compare_at_price: variant.compare_at_price.map(money),
         },
         variant_id: variant.id,
         variant_image_urls,

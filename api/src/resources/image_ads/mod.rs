@@ -12,10 +12,12 @@
 //! resource; [`create`] the checks and writes of a create (`create_from`); [`edit`] those
 //! of an edit (`update`) and the checks of an edited JSON tree.
 
+mod copy;
 mod create;
 mod edit;
 mod store;
 
+pub use copy::{CopyFact, CopyRefusal, CopyReport, CopySlot};
 pub use create::create_from;
 pub use edit::MAX_TREE_BYTES;
 pub use edit::{update, validate_tree};
@@ -122,6 +124,9 @@ pub struct ImageAd {
     pub error: Option<AdError>,
     /// Worker wall-clock time of the last render.
     pub duration_ms: Option<i64>,
+    /// What the copywriter wrote and the source of every fact the ad states; null until
+    /// completed (and for ads completed before copy reports existed).
+    pub copy: Option<CopyReport>,
     pub batch_id: Option<String>,
     pub created_at: String,
     pub completed_at: Option<String>,

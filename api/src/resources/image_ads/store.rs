@@ -46,6 +46,7 @@ pub(super) struct AdRow {
     error_code: Option<String>,
     error_message: Option<String>,
     duration_ms: Option<i64>,
+    copy_report: Option<String>,
     batch_id: Option<String>,
     created_at: String,
     completed_at: Option<String>,
@@ -54,7 +55,7 @@ pub(super) struct AdRow {
 const COLUMNS: &str = "t.id, t.reference_ad_url, t.brand_id, t.product_id, t.audience_id, t.design_template_id, \
     t.source_design_template_id, t.source_design_template_version, t.product_variant_id, t.prompt, t.options, t.editable, t.sku_code, t.status, t.progress, t.image_url, t.width, \
     t.height, t.current_json_tree, t.current_version, t.figma_render_url, t.initial_figma_render_url, t.error_code, \
-    t.error_message, t.duration_ms, t.batch_id, t.created_at, t.completed_at";
+    t.error_message, t.duration_ms, t.copy_report, t.batch_id, t.created_at, t.completed_at";
 
 impl AdRow {
     /// The ad as the API shows it; `live` is the queue's progress, shown while processing.
@@ -99,6 +100,7 @@ impl AdRow {
             figma_render_url: self.figma_render_url,
             initial_figma_render_url: self.initial_figma_render_url,
             duration_ms: self.duration_ms,
+            copy: self.copy_report.and_then(|s| serde_json::from_str(&s).ok()),
             batch_id: self.batch_id,
             created_at: self.created_at,
             completed_at: self.completed_at,

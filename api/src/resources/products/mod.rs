@@ -49,9 +49,10 @@ pub struct Product {
     pub name: String,
     /// Long-form description used to inform ad copy (at most 20,000 characters).
     pub description: Option<String>,
-    /// Free-form features, benefits and USPs (a JSON object of at most 16 KiB).
+    /// Free-form features, benefits and USPs (a JSON object of at most 16 KiB); the keys ad
+    /// copy reads are described under `ProductCreate.details`.
     #[sqlx(try_from = "crate::store::JsonText")]
-    #[schema(value_type = Option<Object>)]
+    #[schema(value_type = Option<Object>, example = super::facts::product_details_example)]
     pub details: Option<Map<String, Value>>,
     pub duplicated_from_id: Option<String>,
     /// Set while the product is archived (hidden from lists by default).
@@ -88,7 +89,7 @@ pub struct ProductCreate {
     pub name: String,
     #[schema(schema_with = super::common::text_schema::description)]
     pub description: Option<String>,
-    #[schema(value_type = Option<Object>)]
+    #[schema(schema_with = details_schema)]
     pub details: Option<Map<String, Value>>,
 }
 
@@ -103,8 +104,20 @@ pub struct ProductUpdate {
     #[schema(schema_with = super::common::text_schema::description)]
     pub description: Patch<String>,
     #[serde(default)]
-    #[schema(value_type = Option<Object>)]
+    #[schema(schema_with = details_schema)]
     pub details: Patch<Map<String, Value>>,
+}
+
+/// The request schema of `details`: an object whose documented keys ad copy reads.
+fn details_schema() -> utoipa::openapi::RefOr<utoipa::openapi::Schema> {
+    use utoipa::openapi::schema::{ObjectBuilder, SchemaType, Type};
+    utoipa::openapi::RefOr::T(utoipa::openapi::Schema::Object(
+        ObjectBuilder::new()
+            .schema_type(SchemaType::from_iter([Type::Object, Type::Null]))
+            .description(Some(super::facts::PRODUCT_DETAILS_DOC))
+            .examples([super::facts::product_details_example()])
+            .build(),
+    ))
 }
 
 /// Create a product
@@ -133,6 +146,7 @@ async fn create_product(
     );
     if let Some(d) = &body.details {
         check_object("details", d, &mut errors);
+        super::facts::check_product_details(d, &mut errors);
     }
     finish(errors)?;
     let mut tx = state.db.begin_write().await?;
@@ -286,6 +300,7 @@ pub async fn update(
     );
     if let Patch::Value(d) = &body.details {
         check_object("details", d, &mut errors);
+        super::facts::check_product_details(d, &mut errors);
     }
     finish(errors)?;
     let mut tx = db.begin_write().await?;

@@ -62,6 +62,7 @@ fn sku_schema() -> utoipa::openapi::RefOr<utoipa::openapi::Schema> {
 /// A price in minor units of a currency (`{"amount": 2900, "currency": "usd"}` is $29.00).
 #[derive(Debug, Clone, Serialize, Deserialize, ToSchema, PartialEq)]
 #[serde(deny_unknown_fields)]
+#[schema(example = json!({"amount": 2400, "currency": "usd"}))]
 pub struct Price {
     #[schema(schema_with = amount_schema)]
     pub amount: i64,
@@ -81,8 +82,16 @@ pub struct ProductVariant {
     pub description: Option<String>,
     /// Merchant's stock-keeping unit code; unique among the product's variants.
     pub sku: Option<String>,
+    /// What the variant costs; the only price an ad's copy states.
     #[sqlx(try_from = "crate::store::JsonText")]
     pub price: Option<Price>,
+    /// The former price, shown crossed out next to `price` in ads whose reference shows
+    /// one; in the same currency and higher than `price`. An ad's discount ("25% off",
+    /// "Save $8") is computed from the two, never invented; without it (and without an
+    /// `offer` in the product's details or the prompt) ads state no discount.
+    #[sqlx(try_from = "crate::store::JsonText")]
+    #[schema(example = json!({"amount": 3200, "currency": "usd"}))]
+    pub compare_at_price: Option<Price>,
     /// Free-form attributes such as colour and size (a JSON object of at most 16 KiB).
     #[sqlx(try_from = "crate::store::JsonText")]
     #[schema(value_type = Option<Object>)]
@@ -109,6 +118,10 @@ pub struct VariantCreate {
     #[schema(schema_with = sku_schema)]
     pub sku: Option<String>,
     pub price: Option<Price>,
+    /// The former price, shown crossed out: same currency as `price` and higher (needs
+    /// `price`). Ads compute their discount from the two.
+    #[schema(example = json!({"amount": 3200, "currency": "usd"}))]
+    pub compare_at_price: Option<Price>,
     #[schema(value_type = Option<Object>)]
     pub attributes: Option<Map<String, Value>>,
     /// At most 50 `img_…` ids of this organisation's images.
@@ -131,6 +144,10 @@ pub struct VariantUpdate {
     #[serde(default)]
     #[schema(value_type = Option<Price>)]
     pub price: Patch<Price>,
+    /// `null` removes it; checked against the variant's price after the update.
+    #[serde(default)]
+    #[schema(value_type = Option<Price>)]
+    pub compare_at_price: Patch<Price>,
     #[serde(default)]
     #[schema(value_type = Option<Object>)]
     pub attributes: Patch<Map<String, Value>>,
@@ -140,18 +157,46 @@ pub struct VariantUpdate {
     pub image_ids: Patch<Vec<String>>,
 }
 
-fn check_price(p: &Price, errors: &mut Vec<FieldError>) {
+fn check_price(field: &str, p: &Price, errors: &mut Vec<FieldError>) {
     if !(0..=100_000_000_000).contains(&p.amount) {
         errors.push(FieldError::new(
-            "price.amount",
+            format!("{field}.amount"),
             "must be from 0 to 100000000000 (minor units)",
         ));
     }
     if p.currency.len() != 3 || !p.currency.bytes().all(|b| b.is_ascii_lowercase()) {
         errors.push(FieldError::new(
-            "price.currency",
+            format!("{field}.currency"),
             "must be a three-letter lowercase ISO 4217 code such as \"usd\"",
         ));
+    }
+}
+
+/// A former price needs a price, in the same currency, lower than it: the discount an ad
+/// states is computed from the two.
+fn check_compare_at(
+    price: Option<&Price>,
+    compare_at: Option<&Price>,
+    errors: &mut Vec<FieldError>,
+) {
+    let Some(c) = compare_at else { return };
+    match price {
+        None => errors.push(FieldError::new(
+            "compare_at_price",
+            "needs a price: set `price` too (the crossed-out former price is compared with it)",
+        )),
+        Some(p) if p.currency != c.currency => errors.push(FieldError::new(
+            "compare_at_price.currency",
+            format!("must be the price's currency `{}`", p.currency),
+        )),
+        Some(p) if c.amount <= p.amount => errors.push(FieldError::new(
+            "compare_at_price.amount",
+            format!(
+                "must be higher than price.amount ({}): it is the former price, shown crossed out; remove it when there is no discount",
+                p.amount
+            ),
+        )),
+        Some(_) => {}
     }
 }
 
@@ -234,8 +279,16 @@ async fn create_variant(
     );
     let sku = check_line("sku", body.sku, SKU_MAX, &mut errors);
     if let Some(p) = &body.price {
-        check_price(p, &mut errors);
+        check_price("price", p, &mut errors);
     }
+    if let Some(c) = &body.compare_at_price {
+        check_price("compare_at_price", c, &mut errors);
+    }
+    check_compare_at(
+        body.price.as_ref(),
+        body.compare_at_price.as_ref(),
+        &mut errors,
+    );
     if let Some(a) = &body.attributes {
         check_object("attributes", a, &mut errors);
     }
@@ -256,6 +309,7 @@ async fn create_variant(
         description,
         sku,
         price: body.price,
+        compare_at_price: body.compare_at_price,
         attributes: body.attributes,
         image_ids,
         duplicated_from_id: None,
@@ -358,7 +412,10 @@ async fn update_variant(
     );
     let sku = patch_line("sku", body.sku, SKU_MAX, &mut errors);
     if let Patch::Value(p) = &body.price {
-        check_price(p, &mut errors);
+        check_price("price", p, &mut errors);
+    }
+    if let Patch::Value(c) = &body.compare_at_price {
+        check_price("compare_at_price", c, &mut errors);
     }
     if let Patch::Value(a) = &body.attributes {
         check_object("attributes", a, &mut errors);
@@ -381,6 +438,7 @@ async fn update_variant(
         || description != Patch::Missing
         || sku != Patch::Missing
         || body.price != Patch::Missing
+        || body.compare_at_price != Patch::Missing
         || body.attributes != Patch::Missing
         || image_ids.is_some();
     if !changed {
@@ -395,6 +453,13 @@ async fn update_variant(
     }
     sku.apply_nullable(&mut v.sku);
     body.price.apply_nullable(&mut v.price);
+    body.compare_at_price
+        .apply_nullable(&mut v.compare_at_price);
+    // The pair is checked as it will be stored (a new price may undercut the old former
+    // price, or a former price may come without one).
+    let mut errors = Vec::new();
+    check_compare_at(v.price.as_ref(), v.compare_at_price.as_ref(), &mut errors);
+    finish(errors)?;
     body.attributes.apply_nullable(&mut v.attributes);
     if let Some(ids) = image_ids {
         v.image_ids = ids;

@@ -17,7 +17,7 @@ use crate::resources::common::Table;
 use crate::store::list::{Condition, ListParams, ListQuery};
 use crate::store::{Db, to_json_text};
 
-const COLUMNS: &str = "t.id, t.product_id, t.name, t.description, t.sku, t.price, t.attributes, t.image_ids, \
+const COLUMNS: &str = "t.id, t.product_id, t.name, t.description, t.sku, t.price, t.compare_at_price, t.attributes, t.image_ids, \
                        t.duplicated_from_id, t.archived_at, t.created_at, t.updated_at";
 
 const TABLE: Table = Table {
@@ -63,8 +63,9 @@ pub(super) async fn insert(
     v: &ProductVariant,
 ) -> ApiResult<()> {
     crate::store::query(
-        "INSERT INTO product_variants (id, org_id, product_id, name, search_name, description, sku, price, attributes, \
-         image_ids, duplicated_from_id, archived_at, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        "INSERT INTO product_variants (id, org_id, product_id, name, search_name, description, sku, price, compare_at_price, \
+         attributes, image_ids, duplicated_from_id, archived_at, created_at, updated_at) \
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
     )
     .bind(&v.id)
     .bind(org_id)
@@ -74,6 +75,7 @@ pub(super) async fn insert(
     .bind(&v.description)
     .bind(&v.sku)
     .bind(v.price.as_ref().map(to_json_text))
+    .bind(v.compare_at_price.as_ref().map(to_json_text))
     .bind(v.attributes.as_ref().map(to_json_text))
     .bind(to_json_text(&v.image_ids))
     .bind(&v.duplicated_from_id)
@@ -143,14 +145,15 @@ pub(super) async fn update(
     v: &ProductVariant,
 ) -> ApiResult<()> {
     crate::store::query(
-        "UPDATE product_variants SET name = ?, search_name = ?, description = ?, sku = ?, price = ?, attributes = ?, \
-         image_ids = ?, updated_at = ? WHERE id = ? AND org_id = ?",
+        "UPDATE product_variants SET name = ?, search_name = ?, description = ?, sku = ?, price = ?, compare_at_price = ?, \
+         attributes = ?, image_ids = ?, updated_at = ? WHERE id = ? AND org_id = ?",
     )
     .bind(&v.name)
     .bind(v.name.to_lowercase())
     .bind(&v.description)
     .bind(&v.sku)
     .bind(v.price.as_ref().map(to_json_text))
+    .bind(v.compare_at_price.as_ref().map(to_json_text))
     .bind(v.attributes.as_ref().map(to_json_text))
     .bind(to_json_text(&v.image_ids))
     .bind(&v.updated_at)

@@ -5,8 +5,10 @@
 //! 3. `components`: the foreground's connected components, and panels on a photo ground;
 //! 4. `shapes`: components into solid shapes, images and glyphs (`shadow`: the ground
 //!    shadow under a cut-out product);
-//! 5. `text`: glyphs into lines and blocks;
-//! 6. `roles`: the roles of shapes and blocks, and the [`Blueprint`].
+//! 5. `text`: glyphs into lines and blocks; `words`: the words of each block, read by a
+//!    [`WordReader`] (Tesseract) from the full-size image when one is given;
+//! 6. `roles`: the roles of shapes and blocks (from the layout, then from the words), the
+//!    ad format, and the [`Blueprint`].
 //!
 //! `colour` holds the colour arithmetic they share. `Grid::analyse` runs the steps in
 //! that order.
@@ -18,11 +20,13 @@ mod roles;
 mod shadow;
 mod shapes;
 mod text;
+mod words;
 
 use image::{RgbImage, imageops::FilterType};
 
 pub use colour::dist;
 use components::components;
+pub use words::WordReader;
 
 use super::{Background, Blueprint, DESIGN_EDGE, ImageRegion, Rect, Rgb, SolidShape, WORK_EDGE};
 
@@ -31,12 +35,29 @@ use super::{Background, Blueprint, DESIGN_EDGE, ImageRegion, Rect, Rgb, SolidSha
 /// # Errors
 /// A message when the bytes are not an image this build decodes or are too large.
 pub fn analyse_image(bytes: &[u8]) -> Result<Blueprint, String> {
-    let img = crate::generate::analyse::decode(bytes)?;
-    Ok(analyse_rgb(&img.to_rgb8()))
+    analyse_image_with(bytes, None)
 }
 
-/// Analyses decoded pixels.
+/// [`analyse_image`], reading the words of each text block with `reader`.
+///
+/// # Errors
+/// As [`analyse_image`].
+pub fn analyse_image_with(
+    bytes: &[u8],
+    reader: Option<&dyn WordReader>,
+) -> Result<Blueprint, String> {
+    let img = crate::generate::analyse::decode(bytes)?;
+    Ok(analyse_rgb_with(&img.to_rgb8(), reader))
+}
+
+/// Analyses decoded pixels (roles from the layout only; no words read).
 pub fn analyse_rgb(img: &RgbImage) -> Blueprint {
+    analyse_rgb_with(img, None)
+}
+
+/// Analyses decoded pixels, reading the words of each text block with `reader` (from the
+/// full-size `img`) when one is given.
+pub fn analyse_rgb_with(img: &RgbImage, reader: Option<&dyn WordReader>) -> Blueprint {
     let (sw, sh) = img.dimensions();
     let scale = WORK_EDGE as f32 / sw.max(sh).max(1) as f32;
     let (w, h) = if scale < 1.0 {
@@ -53,7 +74,7 @@ pub fn analyse_rgb(img: &RgbImage) -> Blueprint {
         h: h as usize,
         px: small.pixels().map(|p| p.0).collect(),
     };
-    let mut bp = grid.analyse();
+    let mut bp = grid.analyse(reader.map(|r| (img, r)));
     bp.source_width = sw;
     bp.source_height = sh;
     let ratio = sw.max(1) as f32 / sh.max(1) as f32;
@@ -152,8 +173,9 @@ impl Grid {
         }
     }
 
-    /// Steps 2 to 6 (see the module docs).
-    fn analyse(&self) -> Blueprint {
+    /// Steps 2 to 6 (see the module docs); `read` is the full-size image and the reader of
+    /// its words.
+    fn analyse(&self, read: Option<(&RgbImage, &dyn WordReader)>) -> Blueprint {
         let background = self.background();
         let mut found = Found {
             shapes: Vec::new(),
@@ -192,7 +214,11 @@ impl Grid {
         }
         let lines = self.lines(&found.glyphs);
         let blocks = self.blocks(lines);
-        self.assign(background, found, blocks)
+        let words = read.and_then(|(img, reader)| {
+            let refs: Vec<&crate::blueprint::TextBlock> = blocks.iter().map(|b| &b.block).collect();
+            words::read_blocks(img, &refs, reader)
+        });
+        self.assign(background, found, blocks, words)
     }
 }
 

@@ -1,7 +1,11 @@
 //! Step 6: roles for the shapes and blocks (button, badge, panel; cta, badge label, logo,
-//! headline, supporting, eyebrow), and the blueprint with its margins.
+//! headline, supporting, eyebrow from the layout; price, offer, quote, rating, list items,
+//! figures from their words, [`crate::blueprint::words`]), the ad format, and the blueprint
+//! with its margins.
 
+use super::text::RawBlock;
 use super::{Found, Grid};
+use crate::blueprint::words::{Casing, casing, format, has_rating, prices, role_of};
 use crate::blueprint::{Background, Blueprint, Rect, ShapeRole, SolidShape, TextBlock, TextRole};
 
 impl Grid {
@@ -10,13 +14,39 @@ impl Grid {
         &self,
         background: Background,
         found: Found,
-        blocks: Vec<(TextBlock, Option<usize>)>,
+        raw: Vec<RawBlock>,
+        words: Option<Vec<Option<String>>>,
     ) -> Blueprint {
+        let words_read = words
+            .as_ref()
+            .is_some_and(|w| w.iter().any(Option::is_some));
+        // Each block with its words (their case decides `upper`) and the role they say.
+        let blocks: Vec<(TextBlock, Option<usize>, Option<TextRole>)> = raw
+            .into_iter()
+            .enumerate()
+            .map(|(i, r)| {
+                let mut b = r.block;
+                b.words = words.as_ref().and_then(|w| w.get(i).cloned().flatten());
+                if let Some(c) = b.words.as_deref().and_then(casing) {
+                    b.upper = c == Casing::Upper;
+                }
+                let said = if r.stars {
+                    // Tesseract reads stars as letters ("Kk Kk"): keep no words for them.
+                    if !b.words.as_deref().is_some_and(has_rating) {
+                        b.words = None;
+                    }
+                    Some(TextRole::Rating)
+                } else {
+                    b.words.as_deref().and_then(role_of)
+                };
+                (b, r.owner, said)
+            })
+            .collect();
         let mut shapes: Vec<SolidShape> = found.shapes.into_iter().map(|(s, _)| s).collect();
         let mut texts = Vec::new();
         let mut keep = vec![false; shapes.len()];
         for (i, s) in shapes.iter_mut().enumerate() {
-            let has_text = blocks.iter().any(|(_, o)| *o == Some(i));
+            let has_text = blocks.iter().any(|(_, o, _)| *o == Some(i));
             let aspect = s.rect.w * self.w as f32 / (s.rect.h * self.h as f32).max(1e-3);
             if s.role == ShapeRole::Panel || s.rect.area() >= 0.10 || s.rect.w >= 0.6 {
                 s.role = ShapeRole::Panel;
@@ -40,71 +70,107 @@ impl Grid {
                 }
             }
         }
-        let mut free = Vec::new();
-        for (mut b, owner) in blocks {
+        let mut free: Vec<(TextBlock, Option<TextRole>)> = Vec::new();
+        for (b, owner, said) in blocks {
             match owner.map(|o| (o, shapes[o].role)) {
                 Some((o, ShapeRole::Button)) if keep[o] => {
                     if texts.iter().all(|t: &TextBlock| t.role != TextRole::Cta) {
+                        let mut b = b;
                         b.role = TextRole::Cta;
                         texts.push(b);
                     }
                 }
                 Some((o, ShapeRole::Badge)) if keep[o] => {
-                    if texts
-                        .iter()
-                        .all(|t: &TextBlock| t.role != TextRole::BadgeLabel)
-                    {
-                        b.role = TextRole::BadgeLabel;
+                    if texts.iter().all(|t: &TextBlock| !badge_roles(t.role)) {
+                        let mut b = b;
+                        // A badge holds an offer, a price, stars or a figure when its words
+                        // say so; unread, it is taken for an offer (what badges mostly hold).
+                        b.role = match said {
+                            Some(
+                                r @ (TextRole::Offer
+                                | TextRole::Price
+                                | TextRole::Rating
+                                | TextRole::Stat),
+                            ) => r,
+                            _ if b.words.is_some() => TextRole::BadgeLabel,
+                            _ => TextRole::Offer,
+                        };
                         texts.push(b);
                     }
                 }
-                _ => free.push(b),
+                _ => free.push((b, said)),
             }
         }
-        // Roles by size: the largest text is the headline.
+        // Roles by size: the largest text leads (the headline, unless its words say it is
+        // a quote, an offer, a price or a figure).
         free.sort_by(|a, b| {
-            b.line_height
-                .total_cmp(&a.line_height)
-                .then(b.rect.area().total_cmp(&a.rect.area()))
+            b.0.line_height
+                .total_cmp(&a.0.line_height)
+                .then(b.0.rect.area().total_cmp(&a.0.rect.area()))
         });
         let mut logo = None;
         if free.len() >= 2 {
-            let head_lh = free[0].line_height;
+            let head_lh = free[0].0.line_height;
             let pick = (1..free.len())
                 .filter(|i| {
-                    let b = &free[*i];
-                    b.lines == 1
+                    let (b, said) = &free[*i];
+                    said.is_none()
+                        && b.lines == 1
                         && b.line_height <= 0.6 * head_lh
                         && (b.rect.y < 0.14 || b.rect.bottom() > 0.9)
                         && b.rect.h <= 0.07
                 })
                 .min_by(|a, b| {
                     let edge = |r: &Rect| r.y.min(1.0 - r.bottom());
-                    edge(&free[*a].rect).total_cmp(&edge(&free[*b].rect))
+                    edge(&free[*a].0.rect).total_cmp(&edge(&free[*b].0.rect))
                 });
             if let Some(i) = pick {
-                logo = Some(free.remove(i).rect);
+                logo = Some(free.remove(i).0.rect);
             }
         }
-        if let Some(first) = free.first_mut() {
-            first.role = TextRole::Headline;
+        list_by_layout(&mut free);
+        if let Some((first, said)) = free.first_mut() {
+            first.role = said.unwrap_or(TextRole::Headline);
         }
         if free.len() >= 2 {
-            let head = free[0].clone();
-            // A short small line right above the headline is its eyebrow.
+            let head = free[0].0.clone();
+            // A short small line right above the lead is its eyebrow (or what its words say).
             if let Some(i) = (1..free.len()).find(|i| {
-                let b = &free[*i];
-                b.lines == 1
+                let b = &free[*i].0;
+                b.role == TextRole::Body
+                    && b.lines == 1
                     && b.rect.bottom() <= head.rect.y + 0.01
                     && head.rect.y - b.rect.bottom() <= 2.0 * head.line_height
                     && b.line_height <= 0.6 * head.line_height
             }) {
-                free[i].role = TextRole::Eyebrow;
+                free[i].0.role = free[i].1.unwrap_or(TextRole::Eyebrow);
             }
-            if let Some(b) = free.iter_mut().find(|b| b.role == TextRole::Body) {
+            for (b, said) in free.iter_mut().skip(1) {
+                if b.role == TextRole::Body
+                    && let Some(r) = said
+                {
+                    b.role = *r;
+                }
+            }
+            quote_authors(&mut free);
+            // A lead that is not a headline (a price, an offer, a figure, a quote) may have
+            // one above it: the largest plain block at least half its size.
+            if free[0].0.role != TextRole::Headline
+                && let Some((b, _)) = free.iter_mut().skip(1).find(|(b, said)| {
+                    b.role == TextRole::Body
+                        && said.is_none()
+                        && b.rect.bottom() <= head.rect.y + 0.01
+                        && b.line_height >= 0.5 * head.line_height
+                })
+            {
+                b.role = TextRole::Headline;
+            }
+            if let Some((b, _)) = free.iter_mut().find(|(b, _)| b.role == TextRole::Body) {
                 b.role = TextRole::Supporting;
             }
         }
+        compare_at_prices(&mut free);
+        let free: Vec<TextBlock> = free.into_iter().map(|(b, _)| b).collect();
         texts.extend(free);
         let shapes: Vec<SolidShape> = shapes
             .into_iter()
@@ -135,6 +201,19 @@ impl Grid {
         for m in &mut margins {
             *m = m.clamp(0.0, 0.5);
         }
+        let all_words: Vec<&str> = {
+            let mut ordered: Vec<&TextBlock> = texts.iter().collect();
+            ordered.sort_by(|a, b| a.rect.y.total_cmp(&b.rect.y));
+            ordered.iter().filter_map(|t| t.words.as_deref()).collect()
+        };
+        let roles: Vec<TextRole> = texts.iter().map(|t| t.role).collect();
+        let (format, format_from) = format(
+            words_read.then(|| all_words.join("\n")).as_deref(),
+            &roles,
+            images.first().is_some_and(|i| i.cutout)
+                && matches!(background, Background::Solid { .. }),
+            matches!(background, Background::Photo { .. }),
+        );
         Blueprint {
             source_width: self.w as u32,
             source_height: self.h as u32,
@@ -146,6 +225,107 @@ impl Grid {
             texts,
             logo,
             margins,
+            words_read,
+            format,
+            format_from,
         }
+    }
+}
+
+/// Whether a block of `role` is a badge's label.
+fn badge_roles(role: TextRole) -> bool {
+    matches!(
+        role,
+        TextRole::BadgeLabel
+            | TextRole::Offer
+            | TextRole::Price
+            | TextRole::Rating
+            | TextRole::Stat
+    )
+}
+
+/// Three or more unread blocks below the lead, left edges lined up, of one size and one or
+/// two lines each, evenly stacked: a list (its items `list_item`), read from the layout.
+fn list_by_layout(free: &mut [(TextBlock, Option<TextRole>)]) {
+    let n = free.len();
+    for i in 1..n {
+        let a = free[i].0.clone();
+        if free[i].1.is_some() || a.role != TextRole::Body || a.lines > 2 {
+            continue;
+        }
+        let mut group: Vec<usize> = (1..n)
+            .filter(|&j| {
+                let b = &free[j].0;
+                free[j].1.is_none()
+                    && b.role == TextRole::Body
+                    && b.lines <= 2
+                    && (b.rect.x - a.rect.x).abs() < 0.015
+                    && (b.line_height / a.line_height - 1.0).abs() < 0.2
+            })
+            .collect();
+        if group.len() < 3 {
+            continue;
+        }
+        group.sort_by(|p, q| free[*p].0.rect.y.total_cmp(&free[*q].0.rect.y));
+        let gaps: Vec<f32> = group
+            .windows(2)
+            .map(|w| free[w[1]].0.rect.y - free[w[0]].0.rect.y)
+            .collect();
+        let (lo, hi) = gaps
+            .iter()
+            .fold((f32::MAX, f32::MIN), |(l, h), g| (l.min(*g), h.max(*g)));
+        if lo > 0.0 && hi <= lo * 1.35 {
+            for j in group {
+                free[j].0.role = TextRole::ListItem;
+            }
+            return;
+        }
+    }
+}
+
+/// A short line right below a quote, in smaller type, names who said it.
+fn quote_authors(free: &mut [(TextBlock, Option<TextRole>)]) {
+    let quotes: Vec<TextBlock> = free
+        .iter()
+        .filter(|(b, _)| b.role == TextRole::Quote)
+        .map(|(b, _)| b.clone())
+        .collect();
+    for q in quotes {
+        if let Some((b, _)) = free.iter_mut().find(|(b, said)| {
+            matches!(b.role, TextRole::Body | TextRole::Supporting)
+                && said.is_none()
+                && b.lines <= 2
+                && b.rect.y >= q.rect.bottom() - 0.005
+                && b.rect.y - q.rect.bottom() <= 3.0 * q.line_height
+                && b.line_height < q.line_height
+        }) {
+            b.role = TextRole::QuoteAuthor;
+        }
+    }
+}
+
+/// Of two prices, the higher is the former price (shown beside the price, often crossed).
+fn compare_at_prices(free: &mut [(TextBlock, Option<TextRole>)]) {
+    let amount = |b: &TextBlock| {
+        b.words
+            .as_deref()
+            .map(prices)
+            .and_then(|p| p.into_iter().reduce(f64::max))
+    };
+    let priced: Vec<(usize, f64)> = free
+        .iter()
+        .enumerate()
+        .filter(|(_, (b, _))| b.role == TextRole::Price)
+        .filter_map(|(i, (b, _))| amount(b).map(|a| (i, a)))
+        .collect();
+    if priced.len() < 2 {
+        return;
+    }
+    let (hi, hi_amount) = priced
+        .iter()
+        .copied()
+        .fold((usize::MAX, f64::MIN), |m, p| if p.1 > m.1 { p } else { m });
+    if priced.iter().any(|(i, a)| *i != hi && *a < hi_amount) {
+        free[hi].0.role = TextRole::CompareAtPrice;
     }
 }

@@ -61,7 +61,7 @@ impl Grid {
     }
 
     /// Lines into blocks: same owner, similar height, small leading, overlapping columns.
-    pub(super) fn blocks(&self, lines: Vec<Line>) -> Vec<(TextBlock, Option<usize>)> {
+    pub(super) fn blocks(&self, lines: Vec<Line>) -> Vec<RawBlock> {
         let mut blocks: Vec<Vec<Line>> = Vec::new();
         for line in lines {
             let owner = line.glyphs[0].owner;
@@ -84,9 +84,10 @@ impl Grid {
         }
         blocks
             .into_iter()
-            .map(|ls| {
-                let owner = ls[0].glyphs[0].owner;
-                (self.block(&ls), owner)
+            .map(|ls| RawBlock {
+                owner: ls[0].glyphs[0].owner,
+                stars: ls.len() == 1 && stars(&ls[0]),
+                block: self.block(&ls),
             })
             .collect()
     }
@@ -156,8 +157,54 @@ impl Grid {
             color,
             weight: if density >= 0.5 { 700 } else { 400 },
             upper,
+            words: None,
         }
     }
+}
+
+/// A block before its role is known: the shape it sits in, and whether its one line is a
+/// row of stars.
+pub(super) struct RawBlock {
+    pub block: TextBlock,
+    pub owner: Option<usize>,
+    pub stars: bool,
+}
+
+/// Whether a line is a row of four or five stars: marks of one size and colour, each about
+/// as wide as tall, evenly spaced (a rating drawn with ★ glyphs or star shapes).
+fn stars(line: &Line) -> bool {
+    let g = &line.glyphs;
+    if !(4..=5).contains(&g.len()) {
+        return false;
+    }
+    let mut by_x: Vec<&Glyph> = g.iter().collect();
+    by_x.sort_by_key(|g| g.bbox.x0);
+    let (hs, ws): (Vec<f32>, Vec<f32>) = by_x
+        .iter()
+        .map(|g| (g.bbox.h() as f32, g.bbox.w() as f32))
+        .unzip();
+    let spread = |v: &[f32]| {
+        let (lo, hi) = v
+            .iter()
+            .fold((f32::MAX, f32::MIN), |(a, b), x| (a.min(*x), b.max(*x)));
+        hi / lo.max(1.0)
+    };
+    let square = by_x.iter().all(|g| {
+        let a = g.bbox.w() as f32 / g.bbox.h().max(1) as f32;
+        (0.8..=1.3).contains(&a)
+    });
+    let gaps: Vec<f32> = by_x
+        .windows(2)
+        .map(|p| p[1].bbox.x0 as f32 - p[0].bbox.x1 as f32)
+        .collect();
+    let even = gaps.iter().all(|d| *d >= 0.0)
+        && gaps.iter().fold(f32::MIN, |a, b| a.max(*b))
+            - gaps.iter().fold(f32::MAX, |a, b| a.min(*b))
+            <= 0.25 * hs[0].max(4.0);
+    let one_colour = by_x
+        .iter()
+        .all(|x| super::colour::dist(x.color, by_x[0].color) < 0.12);
+    square && even && one_colour && spread(&hs) <= 1.15 && spread(&ws) <= 1.2
 }
 
 fn owner_none(ls: &[Line]) -> bool {

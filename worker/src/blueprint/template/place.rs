@@ -16,6 +16,9 @@ impl Writer<'_> {
         let mut left = lo_x;
         let mut right = hi_x;
         let mut gap_limit = f32::INFINITY;
+        // Air beside other elements: at least 0.12 em of the block's type (the quality
+        // rules ask 0.1 em, `crate::generate::quality::SIDE_GAP_EM`), in width units.
+        let side = pad.max(0.12 * em_of(t) * self.h / self.w.max(1.0));
         let bottom = (t.rect.bottom() + t.rect.h.max(t.line_height * 2.0)).min(
             container
                 .bottom()
@@ -26,9 +29,9 @@ impl Writer<'_> {
             let v_overlap = o.y < t.rect.bottom() && o.bottom() > t.rect.y;
             if v_overlap {
                 if o.x >= t.rect.right() {
-                    right = right.min(o.x - pad);
+                    right = right.min(o.x - side);
                 } else if o.right() <= t.rect.x {
-                    left = left.max(o.right() + pad);
+                    left = left.max(o.right() + side);
                 }
             } else if below(&t.rect, o) {
                 // The gap rule: air above what follows (see the module docs).

@@ -31,9 +31,8 @@ pub(super) fn below(t: &Rect, o: &Rect) -> bool {
 pub fn make_room(bp: &Blueprint) -> Blueprint {
     let mut bp = bp.clone();
     let floor = floor_of(&bp);
-    let drawn = [TextRole::Headline, TextRole::Supporting, TextRole::Eyebrow];
     let mut order: Vec<usize> = (0..bp.texts.len())
-        .filter(|&i| drawn.contains(&bp.texts[i].role))
+        .filter(|&i| bp.texts[i].role.drawn_free() && bp.texts[i].role != TextRole::Cta)
         .collect();
     // Top to bottom, so a move made for one block is seen by the next.
     order.sort_by(|&a, &b| bp.texts[a].rect.y.total_cmp(&bp.texts[b].rect.y));

@@ -15,6 +15,37 @@ use crate::blueprint::{
 /// A panel's slot id and box.
 pub(super) type Panel = (String, Rect);
 
+/// The blocks drawn as free text boxes, in the blueprint's order: every role but body copy,
+/// the button's label and the badge's label.
+pub(super) fn free_blocks(bp: &crate::blueprint::Blueprint) -> Vec<&TextBlock> {
+    let inside = |role: ShapeRole, t: &TextBlock| {
+        bp.shape(role)
+            .is_some_and(|s| s.rect.contains_center(&t.rect))
+    };
+    bp.texts
+        .iter()
+        .filter(|t| t.role.drawn_free())
+        .filter(|t| !(t.role == TextRole::Cta && inside(ShapeRole::Button, t)))
+        .filter(|t| !inside(ShapeRole::Badge, t))
+        .collect()
+}
+
+/// The slot id of the next block of `role`: the role itself, `<role>_2` for a second one,
+/// and `list_item_1`, `list_item_2`, … for list items.
+fn slot_id(role: &str, used: &[String]) -> String {
+    if role == "list_item" {
+        let n = used.iter().filter(|u| u.starts_with("list_item_")).count();
+        return format!("list_item_{}", n + 1);
+    }
+    if !used.iter().any(|u| u == role) {
+        return role.to_owned();
+    }
+    (2..)
+        .map(|k| format!("{role}_{k}"))
+        .find(|id| !used.contains(id))
+        .unwrap_or_else(|| role.to_owned())
+}
+
 impl Writer<'_> {
     /// The ground: `background` (solid or gradient, with its palette roles) or `photo`
     /// (the product image fills the canvas).
@@ -132,8 +163,9 @@ impl Writer<'_> {
         self.add("product_shadow", n, true);
     }
 
-    /// The `badge` and its `badge_label` (the reference's label block, or one filling the
-    /// badge).
+    /// The `badge` and its `badge_label` (the reference's block inside the badge, or one
+    /// filling it); the label's copy role is its block's (an offer unless its words said
+    /// otherwise).
     pub(super) fn badge(&mut self) {
         let Some(s) = self.bp.shape(ShapeRole::Badge) else {
             return;
@@ -145,10 +177,12 @@ impl Writer<'_> {
         self.add("badge", n, true);
         let label = self
             .bp
-            .text(TextRole::BadgeLabel)
+            .texts
+            .iter()
+            .find(|t| t.role != TextRole::Body && s.rect.contains_center(&t.rect))
             .cloned()
             .unwrap_or(TextBlock {
-                role: TextRole::BadgeLabel,
+                role: TextRole::Offer,
                 rect: s.rect,
                 lines: 1,
                 line_height: s.rect.h * 0.3,
@@ -156,11 +190,12 @@ impl Writer<'_> {
                 color: [255, 255, 255],
                 weight: 700,
                 upper: true,
+                words: None,
             });
         let inset = inset(&s.rect, 0.15);
         let mut t = label.clone();
         t.align = Align::Center;
-        let node = self.text_node(&t, &inset, "badge_label", "badge", true);
+        let node = self.text_node(&t, &inset, "badge_label", t.role.key(), "badge", true);
         self.add("badge_label", node, true);
     }
 
@@ -179,16 +214,23 @@ impl Writer<'_> {
             frame = frame.set("cornerRadius", round1(bh as f32 / 2.0));
         }
         self.add("cta", frame.children(["cta_label"]), true);
-        let label = self.bp.text(TextRole::Cta).cloned().unwrap_or(TextBlock {
-            role: TextRole::Cta,
-            rect: s.rect,
-            lines: 1,
-            line_height: s.rect.h * 0.35,
-            align: Align::Center,
-            color: [255, 255, 255],
-            weight: 600,
-            upper: false,
-        });
+        let label = self
+            .bp
+            .texts
+            .iter()
+            .find(|t| t.role == TextRole::Cta && s.rect.contains_center(&t.rect))
+            .cloned()
+            .unwrap_or(TextBlock {
+                role: TextRole::Cta,
+                rect: s.rect,
+                lines: 1,
+                line_height: s.rect.h * 0.35,
+                align: Align::Center,
+                color: [255, 255, 255],
+                weight: 600,
+                upper: false,
+                words: None,
+            });
         let mut t = label.clone();
         t.align = Align::Center;
         // The label fills the button, in the frame's own coordinates.
@@ -198,33 +240,43 @@ impl Writer<'_> {
             w: s.rect.w * 0.84,
             h: s.rect.h,
         };
-        let node = self.text_node(&t, &local, "cta_label", "cta", true);
+        let node = self.text_node(&t, &local, "cta_label", "cta", "cta", true);
         self.add("cta_label", node, false);
         Some(s.rect)
     }
 
-    /// The `headline`, `supporting` and `eyebrow` text boxes, each widened into the free
-    /// space of its panel (or the canvas) away from `occupied` boxes, the other blocks,
-    /// buttons, badges and the logo. Returns the boxes placed.
+    /// The free text boxes (every block but body copy and the labels of the button and
+    /// the badge): `headline`, `supporting`, `eyebrow`, `price`, `offer`, `quote`, …, a
+    /// second block of one role `<role>_2`, list items `list_item_1`, `list_item_2`, … Each
+    /// is widened into the free space of its panel (or the canvas) away from `occupied`
+    /// boxes, the other blocks, buttons, badges and the logo. Returns the boxes placed.
     pub(super) fn text_blocks(&mut self, panels: &[Panel], occupied: &[Rect]) -> Vec<Rect> {
         let bp = self.bp;
-        let drawn = [TextRole::Headline, TextRole::Supporting, TextRole::Eyebrow];
         let mut placed: Vec<Rect> = Vec::new();
-        let blocks: Vec<&TextBlock> = bp
-            .texts
-            .iter()
-            .filter(|t| drawn.contains(&t.role))
-            .collect();
-        for t in &blocks {
-            let slot = match t.role {
-                TextRole::Headline => "headline",
-                TextRole::Supporting => "supporting",
-                _ => "eyebrow",
+        let blocks = free_blocks(bp);
+        let mut used: Vec<String> = Vec::new();
+        for (i, t) in blocks.iter().enumerate() {
+            let role = t.role.key();
+            // A call to action set as a line of text (no button) is `cta_text`: `cta` is the
+            // button's frame.
+            let slot = if t.role == TextRole::ListItem {
+                // List items are numbered top to bottom.
+                let rank = blocks
+                    .iter()
+                    .filter(|o| {
+                        o.role == TextRole::ListItem && (o.rect.y, o.rect.x) < (t.rect.y, t.rect.x)
+                    })
+                    .count();
+                format!("list_item_{}", rank + 1)
+            } else {
+                slot_id(if role == "cta" { "cta_text" } else { role }, &used)
             };
+            used.push(slot.clone());
             let others: Vec<Rect> = blocks
                 .iter()
-                .filter(|o| o.role != t.role)
-                .map(|o| o.rect)
+                .enumerate()
+                .filter(|(j, _)| *j != i)
+                .map(|(_, o)| o.rect)
                 .chain(occupied.iter().copied())
                 .chain(
                     bp.shapes
@@ -242,17 +294,58 @@ impl Writer<'_> {
                 .unwrap_or(FULL);
             let r = self.widen(t, &others, container);
             placed.push(r);
-            let node = self.text_node(t, &r, slot, &on, false);
-            self.add(slot, node, true);
+            let node = self.text_node(t, &r, &slot, role, &on, false);
+            self.add(&slot, node, true);
         }
         placed
+    }
+
+    /// Where the brand goes when the reference shows no logo: the first corner (top left,
+    /// top right, bottom right, bottom left) where a wordmark-sized box (3 % of the height
+    /// tall, 18 % of the width wide) inside the margins keeps 2 % of air from every text
+    /// box, picture and shape; `None` when every corner is taken (the ad then carries no
+    /// logo, as the reference did).
+    fn free_corner(&self, placed: &[Rect]) -> Option<Rect> {
+        let bp = self.bp;
+        let (h, w) = (0.03_f32, 0.18_f32);
+        let (mx, my) = (bp.margins[0].max(0.04), bp.margins[1].max(0.04));
+        let (rx, by) = (bp.margins[2].max(0.04), bp.margins[3].max(0.04));
+        let corners = [
+            (mx, my),
+            (1.0 - rx - w, my),
+            (1.0 - rx - w, 1.0 - by - h),
+            (mx, 1.0 - by - h),
+        ];
+        let blockers: Vec<Rect> = placed
+            .iter()
+            .copied()
+            .chain(bp.images.iter().map(|i| i.rect))
+            .chain(
+                bp.shapes
+                    .iter()
+                    .filter(|s| s.role != ShapeRole::Panel)
+                    .map(|s| s.rect),
+            )
+            .collect();
+        let air = 0.02;
+        corners
+            .into_iter()
+            .map(|(x, y)| Rect { x, y, w, h })
+            .find(|r| {
+                blockers.iter().all(|o| {
+                    r.x - air >= o.right()
+                        || o.x >= r.right() + air
+                        || r.y - air >= o.bottom()
+                        || o.y >= r.bottom() + air
+                })
+            })
     }
 
     /// The `logo` box: a little taller than the reference's wordmark, aligned as it was, or
     /// spanning the text column it heads (`placed`: the text boxes).
     pub(super) fn logo(&mut self, panels: &[Panel], placed: &[Rect]) {
         let bp = self.bp;
-        let Some(logo) = bp.logo else {
+        let Some(logo) = bp.logo.or_else(|| self.free_corner(placed)) else {
             return;
         };
         let (x, y, lw, lh) = self.px(&logo);

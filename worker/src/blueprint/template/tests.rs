@@ -63,9 +63,13 @@ fn bp() -> Blueprint {
             color: [10, 10, 10],
             weight: 700,
             upper: false,
+            words: None,
         }],
         logo: None,
         margins: [0.05, 0.1, 0.05, 0.8],
+        words_read: false,
+        format: None,
+        format_from: "none",
     }
 }
 
@@ -129,6 +133,7 @@ fn landscape(gap: f32) -> Blueprint {
             color: [255, 255, 255],
             weight: 800,
             upper: false,
+            words: None,
         }],
         ..bp()
     }

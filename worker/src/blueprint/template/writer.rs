@@ -150,13 +150,17 @@ impl<'a> Writer<'a> {
         }
     }
 
-    /// A TEXT node of `slot` over `r`, at the block's size with shrink-to-fit, set on the
-    /// node `on`; `vcenter` centres it vertically (button and badge labels).
+    /// A TEXT node of `slot` over `r`, at the block's size with shrink-to-fit, whose copy
+    /// role is `role` ([`crate::blueprint::TextRole::key`]), set on the node `on`; `vcenter`
+    /// centres it vertically (button and badge labels). Besides `$text` (the role) it keeps
+    /// what the copywriter follows: `$words` (the reference's words, when read), `$case`
+    /// and `$lines` (the reference's line count).
     pub(super) fn text_node(
         &self,
         t: &TextBlock,
         r: &Rect,
         slot: &str,
+        role: &str,
         on: &str,
         vcenter: bool,
     ) -> NodeBuilder {
@@ -171,7 +175,7 @@ impl<'a> Writer<'a> {
         };
         let mut n = NodeBuilder::new("TEXT")
             .bounds(x, y, w, h)
-            .set("characters", placeholder(slot))
+            .set("characters", placeholder(role))
             .set("fontFamily", "Inter")
             .set("fontSize", round1(em))
             .set("fontWeight", t.weight)
@@ -188,31 +192,42 @@ impl<'a> Writer<'a> {
             // of wrapping it inside the pill. (A badge's label may wrap: badges are round.)
             n = n.set("maxLines", 1);
         }
-        let copy_slot = match slot {
-            "badge_label" => "eyebrow",
-            "cta_label" => "cta",
-            s => s,
-        };
+        if role == "compare_at_price" {
+            n = n.set("textDecoration", "STRIKETHROUGH");
+        }
+        let case = t
+            .words
+            .as_deref()
+            .and_then(crate::blueprint::words::casing)
+            .or(t.upper.then_some(crate::blueprint::words::Casing::Upper));
+        if let Some(c) = case {
+            n = n.set("$case", c.key());
+        }
+        if let Some(w) = &t.words {
+            n = n.set("$words", w.as_str());
+        }
+        let heading = matches!(role, "headline" | "offer" | "price" | "stat" | "quote");
         n.fills([solid(t.color)])
-            .set("$text", copy_slot)
+            .set("$text", role)
+            .set("$lines", t.lines)
             .set("$on", on)
-            .set(
-                "$font",
-                if slot == "headline" {
-                    "heading"
-                } else {
-                    "body"
-                },
-            )
+            .set("$font", if heading { "heading" } else { "body" })
     }
 }
-fn placeholder(slot: &str) -> &'static str {
-    match slot {
+fn placeholder(role: &str) -> &'static str {
+    match role {
         "headline" => "Your headline goes here",
         "supporting" => "A line or two of supporting copy about the product.",
-        "eyebrow" => "NEW",
-        "cta_label" => "Shop now",
-        "badge_label" => "-20%",
+        "eyebrow" | "badge_label" => "NEW",
+        "cta" => "Shop now",
+        "offer" => "-20%",
+        "price" => "$24",
+        "compare_at_price" => "$32",
+        "quote" => "\u{201c}A customer's words about the product.\u{201d}",
+        "quote_author" => "A customer",
+        "rating" => "\u{2605}\u{2605}\u{2605}\u{2605}\u{2605}",
+        "list_item" => "A benefit of the product",
+        "stat" => "16 cups",
         _ => "Text",
     }
 }

@@ -24,8 +24,12 @@
 //! handful per second per node; JSON is readable with `redis-cli XRANGE` when an operator
 //! debugs a stuck ad, and serde's field rules give the compatibility rule above for free.
 
+mod copy;
+
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+
+pub use copy::{CopyReport, FactSource, Money, Refusal, SlotReport, Variant};
 
 use crate::Error;
 
@@ -125,6 +129,10 @@ pub struct GenerateAdJob {
     /// images), in display order.
     #[serde(default)]
     pub variant_image_urls: Vec<String>,
+    /// The variant those images belong to, with its prices (the only prices the copy may
+    /// state); absent from older API nodes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub variant: Option<Variant>,
     /// An ad made from a design template: the template's tree to fill instead of analysing
     /// the reference's layout.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -274,6 +282,9 @@ pub struct Brand {
     /// Logos, each with its public URL and light/dark theme.
     #[serde(default)]
     pub logos: Vec<Logo>,
+    /// The brand's `details` object as stored (its `voice` steers the copy), or null.
+    #[serde(default, skip_serializing_if = "Value::is_null")]
+    pub details: Value,
 }
 
 /// One brand logo.
@@ -497,6 +508,10 @@ pub struct AdCompleted {
     /// workers and from jobs that render no ad.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub render: Option<RenderTimings>,
+    /// What the copywriter wrote into a generated ad and the source of every fact in it;
+    /// absent from older workers and from jobs that write no copy.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub copy: Option<Box<CopyReport>>,
 }
 
 /// The backend and stage times of one render, as the worker measured them.

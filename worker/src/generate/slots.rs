@@ -1,0 +1,1055 @@
+//! The copywriter of blueprint templates: it fills each text slot by the role the reference
+//! gave it ([`crate::blueprint::TextRole`]), from the job's facts ([`super::facts`]), in
+//! the reference's case and structure, at the reference's type size.
+//!
+//! - `offer`: the product's offer, else the discount computed from the variant's former
+//!   price, else an offer the prompt names, written like the reference's ("-30%", "30%
+//!   off", "Save 30%"); without one the slot is re-roled (a lead becomes a headline, a badge
+//!   shows the price or a figure) or left out — never a made-up discount;
+//! - `price` / `compare_at_price`: the variant's prices in their currency's format;
+//! - `quote` / `quote_author` / `rating`: a real review, shortened only at sentence or
+//!   clause boundaries, attributed as given, stars from its rating;
+//! - `list_item_N`: one benefit or feature each, with the reference's list marker;
+//! - `stat`: a stat (`value` alone when the reference shows the figure alone; its label
+//!   then leads the supporting line);
+//! - `headline`: the reference's structure (a question stays a question, an imperative
+//!   stays one, a listicle's title introduces the list) filled with the product's own
+//!   benefit, pain point or motivation, its length near the reference's;
+//! - `supporting`, `eyebrow`, `cta`: the prompt's mentions, the description, the offer;
+//!   a call to action of the reference's kind ("Read more" → reading, "Shop now" → buying).
+//!
+//! Every candidate passes the grounding rule ([`super::grounding`]) before it is used, and
+//! the renderer's layout engine measures it at the slot's type size
+//! ([`adforge_renderer::Renderer::measure_text`]): the fitting candidate nearest the
+//! reference's length wins, ties broken by a hash of the job, the reference and the ad's
+//! version, so the same inputs and version always give the same words and different
+//! references give different ones.
+
+use std::collections::{BTreeMap, HashMap};
+
+use adforge_renderer::{Renderer, Tree, tree::TextStyle};
+use serde_json::{Map, Value, json};
+
+use super::copy::fnv1a;
+use super::facts::{Facts, clean};
+use super::grounding::check_text;
+use super::llm::{Brief, BriefSlot, SlotProposer};
+use crate::blueprint::words::{CTA_PHRASES, Casing, casing, list_marker};
+use crate::protocol::{CopyReport, Refusal, SlotReport};
+
+/// One text slot of a template.
+#[derive(Debug, Clone)]
+pub struct SlotSpec {
+    /// The node key (`headline`, `list_item_2`, `badge_label`).
+    pub key: String,
+    /// The role the reference gave it.
+    pub role: String,
+    /// The reference's words there, when read.
+    pub words: Option<String>,
+    /// The reference's case there.
+    pub case: Option<Casing>,
+    /// The reference's line count.
+    pub lines: u32,
+    /// The node behind it (`badge`, `cta`, …).
+    pub on: Option<String>,
+    /// Type size in design pixels.
+    pub size: f32,
+    /// Box width and height in design pixels.
+    pub width: f32,
+    pub height: f32,
+    /// The node's text style, for measuring.
+    style: Option<TextStyle>,
+}
+
+/// What a slot says.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SlotText {
+    /// The words, as set.
+    pub text: String,
+    /// The role they play (the reference's, or the one the slot was re-roled to).
+    pub role: String,
+    /// False when the slot is left out (hidden).
+    pub shown: bool,
+    /// `template`, or `llm` when the operator's model wrote it.
+    pub writer: String,
+}
+
+const TEMPLATE: &str = "template";
+
+/// The words of every slot, and the report of them.
+#[derive(Debug, Clone)]
+pub struct Written {
+    pub slots: BTreeMap<String, SlotText>,
+    pub report: CopyReport,
+}
+
+/// The text slots of `template` (nodes with `$text`), top to bottom, measured in the brand's
+/// `heading` and `body` fonts.
+pub fn specs(template: &Value, heading: &str, body: &str) -> Vec<SlotSpec> {
+    let Some(nodes) = template.get("nodes").and_then(Value::as_object) else {
+        return Vec::new();
+    };
+    let mut out: Vec<(f32, SlotSpec)> = Vec::new();
+    for (key, n) in nodes {
+        let Some(role) = n.get("$text").and_then(Value::as_str) else {
+            continue;
+        };
+        let num = |k: &str| n.get(k).and_then(Value::as_f64).unwrap_or(0.0) as f32;
+        let font = if n.get("$font").and_then(Value::as_str) == Some("heading") {
+            heading
+        } else {
+            body
+        };
+        let mut node: Map<String, Value> = n
+            .as_object()
+            .into_iter()
+            .flatten()
+            .filter(|(k, _)| !k.starts_with('$'))
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        node.insert("id".into(), json!("t"));
+        node.insert("fontFamily".into(), json!(font));
+        node.insert("x".into(), json!(0));
+        node.insert("y".into(), json!(0));
+        let (w, h) = (num("width").max(1.0), num("height").max(1.0));
+        let style = Tree::from_value(json!({
+            "root": "r",
+            "nodes": {"r": {"id": "r", "type": "FRAME", "width": w, "height": h, "children": ["t"]}, "t": node}
+        }))
+        .ok()
+        .and_then(|t| t.get("t").and_then(|n| n.text.clone()));
+        let words = n.get("$words").and_then(Value::as_str).map(str::to_owned);
+        out.push((
+            num("y"),
+            SlotSpec {
+                key: key.clone(),
+                role: role.to_owned(),
+                case: n
+                    .get("$case")
+                    .and_then(Value::as_str)
+                    .and_then(Casing::from_key)
+                    .or_else(|| words.as_deref().and_then(casing)),
+                words,
+                lines: n.get("$lines").and_then(Value::as_u64).unwrap_or(1) as u32,
+                on: n.get("$on").and_then(Value::as_str).map(str::to_owned),
+                size: num("fontSize").max(1.0),
+                width: w,
+                height: h,
+                style,
+            },
+        ));
+    }
+    out.sort_by(|a, b| a.0.total_cmp(&b.0));
+    out.into_iter().map(|(_, s)| s).collect()
+}
+
+/// What the writer knows of the reference besides its slots.
+#[derive(Debug, Clone, Default)]
+pub struct Reference {
+    pub format: Option<String>,
+    pub format_from: String,
+    pub words_read: bool,
+}
+
+/// A chosen review: its index.
+struct State<'a> {
+    /// The operator's model's candidates per slot key.
+    proposals: HashMap<String, Vec<String>>,
+    facts: &'a Facts,
+    seed: u64,
+    renderer: Option<&'a Renderer>,
+    used: Vec<String>,
+    refused: Vec<Refusal>,
+    review: Option<usize>,
+    /// The label of a stat shown as its figure alone (the supporting line leads with it).
+    stat_label: Option<String>,
+    stat_next: usize,
+    point_next: usize,
+    list_number: usize,
+    /// Whether a slot shows an offer (only then may the call to action claim one).
+    offer_shown: bool,
+}
+
+/// Writes every slot of `specs` from `facts`. `seed` is a hash of the job, the reference
+/// and the ad's version.
+pub fn write(
+    specs: &[SlotSpec],
+    facts: &Facts,
+    reference: &Reference,
+    seed: u64,
+    renderer: Option<&Renderer>,
+    proposer: Option<&dyn SlotProposer>,
+) -> Written {
+    let proposals = proposer
+        .map(|p| propose(p, specs, facts, reference, seed))
+        .unwrap_or_default();
+    let mut st = State {
+        proposals,
+        facts,
+        seed,
+        renderer,
+        used: Vec::new(),
+        refused: Vec::new(),
+        review: None,
+        stat_label: None,
+        stat_next: 0,
+        point_next: 0,
+        list_number: 0,
+        offer_shown: false,
+    };
+    // The lead: the largest free text (not a button's or a badge's label).
+    let lead = specs
+        .iter()
+        .filter(|s| !matches!(s.on.as_deref(), Some("cta" | "badge")) && s.role != "cta")
+        .max_by(|a, b| a.size.total_cmp(&b.size))
+        .map(|s| s.key.clone());
+    let has_headline = specs.iter().any(|s| s.role == "headline");
+    // Facts first (they decide what the free lines say), then the lines around them.
+    let order = |s: &SlotSpec| match s.role.as_str() {
+        "offer" | "price" | "compare_at_price" | "quote" | "quote_author" | "rating" | "stat" => 0,
+        "list_item" => 1,
+        "headline" => 2,
+        "supporting" => 3,
+        _ => 4,
+    };
+    let mut queue: Vec<&SlotSpec> = specs.iter().collect();
+    queue.sort_by_key(|s| order(s));
+    let mut slots = BTreeMap::new();
+    for s in queue {
+        let is_lead = lead.as_deref() == Some(s.key.as_str());
+        let t = st.slot(s, is_lead, has_headline, specs, reference);
+        if t.shown {
+            st.used.push(t.text.to_lowercase());
+            st.offer_shown |= t.role == "offer";
+        }
+        slots.insert(s.key.clone(), t);
+    }
+    let by_llm = slots
+        .values()
+        .any(|t: &SlotText| t.shown && t.writer == "llm");
+    let report = CopyReport {
+        writer: match proposer {
+            Some(p) if by_llm => p.name(),
+            _ => TEMPLATE.into(),
+        },
+        format: reference.format.clone(),
+        format_from: reference.format_from.clone(),
+        words_read: reference.words_read,
+        slots: specs
+            .iter()
+            .map(|s| {
+                let t = &slots[&s.key];
+                SlotReport {
+                    slot: s.key.clone(),
+                    reference_role: s.role.clone(),
+                    role: t.role.clone(),
+                    text: if t.shown {
+                        t.text.clone()
+                    } else {
+                        String::new()
+                    },
+                    shown: t.shown,
+                    writer: t.writer.clone(),
+                    reference_words: s.words.clone(),
+                }
+            })
+            .collect(),
+        facts: Vec::new(),
+        refused: st.refused,
+    };
+    Written { slots, report }
+}
+
+impl State<'_> {
+    fn slot(
+        &mut self,
+        s: &SlotSpec,
+        lead: bool,
+        has_headline: bool,
+        all: &[SlotSpec],
+        reference: &Reference,
+    ) -> SlotText {
+        let f = self.facts;
+        let hidden = |role: &str| SlotText {
+            text: String::new(),
+            role: role.to_owned(),
+            shown: false,
+            writer: TEMPLATE.into(),
+        };
+        let refs = s.words.as_deref().unwrap_or("").to_lowercase();
+        match s.role.as_str() {
+            "offer" => {
+                let mut c = Vec::new();
+                if let Some(d) = f.discount {
+                    if refs.starts_with('-') {
+                        c.push(format!("-{d}%"));
+                    }
+                    if refs.contains("save") {
+                        c.push(format!("Save {d}%"));
+                    }
+                    c.extend([format!("{d}% off"), format!("-{d}%"), format!("Save {d}%")]);
+                    if let Some(sv) = &f.saving {
+                        c.push(format!("Save {}", sv.text));
+                    }
+                    c.push(format!("{d}% off {}", f.name));
+                }
+                if let Some(o) = &f.offer {
+                    c.extend(shorter(o));
+                }
+                if let Some(o) = &f.prompt_offer {
+                    c.push(o.clone());
+                }
+                if let Some(t) = self.choose(s, "offer", c) {
+                    return t;
+                }
+                // No offer: a lead becomes the headline; a badge shows the price or a
+                // figure; elsewhere the slot is left out.
+                if lead && !has_headline {
+                    return self.headline(s, all, reference, "headline");
+                }
+                if s.on.as_deref() == Some("badge") || s.key == "badge_label" {
+                    if let Some(p) = &f.price
+                        && let Some(t) = self.choose(s, "price", vec![p.text.clone()])
+                    {
+                        return t;
+                    }
+                    if let Some(st) = f.stats.first()
+                        && let Some(t) = self.choose(s, "stat", vec![st.value.clone()])
+                    {
+                        return t;
+                    }
+                }
+                if !lead && s.key != "badge_label" {
+                    let c = self.eyebrows();
+                    if let Some(t) = self.choose(s, "eyebrow", c) {
+                        return t;
+                    }
+                }
+                hidden("offer")
+            }
+            "price" => {
+                let mut c = Vec::new();
+                if let Some(p) = &f.price {
+                    if refs.contains("from") {
+                        c.push(format!("From {}", p.text));
+                    }
+                    c.push(p.text.clone());
+                }
+                if let Some(t) = self.choose(s, "price", c) {
+                    return t;
+                }
+                if lead && !has_headline {
+                    return self.headline(s, all, reference, "headline");
+                }
+                hidden("price")
+            }
+            "compare_at_price" => {
+                let c = match (&f.price, &f.compare_at) {
+                    (Some(_), Some(ca)) => vec![ca.text.clone()],
+                    _ => Vec::new(),
+                };
+                self.choose(s, "compare_at_price", c)
+                    .unwrap_or_else(|| hidden("compare_at_price"))
+            }
+            "quote" => {
+                let pick = self.review_index();
+                let mut c = Vec::new();
+                if let Some(r) = pick.map(|i| &f.reviews[i]) {
+                    for cut in shorter(&r.text) {
+                        c.push(format!("\u{201c}{cut}\u{201d}"));
+                    }
+                }
+                if let Some(t) = self.choose_as_given(s, "quote", c) {
+                    return t;
+                }
+                // No review: the product's own words, not in quotation marks.
+                let role = if lead && !has_headline {
+                    "headline"
+                } else {
+                    "supporting"
+                };
+                if role == "headline" {
+                    self.headline(s, all, reference, role)
+                } else {
+                    let c = self.supporting_lines();
+                    self.choose(s, role, c).unwrap_or_else(|| hidden("quote"))
+                }
+            }
+            "quote_author" => {
+                let author = self
+                    .review_index()
+                    .and_then(|i| f.reviews[i].author.clone());
+                let dash = s
+                    .words
+                    .as_deref()
+                    .is_some_and(|w| w.trim_start().starts_with(['—', '–', '-', '~']));
+                let c = author
+                    .map(|a| {
+                        if dash {
+                            vec![format!("\u{2014} {a}"), a]
+                        } else {
+                            vec![a.clone(), format!("\u{2014} {a}")]
+                        }
+                    })
+                    .unwrap_or_default();
+                self.choose_as_given(s, "quote_author", c)
+                    .unwrap_or_else(|| hidden("quote_author"))
+            }
+            "rating" => {
+                let rating = self
+                    .review_index()
+                    .and_then(|i| f.reviews[i].rating)
+                    .or_else(|| f.reviews.iter().find_map(|r| r.rating));
+                let c = rating
+                    .filter(|r| *r >= 1.0)
+                    .map(|r| {
+                        let stars = "\u{2605}".repeat(r.round() as usize);
+                        if refs.contains("/5") {
+                            vec![format!("{}/5", trim_num(r)), stars]
+                        } else {
+                            vec![stars, format!("{}/5", trim_num(r))]
+                        }
+                    })
+                    .unwrap_or_default();
+                self.choose_as_given(s, "rating", c)
+                    .unwrap_or_else(|| hidden("rating"))
+            }
+            "stat" => {
+                let mut c = Vec::new();
+                if let Some(stat) = f.stats.get(self.stat_next) {
+                    let alone = s
+                        .words
+                        .as_deref()
+                        .is_some_and(|w| w.split_whitespace().count() == 1);
+                    let both = clean(&format!("{} {}", stat.value, stat.label));
+                    if alone && !stat.label.is_empty() {
+                        c.push(stat.value.clone());
+                    } else {
+                        c.push(both);
+                    }
+                }
+                if let Some(t) = self.choose(s, "stat", c) {
+                    let stat = &f.stats[self.stat_next];
+                    if t.text.trim() == stat.value && !stat.label.is_empty() {
+                        self.stat_label = Some(stat.label.clone());
+                    }
+                    self.stat_next += 1;
+                    return t;
+                }
+                if lead && !has_headline {
+                    return self.headline(s, all, reference, "headline");
+                }
+                let c = self.supporting_lines();
+                self.choose(s, "supporting", c)
+                    .unwrap_or_else(|| hidden("stat"))
+            }
+            "list_item" => {
+                let points = f.points();
+                let marker = s
+                    .words
+                    .as_deref()
+                    .and_then(|w| w.lines().next().and_then(list_marker))
+                    .map(str::to_owned);
+                while self.point_next < points.len() {
+                    let p = &points[self.point_next];
+                    self.point_next += 1;
+                    if self.used.iter().any(|u| u.contains(&p.to_lowercase())) {
+                        continue;
+                    }
+                    let n = self.list_number + 1;
+                    let with_marker = |t: &str| match marker.as_deref() {
+                        Some(m) if m.ends_with(['.', ')']) => {
+                            format!("{n}{} {t}", &m[m.len() - 1..])
+                        }
+                        Some(m) => format!("{m} {t}"),
+                        None => t.to_owned(),
+                    };
+                    let c = shorter(p).iter().map(|t| with_marker(t)).collect();
+                    if let Some(t) = self.choose(s, "list_item", c) {
+                        self.list_number += 1;
+                        return t;
+                    }
+                }
+                hidden("list_item")
+            }
+            "headline" | "supporting" | "eyebrow" | "cta"
+                if self.proposals.contains_key(&s.key) =>
+            {
+                match self.model_line(s) {
+                    Some(t) => t,
+                    None => {
+                        self.proposals.remove(&s.key);
+                        self.slot(s, lead, has_headline, all, reference)
+                    }
+                }
+            }
+            "headline" => self.headline(s, all, reference, "headline"),
+            "supporting" => {
+                let c = self.supporting_lines();
+                self.choose(s, "supporting", c)
+                    .unwrap_or_else(|| hidden("supporting"))
+            }
+            "eyebrow" | "badge_label" => {
+                let c = self.eyebrows();
+                self.choose(s, "eyebrow", c)
+                    .unwrap_or_else(|| hidden("eyebrow"))
+            }
+            "cta" => {
+                let c = self.ctas(s);
+                self.choose(s, "cta", c).unwrap_or_else(|| SlotText {
+                    text: "Shop now".into(),
+                    role: "cta".into(),
+                    shown: true,
+                    writer: TEMPLATE.into(),
+                })
+            }
+            _ => {
+                let c = vec![f.brand.clone()];
+                self.choose(s, "brand", c)
+                    .unwrap_or_else(|| hidden("brand"))
+            }
+        }
+    }
+
+    /// The first of the model's candidates for `s` that is grounded, new to this ad and
+    /// fits the slot; the others are reported as refused.
+    fn model_line(&mut self, s: &SlotSpec) -> Option<SlotText> {
+        let candidates = self.proposals.get(&s.key).cloned().unwrap_or_default();
+        for c in candidates {
+            let c = apply_case(s.case, &clean(&c));
+            if c.is_empty() || self.used.contains(&c.to_lowercase()) {
+                continue;
+            }
+            let why = match check_text(&c, &s.key, self.facts) {
+                Err(reason) => Some(reason),
+                Ok(_) if !self.fits(s, &c) => {
+                    Some("does not fit the slot at the reference's type size".to_owned())
+                }
+                Ok(_) => None,
+            };
+            match why {
+                None => {
+                    return Some(SlotText {
+                        text: c,
+                        role: s.role.clone(),
+                        shown: true,
+                        writer: "llm".into(),
+                    });
+                }
+                Some(reason) => self.refused.push(Refusal {
+                    slot: s.key.clone(),
+                    text: c,
+                    reason,
+                    writer: "llm".into(),
+                }),
+            }
+        }
+        None
+    }
+
+    /// The review the quote, its author and the rating show (one for all three).
+    fn review_index(&mut self) -> Option<usize> {
+        if self.review.is_none() && !self.facts.reviews.is_empty() {
+            // The best-rated review, the hash choosing among equals.
+            let best = self
+                .facts
+                .reviews
+                .iter()
+                .map(|r| r.rating.unwrap_or(0.0))
+                .fold(f64::MIN, f64::max);
+            let top: Vec<usize> = (0..self.facts.reviews.len())
+                .filter(|i| self.facts.reviews[*i].rating.unwrap_or(0.0) == best)
+                .collect();
+            self.review = Some(top[(self.seed % top.len() as u64) as usize]);
+        }
+        self.review
+    }
+
+    /// A headline in the reference's structure.
+    fn headline(
+        &mut self,
+        s: &SlotSpec,
+        all: &[SlotSpec],
+        reference: &Reference,
+        role: &str,
+    ) -> SlotText {
+        let f = self.facts;
+        let refw = s.words.as_deref().unwrap_or("").trim().to_owned();
+        let name = &f.name;
+        let benefits: Vec<String> = f
+            .benefits
+            .iter()
+            .filter(|b| !self.used.iter().any(|u| u.contains(&b.to_lowercase())))
+            .map(|b| strip_stop(b).to_owned())
+            .collect();
+        let pains: Vec<String> = f.pains.iter().map(|p| lower_first(strip_stop(p))).collect();
+        let motives: Vec<String> = f
+            .motivations
+            .iter()
+            .map(|m| strip_stop(m).to_owned())
+            .collect();
+        let who = (!f.audience.is_empty() && f.audience.chars().count() <= 28)
+            .then(|| lower_first(&f.audience));
+        // A phrase the prompt quotes is the headline, as written.
+        if let Some(q) = quoted(&f.prompt)
+            && let Some(t) = self.choose_as_given(s, role, vec![q])
+        {
+            return t;
+        }
+        let mut c: Vec<String> = Vec::new();
+        let question = refw.ends_with('?');
+        let first = refw.split_whitespace().next().unwrap_or("").to_lowercase();
+        let imperative = IMPERATIVES.contains(&first.as_str());
+        let list_title = reference.format.as_deref() == Some("listicle")
+            || all.iter().any(|x| x.role == "list_item");
+        if question {
+            for p in &pains {
+                c.push(format!("Tired of {p}?"));
+                c.push(format!("Still putting up with {p}?"));
+            }
+            for m in &motives {
+                c.push(format!("Ready for {}?", lower_first(m)));
+            }
+            for b in &benefits {
+                c.push(format!("Want {}?", lower_first(b)));
+            }
+            c.push(format!("Have you tried {name}?"));
+        } else if list_title {
+            c.push(format!("Why people love {name}"));
+            c.push(format!("Reasons to love {name}"));
+            c.push(format!("What makes {name} different"));
+            if let Some(w) = &who {
+                c.push(format!("Why {w} switch to {name}"));
+            }
+            c.push(format!("The {name} difference"));
+        } else if imperative {
+            for p in &pains {
+                c.push(format!("Say goodbye to {p}"));
+            }
+            for m in &motives {
+                c.push(format!("Wake up to {}", lower_first(m)));
+                c.push(format!("Choose {}", lower_first(m)));
+            }
+            c.push(format!("Try {name}"));
+            c.push(format!("Meet {name}"));
+            c.push(format!("Switch to {name}"));
+            c.push(format!("Treat yourself to {name}"));
+        } else {
+            for b in &benefits {
+                c.push(sentence(b));
+                c.push(format!("{name}. {}", sentence(b)));
+            }
+            for p in &pains {
+                c.push(format!("No more {p}."));
+                c.push(format!("Say goodbye to {p}."));
+            }
+            for m in &motives {
+                c.push(format!("{}, made easy.", capitalise(m)));
+            }
+            c.push(format!("Meet {name}."));
+            if let Some(w) = &who {
+                c.push(format!("Made for {w}."));
+                c.push(format!("{name}, for {w}"));
+            }
+            c.push(format!("Your new favourite: {name}"));
+        }
+        if c.is_empty() {
+            c.push(format!("Meet {name}."));
+        }
+        self.choose(s, role, c).unwrap_or_else(|| SlotText {
+            text: apply_case(s.case, name),
+            role: role.to_owned(),
+            shown: true,
+            writer: TEMPLATE.into(),
+        })
+    }
+
+    /// Supporting lines: what the prompt asks to mention first, then the stat's label,
+    /// the description, the benefits, the guarantee and shipping.
+    fn supporting_lines(&self) -> Vec<String> {
+        let f = self.facts;
+        let mut base: Vec<String> = Vec::new();
+        if let Some(l) = &self.stat_label {
+            base.push(sentence(l));
+        }
+        for p in &f.pains {
+            if let Some(m) = f.motivations.first() {
+                base.push(format!(
+                    "Less {}, more {}.",
+                    lower_first(strip_stop(p)),
+                    lower_first(strip_stop(m))
+                ));
+            }
+        }
+        if let Some(d) = f
+            .sources
+            .iter()
+            .find(|(p, _)| p == "product.description")
+            .map(|(_, d)| clean(d))
+        {
+            base.extend(shorter(&d).into_iter().map(|s| sentence(&s)));
+        }
+        let points = f.points();
+        let fresh: Vec<&String> = points
+            .iter()
+            .filter(|p| !self.used.iter().any(|u| u.contains(&p.to_lowercase())))
+            .collect();
+        if fresh.len() >= 2 {
+            base.push(format!(
+                "{}. {}",
+                sentence(fresh[0]).trim_end_matches('.'),
+                sentence(fresh[1])
+            ));
+        }
+        for p in fresh {
+            base.push(sentence(p));
+        }
+        if let Some(g) = &f.guarantee {
+            base.push(sentence(g));
+        }
+        if let Some(s) = &f.shipping {
+            base.push(sentence(s));
+        }
+        if !f.audience.is_empty() {
+            base.push(format!("Made for {}.", lower_first(&f.audience)));
+        }
+        base.push(format!("Discover what makes {} different.", f.name));
+        if f.mentions.is_empty() {
+            return base;
+        }
+        let mut out = Vec::new();
+        for m in &f.mentions {
+            for b in &base {
+                out.push(format!("{} {b}", sentence(m)));
+            }
+            out.push(sentence(m));
+        }
+        out
+    }
+
+    /// Short kickers: the offer, "New" for a launch, who it is for, the brand.
+    fn eyebrows(&self) -> Vec<String> {
+        let f = self.facts;
+        let mut c = Vec::new();
+        if let Some(d) = f.discount {
+            c.push(format!("{d}% off"));
+        }
+        if let Some(o) = &f.offer {
+            c.extend(shorter(o));
+        }
+        if let Some(o) = &f.prompt_offer {
+            c.push(o.clone());
+        }
+        let p = f.prompt.to_lowercase();
+        if ["launch", "new ", "introduc"].iter().any(|w| p.contains(w)) {
+            c.push("New".into());
+        }
+        if !f.audience.is_empty() {
+            c.push(format!("For {}", lower_first(&f.audience)));
+        }
+        c.push(f.brand.clone());
+        c.push(f.name.clone());
+        c
+    }
+
+    /// Calls to action of the reference's kind.
+    fn ctas(&self, s: &SlotSpec) -> Vec<String> {
+        let refw: String = s
+            .words
+            .as_deref()
+            .unwrap_or("")
+            .to_lowercase()
+            .chars()
+            .filter(|c| c.is_alphanumeric() || *c == ' ')
+            .collect();
+        let refw = refw.trim();
+        let kinds: [&[&str]; 5] = [
+            &[
+                "Read more",
+                "Learn more",
+                "Find out more",
+                "Find out how",
+                "See how",
+            ],
+            &["Swipe up", "Swipe up to shop"],
+            &["Try it", "Try it now", "Try it today"],
+            &["Shop now", "Buy now", "Get yours", "Order now"],
+            &["Discover more", "Explore now", "Find yours"],
+        ];
+        let mut c: Vec<String> = Vec::new();
+        if self.offer_shown {
+            c.extend(["Claim offer", "Get the deal"].map(str::to_owned));
+        }
+        let kind = kinds
+            .iter()
+            .find(|k| k.iter().any(|p| p.to_lowercase() == refw))
+            .copied()
+            .or_else(|| CTA_PHRASES.contains(&refw).then_some(kinds[3]));
+        match kind {
+            Some(k) => {
+                // The reference's kind first; an offer's call only with an offer format.
+                let mut k: Vec<String> = k.iter().map(|p| (*p).to_owned()).collect();
+                if self.offer_shown && refw.contains("shop") {
+                    k.extend(c);
+                }
+                k
+            }
+            None => {
+                c.extend(kinds[3].iter().map(|p| (*p).to_owned()));
+                c
+            }
+        }
+    }
+
+    /// The best candidate for `s` in the reference's case (see [`State::pick`]).
+    fn choose(&mut self, s: &SlotSpec, role: &str, candidates: Vec<String>) -> Option<SlotText> {
+        let cased = candidates
+            .into_iter()
+            .map(|c| apply_case(s.case, &c))
+            .collect();
+        self.pick(s, role, cased)
+    }
+
+    /// The best candidate for `s`, as given (quotes and names keep their case).
+    fn choose_as_given(
+        &mut self,
+        s: &SlotSpec,
+        role: &str,
+        candidates: Vec<String>,
+    ) -> Option<SlotText> {
+        self.pick(s, role, candidates)
+    }
+
+    /// Of the candidates that are grounded, new to this ad and fit the slot at its type
+    /// size, the one nearest the reference's length (a hash breaking near-ties); else the
+    /// shortest grounded one (shrink-to-fit sets it smaller).
+    fn pick(&mut self, s: &SlotSpec, role: &str, candidates: Vec<String>) -> Option<SlotText> {
+        let mut ok: Vec<(String, bool)> = Vec::new();
+        for c in candidates {
+            let c = clean(&c);
+            if c.is_empty() || ok.iter().any(|(o, _)| *o == c) {
+                continue;
+            }
+            if self.used.contains(&c.to_lowercase()) {
+                continue;
+            }
+            if let Err(reason) = check_text(&c, &s.key, self.facts) {
+                if self.refused.len() < 24 {
+                    self.refused.push(Refusal {
+                        slot: s.key.clone(),
+                        text: c,
+                        reason,
+                        writer: TEMPLATE.into(),
+                    });
+                }
+                continue;
+            }
+            let fits = self.fits(s, &c);
+            ok.push((c, fits));
+        }
+        let target = self.target_len(s);
+        let score = |c: &str| {
+            let len = c.chars().count() as f32;
+            let jitter = (fnv1a(&[&self.seed.to_string(), &s.key, c]) % 1000) as f32 / 1000.0;
+            (len - target).abs() / target.max(8.0) + 0.5 * jitter
+        };
+        let best = ok
+            .iter()
+            .filter(|(_, fits)| *fits)
+            .min_by(|a, b| score(&a.0).total_cmp(&score(&b.0)))
+            .or_else(|| ok.iter().min_by_key(|(c, _)| c.chars().count()))?;
+        Some(SlotText {
+            text: best.0.clone(),
+            role: role.to_owned(),
+            shown: true,
+            writer: TEMPLATE.into(),
+        })
+    }
+
+    /// The length the slot's words should have: the reference's, else what fills its box.
+    fn target_len(&self, s: &SlotSpec) -> f32 {
+        if let Some(w) = &s.words {
+            return w.chars().filter(|c| *c != '\n').count() as f32;
+        }
+        let per_line = s.width / (0.5 * s.size);
+        (per_line * s.lines.max(1) as f32 * 0.8).max(4.0)
+    }
+
+    /// Whether `text` fits the slot at its type size: no broken word, within its height
+    /// and at most one line more than the reference had.
+    fn fits(&self, s: &SlotSpec, text: &str) -> bool {
+        let (Some(r), Some(style)) = (self.renderer, &s.style) else {
+            return text.chars().count() as f32 <= self.target_len(s) * 1.6 + 4.0;
+        };
+        let m = r.measure_text(style, text, s.size, s.width);
+        // The box is the reference's glyph extent, a little less than the layout's line
+        // pitch per line: count lines, not pixels (shrink-to-fit absorbs the rest).
+        let pitch = m.height / m.lines.max(1) as f32;
+        let room = ((s.height / pitch.max(1.0)).round() as usize).max(s.lines as usize);
+        let max_lines = style
+            .max_lines
+            .map_or(room, |n| (n as usize).min(room.max(1)));
+        !m.broke_word && m.lines <= max_lines.max(1)
+    }
+}
+
+/// Asks `proposer` for the free lines of `specs` (a failure is logged and ignored).
+fn propose(
+    proposer: &dyn SlotProposer,
+    specs: &[SlotSpec],
+    facts: &Facts,
+    reference: &Reference,
+    seed: u64,
+) -> HashMap<String, Vec<String>> {
+    let slots: Vec<BriefSlot> = specs
+        .iter()
+        .filter(|s| {
+            matches!(
+                s.role.as_str(),
+                "headline" | "supporting" | "eyebrow" | "cta"
+            )
+        })
+        .map(|s| BriefSlot {
+            key: s.key.clone(),
+            role: s.role.clone(),
+            reference_words: s.words.clone(),
+            max_chars: (s.width / (0.5 * s.size) * s.lines.max(1) as f32) as usize,
+        })
+        .collect();
+    if slots.is_empty() {
+        return HashMap::new();
+    }
+    let brief = Brief {
+        slots,
+        facts: facts.brief(),
+        prompt: facts.prompt.clone(),
+        format: reference.format.clone(),
+        seed,
+    };
+    match proposer.propose(&brief) {
+        Ok(p) => p,
+        Err(e) => {
+            tracing::warn!(writer = %proposer.name(), error = %e, "the copy model proposed nothing; the template writer's words are used");
+            HashMap::new()
+        }
+    }
+}
+
+/// Imperative openings a headline may have.
+const IMPERATIVES: [&str; 24] = [
+    "try", "get", "wake", "meet", "discover", "start", "make", "taste", "say", "feel", "enjoy",
+    "switch", "upgrade", "find", "give", "treat", "shop", "brew", "sleep", "stop", "join", "see",
+    "grab", "unlock",
+];
+
+/// `text` and its shorter cuts at sentence, then clause boundaries (never mid-clause).
+fn shorter(text: &str) -> Vec<String> {
+    let text = clean(text);
+    let mut out = vec![text.clone()];
+    let mut acc = String::new();
+    for part in split_keep(&text, &['.', '!', '?']) {
+        acc.push_str(&part);
+        let a = acc.trim().to_owned();
+        if !a.is_empty() && a != text {
+            out.push(a);
+        }
+    }
+    let first = out.get(1).cloned().unwrap_or_else(|| text.clone());
+    let mut acc = String::new();
+    for part in split_keep(&first, &[',', ';', '—', ':']) {
+        acc.push_str(&part);
+        let a = acc
+            .trim()
+            .trim_end_matches([',', ';', '—', ':'])
+            .trim()
+            .to_owned();
+        if a.split_whitespace().count() >= 2 && !out.contains(&a) {
+            out.push(a);
+        }
+    }
+    out
+}
+
+/// `s` split after each of `marks`, the marks kept.
+fn split_keep(s: &str, marks: &[char]) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut cur = String::new();
+    for c in s.chars() {
+        cur.push(c);
+        if marks.contains(&c) {
+            out.push(std::mem::take(&mut cur));
+        }
+    }
+    if !cur.trim().is_empty() {
+        out.push(cur);
+    }
+    out
+}
+
+fn apply_case(case: Option<Casing>, text: &str) -> String {
+    match case {
+        Some(Casing::Upper) => text.to_uppercase(),
+        Some(Casing::Lower) => text.to_lowercase(),
+        Some(Casing::Title) => Casing::Title.apply(text),
+        _ => text.to_owned(),
+    }
+}
+
+fn trim_num(v: f64) -> String {
+    if v.fract() == 0.0 {
+        format!("{}", v as i64)
+    } else {
+        format!("{v:.1}")
+    }
+}
+
+fn strip_stop(s: &str) -> &str {
+    s.trim_end_matches(['.', '!', '?', ' '])
+}
+
+fn sentence(s: &str) -> String {
+    format!("{}.", capitalise(strip_stop(s)))
+}
+
+fn capitalise(s: &str) -> String {
+    let mut c = s.chars();
+    c.next()
+        .map(|f| f.to_uppercase().chain(c).collect())
+        .unwrap_or_default()
+}
+
+fn lower_first(s: &str) -> String {
+    let mut c = s.chars();
+    match (c.next(), c.clone().next()) {
+        (Some(f), Some(n)) if !n.is_uppercase() => f.to_lowercase().chain(c).collect(),
+        _ => s.to_owned(),
+    }
+}
+
+/// A phrase in straight or curly double quotes in the prompt.
+fn quoted(prompt: &str) -> Option<String> {
+    let start = prompt.find(['"', '“'])?;
+    let rest = &prompt[start..];
+    let open = rest.chars().next()?.len_utf8();
+    let end = rest[open..].find(['"', '”'])?;
+    let q = clean(&rest[open..open + end]);
+    (!q.is_empty()).then_some(q)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reviews_are_cut_only_at_boundaries() {
+        let cuts = shorter("The only coffee my whole team agrees on. Smooth, and never bitter.");
+        assert_eq!(
+            cuts[0],
+            "The only coffee my whole team agrees on. Smooth, and never bitter."
+        );
+        assert!(cuts.contains(&"The only coffee my whole team agrees on.".to_owned()));
+        for c in &cuts {
+            assert!(c.ends_with(['.', '!', '?']) || !c.contains('.'), "{c}");
+        }
+    }
+}

@@ -1,0 +1,383 @@
+//! The words of ads built on the format references ([`crate::formats`]), read from the
+//! editable tree: with facts present, the right fact in the right slot; with facts absent,
+//! no offer, price, quote, rating or figure appears and no shown slot is empty; eight
+//! references give eight headlines; the prompt steers; the same job writes the same words.
+//! And the grounding rule on a tree: an invented "50% off" is refused, a computed one is not.
+
+use std::collections::HashMap;
+
+use adforge_renderer::Renderer;
+use adforge_worker::Job;
+use adforge_worker::generate::facts::Facts;
+use adforge_worker::generate::grounding::check_tree;
+use adforge_worker::protocol::{GenerateAdJob, Money, Variant};
+use serde_json::{Value, json};
+
+use crate::fixtures::{Harness, job, logo, repo, serve};
+use crate::formats;
+
+/// The visible TEXT nodes of a tree: name → characters.
+fn texts(tree: &Value) -> HashMap<String, String> {
+    tree["nodes"]
+        .as_object()
+        .unwrap()
+        .values()
+        .filter(|n| n["type"] == "TEXT" && n["visible"] != false)
+        .map(|n| {
+            (
+                n["name"].as_str().unwrap_or("").to_owned(),
+                n["characters"].as_str().unwrap_or("").to_owned(),
+            )
+        })
+        .collect()
+}
+
+fn variant(price: i64, compare: Option<i64>) -> Variant {
+    Variant {
+        id: "pv_1".into(),
+        name: "500 ml".into(),
+        price: Some(Money {
+            amount: price,
+            currency: "usd".into(),
+        }),
+        compare_at_price: compare.map(|amount| Money {
+            amount,
+            currency: "usd".into(),
+        }),
+    }
+}
+
+/// A product with every documented fact, on a variant at $24 instead of $32 (25 % off).
+fn with_facts(mut j: GenerateAdJob) -> GenerateAdJob {
+    j.product.details = json!({
+        "benefits": ["Smooth, never bitter", "Ready in a minute", "Calm mornings at home"],
+        "features": ["Low-acid cold brew concentrate", "Steeped for 18 hours"],
+        "stats": [{"value": "93%", "label": "of drinkers taste less bitterness"}],
+        "reviews": [{"author": "Maria L.", "text": "The only coffee my whole team agrees on. Smooth and never bitter.", "rating": 5}],
+        "guarantee": "30-day money-back guarantee"
+    });
+    j.variant = Some(variant(2400, Some(3200)));
+    j
+}
+
+/// No stated facts: no details, no variant prices, a description without figures.
+fn without_facts(mut j: GenerateAdJob) -> GenerateAdJob {
+    j.product.details = json!({});
+    j.product.description = Some("Smooth, low-acid cold brew concentrate.".into());
+    j.variant = None;
+    j
+}
+
+pub struct Setup {
+    pub harness: Harness,
+    base: String,
+    /// The references' PNGs by name.
+    pngs: HashMap<String, Vec<u8>>,
+}
+
+async fn setup() -> Setup {
+    setup_with(None).await
+}
+
+/// The format references served, and a harness whose handler asks `model` for copy.
+pub async fn setup_with(
+    model: Option<std::sync::Arc<dyn adforge_worker::generate::llm::SlotProposer>>,
+) -> Setup {
+    let renderer = Renderer::with_defaults();
+    let mut files = HashMap::new();
+    for r in formats::all() {
+        files.insert(format!("/ref/{}.png", r.name), r.png(&renderer));
+    }
+    files.insert(
+        "/img/coffee.png".into(),
+        std::fs::read(repo().join("assets/samples/coffee.png")).unwrap(),
+    );
+    files.insert("/logo/dark.png".into(), logo([24, 24, 32]));
+    files.insert("/logo/light.png".into(), logo([250, 250, 250]));
+    let base = serve(files.clone()).await;
+    Setup {
+        harness: Harness::with_config(|c| c.with_copy_model(model)).await,
+        base,
+        pngs: formats::all()
+            .iter()
+            .map(|r| {
+                (
+                    r.name.to_owned(),
+                    files[&format!("/ref/{}.png", r.name)].clone(),
+                )
+            })
+            .collect(),
+    }
+}
+
+impl Setup {
+    pub fn job(&self, id: &str, reference: &str) -> GenerateAdJob {
+        let mut j = job(&self.base, id, &format!("/ref/{reference}.png"), true);
+        j.brand
+            .logos
+            .iter_mut()
+            .for_each(|l| l.url = l.url.replace(&self.harness.base, &self.base));
+        j.variant_image_urls = vec![format!("{}/img/coffee.png", self.base)];
+        j
+    }
+
+    /// The ad's texts and its copy report's slots (name → role).
+    pub async fn run(&self, j: GenerateAdJob) -> (HashMap<String, String>, Value) {
+        self.run_png(j).await.0
+    }
+
+    /// The ad's editable tree.
+    pub async fn tree(&self, j: GenerateAdJob) -> Value {
+        let done = self.harness.run(Job::GenerateImageAd(j)).await.0.unwrap();
+        done.json_tree.unwrap()
+    }
+
+    /// [`Setup::run`], and the ad's PNG.
+    pub async fn run_png(&self, j: GenerateAdJob) -> ((HashMap<String, String>, Value), Vec<u8>) {
+        let (id, version) = (j.ad_id.clone(), j.version);
+        let done = self
+            .harness
+            .run(Job::GenerateImageAd(j))
+            .await
+            .0
+            .unwrap_or_else(|e| panic!("{id}: {e:?}"));
+        let report = serde_json::to_value(done.copy.expect("a copy report")).unwrap();
+        let png = self
+            .harness
+            .blob(&adforge_worker::generate::blob_key(&id, version))
+            .await;
+        ((texts(done.json_tree.as_ref().unwrap()), report), png)
+    }
+}
+
+/// The lead line of an ad: its headline, else the largest line the reference led with.
+fn headline(t: &HashMap<String, String>) -> String {
+    ["Headline", "Offer", "Quote", "Stat", "Price"]
+        .iter()
+        .find_map(|n| t.get(*n).cloned())
+        .unwrap_or_default()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn facts_land_in_their_slots_and_nothing_is_invented() {
+    let s = setup().await;
+    let mut failures = Vec::new();
+    let mut headlines = Vec::new();
+    let mut sheet = Vec::new();
+    for (i, r) in formats::all().into_iter().enumerate() {
+        let ((t, report), png) = s
+            .run_png(with_facts(s.job(&format!("ia_f_{}", r.name), r.name)))
+            .await;
+        sheet.push((s.pngs[r.name].clone(), png));
+        if i >= 8 {
+            // The story and the content ad are on the contact sheet only.
+            continue;
+        }
+        let dump = format!("{t:?}\n    slots {}", report["slots"]);
+        let has = |name: &str, want: &str| t.get(name).is_some_and(|v| v.contains(want));
+        let ok = match r.name {
+            "offer" => t.values().any(|v| v.contains("25%")),
+            "price_led" => has("Price", "$24") && has("Compare At Price", "$32"),
+            "testimonial" => {
+                has("Quote", "The only coffee my whole team agrees on")
+                    && has("Quote Author", "Maria L.")
+                    && has("Rating", "\u{2605}\u{2605}\u{2605}\u{2605}\u{2605}")
+            }
+            "listicle" => (1..=3).all(|i| {
+                t.get(&format!("List Item {i}")).is_some_and(|v| {
+                    v.starts_with(&format!("{i}. "))
+                        && [
+                            "Smooth, never bitter",
+                            "Ready in a minute",
+                            "Calm mornings at home",
+                            "Low-acid cold brew concentrate",
+                            "Steeped for 18 hours",
+                        ]
+                        .iter()
+                        .any(|b| v.contains(b))
+                })
+            }),
+            "statistic" => has("Stat", "93%"),
+            "benefit_headline" => t.get("Headline").is_some_and(|h| {
+                let first = h.split_whitespace().next().unwrap_or("").to_lowercase();
+                ["wake", "choose", "say", "try", "meet", "switch", "treat"]
+                    .contains(&first.as_str())
+            }),
+            "question_headline" => t.get("Headline").is_some_and(|h| h.ends_with('?')),
+            "all_caps_poster" => t
+                .get("Headline")
+                .is_some_and(|h| h.chars().any(char::is_alphabetic) && *h == h.to_uppercase()),
+            _ => true,
+        };
+        if !ok {
+            failures.push(format!("{}: {dump}", r.name));
+        }
+        // Every stated fact has a source in the report.
+        if t.values().any(|v| v.contains('$') || v.contains('%'))
+            && report["facts"].as_array().is_none_or(Vec::is_empty)
+        {
+            failures.push(format!(
+                "{}: facts without sources: {}",
+                r.name, report["facts"]
+            ));
+        }
+        if r.name == "price_led" {
+            let sources: Vec<(&str, &str)> = report["facts"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|f| (f["slot"].as_str().unwrap(), f["source"].as_str().unwrap()))
+                .collect();
+            if !sources.contains(&("price", "variant.price"))
+                || !sources.contains(&("compare_at_price", "variant.compare_at_price"))
+            {
+                failures.push(format!("price_led: fact sources {sources:?}"));
+            }
+        }
+        headlines.push(headline(&t));
+    }
+    // docs/copy.md's contact sheet: each reference beside its ad, with every fact given.
+    crate::blueprint::write_sheet(&sheet, "copy-sheet.png");
+    let distinct: std::collections::HashSet<&String> = headlines.iter().collect();
+    if distinct.len() != headlines.len() {
+        failures.push(format!("headlines repeat: {headlines:?}"));
+    }
+    for r in formats::all().into_iter().take(8) {
+        let (t, report) = s
+            .run(without_facts(s.job(&format!("ia_n_{}", r.name), r.name)))
+            .await;
+        let stated: Vec<&String> = t
+            .values()
+            .filter(|v| v.contains(['$', '%', '\u{2605}', '\u{201c}']))
+            .collect();
+        let empty: Vec<&String> = t.keys().filter(|k| t[*k].trim().is_empty()).collect();
+        if !stated.is_empty() || !empty.is_empty() {
+            failures.push(format!(
+                "{} without facts: stated {stated:?}, empty {empty:?}\n    slots {}",
+                r.name, report["slots"]
+            ));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_prompt_steers_and_words_are_deterministic() {
+    let s = setup().await;
+    let mut j = s.job("ia_prompt", "benefit_headline");
+    j.prompt = Some("Warm, and mention free returns.".into());
+    let (t, _) = s.run(j.clone()).await;
+    assert!(
+        t.get("Supporting")
+            .is_some_and(|v| v.to_lowercase().contains("free returns")),
+        "{t:?}"
+    );
+    let (again, _) = s.run(j).await;
+    assert_eq!(t, again, "a retried job writes the same words");
+    // Every ad carries the brand: a reference without a logo gets one in a free corner,
+    // unless the prompt asks for none.
+    let logo = |tree: &Value| {
+        tree["nodes"]
+            .as_object()
+            .unwrap()
+            .values()
+            .find(|n| n["name"] == "Logo")
+            .map(|n| n["visible"] != false)
+    };
+    let tree = s.tree(s.job("ia_logo", "benefit_headline")).await;
+    assert_eq!(logo(&tree), Some(true), "a logo in a free corner");
+    let mut j = s.job("ia_nologo", "benefit_headline");
+    j.prompt = Some("Warm, no logo".into());
+    assert_eq!(
+        logo(&s.tree(j).await),
+        Some(false),
+        "the prompt asked for no logo"
+    );
+    let mut q = s.job("ia_quoted", "question_headline");
+    q.prompt = Some("Lead with \"Mornings, sorted\"".into());
+    let (t, _) = s.run(q).await;
+    assert_eq!(
+        t.get("Headline").map(String::as_str),
+        Some("Mornings, sorted")
+    );
+}
+
+#[test]
+fn the_grounding_rule_refuses_an_invented_discount() {
+    let tree = |words: &str| {
+        json!({"root": "r", "nodes": {
+            "r": {"id": "r", "type": "FRAME", "width": 100, "height": 100, "children": ["t"]},
+            "t": {"id": "t", "type": "TEXT", "name": "Offer", "characters": words}
+        }})
+    };
+    let mut j = job("http://x", "ia_g", "/r.png", true);
+    j.variant = Some(variant(2400, None));
+    let refused = check_tree(&tree("50% off"), &Facts::from_job(&j)).unwrap_err();
+    assert!(refused[0].contains("50%"), "{refused:?}");
+    j.variant = Some(variant(2400, Some(4800)));
+    let stated = check_tree(&tree("50% off"), &Facts::from_job(&j)).unwrap();
+    assert_eq!(stated[0].text, "50%");
+    assert!(stated[0].source.contains("compare_at_price"), "{stated:?}");
+    // Nor may an ad invent a price, a guarantee or stars.
+    for invented in [
+        "Only $19",
+        "30-day guarantee",
+        "\u{2605}\u{2605}\u{2605}\u{2605}\u{2605}",
+    ] {
+        assert!(
+            check_tree(&tree(invented), &Facts::from_job(&j)).is_err(),
+            "{invented}"
+        );
+    }
+}
+
+/// The copy step's time per ad (roles read, slots written and measured, grounding checked),
+/// for the issue's benchmark: prints the median over the format references.
+#[test]
+#[ignore = "prints how long writing one ad's words takes; run with --release for real numbers"]
+fn copy_time_per_ad() {
+    use adforge_worker::blueprint::{analyse_image, template::template};
+    use adforge_worker::generate::{blueprint_words, grounding};
+    let renderer = Renderer::with_defaults();
+    let mut times = Vec::new();
+    for r in formats::all() {
+        let bp = analyse_image(&r.png(&renderer)).unwrap();
+        let tpl = template(&bp);
+        let j = with_facts(job("http://x", "ia_t", "/r.png", true));
+        let facts = Facts::from_job(&j);
+        for _ in 0..5 {
+            let t = std::time::Instant::now();
+            let w = blueprint_words(&j, &bp, &tpl, &facts, &renderer, None);
+            for s in w.slots.values() {
+                grounding::check_text(&s.text, "x", &facts).unwrap();
+            }
+            times.push(t.elapsed().as_secs_f64() * 1000.0);
+        }
+    }
+    times.sort_by(f64::total_cmp);
+    println!(
+        "copy per ad: median {:.2} ms, max {:.2} ms over {} runs",
+        times[times.len() / 2],
+        times[times.len() - 1],
+        times.len()
+    );
+    // Reading a reference's words (once per reference: the blueprint cache keeps it).
+    let reader = crate::roles::tesseract();
+    let mut extra = Vec::new();
+    for r in formats::all() {
+        let png = r.png(&renderer);
+        let t = std::time::Instant::now();
+        adforge_worker::blueprint::analyse_image_with(&png, None).unwrap();
+        let plain = t.elapsed().as_secs_f64();
+        let t = std::time::Instant::now();
+        adforge_worker::blueprint::analyse_image_with(&png, Some(&reader)).unwrap();
+        extra.push((t.elapsed().as_secs_f64() - plain) * 1000.0);
+    }
+    extra.sort_by(f64::total_cmp);
+    println!(
+        "reading a reference's words with Tesseract: median {:.0} ms, max {:.0} ms over {} references",
+        extra[extra.len() / 2],
+        extra[extra.len() - 1],
+        extra.len()
+    );
+}

@@ -77,6 +77,8 @@ pub struct ServeArgs {
     pub blob: crate::flags::BlobArgs,
     #[command(flatten)]
     pub dashboard: adforge_dashboard::DashboardArgs,
+    #[command(flatten)]
+    pub previews: adforge_api::resources::previews::PreviewArgs,
     /// The models folder (`scripts/fetch-models` fills it). Default:
     /// `$ADFORGE_MODELS_DIR`, else `~/.cache/adforge/models`. Without models the server
     /// serves everything but swipe-file uploads and search, which answer 503.

@@ -10,6 +10,7 @@ pub mod events;
 pub mod files;
 pub mod image_ads;
 pub mod images;
+pub mod previews;
 pub mod products;
 pub mod search;
 pub mod swipe_files;

@@ -529,3 +529,56 @@ async fn loading_images_over_their_budget_is_refused() {
     );
     assert_eq!(r.body["error"]["details"][0]["field"], "tree");
 }
+
+#[tokio::test]
+async fn a_preview_that_finds_no_free_render_slot_is_503() {
+    let s = TestServer::start_with(|a| {
+        a.workers = 0;
+        a.previews.preview_slots = 1;
+        a.previews.preview_queue_ms = 200;
+        a.previews.preview_image_ms = 3_000;
+    })
+    .await;
+    let org = s.org("Acme").await;
+    // A host that accepts and never answers: the first preview holds the only render slot
+    // while it waits for its image; it says when the fetch has begun.
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/slow.png", listener.local_addr().unwrap());
+    let (tx, mut rx) = tokio::sync::mpsc::channel(4);
+    let host = tokio::spawn(async move {
+        let mut open = Vec::new();
+        while let Ok((stream, _)) = listener.accept().await {
+            open.push(stream);
+            let _ = tx.send(()).await;
+        }
+    });
+    let first = raw(&s, &org.key, json!({"tree": one_image(&url)}), None);
+    let second = async {
+        rx.recv().await.unwrap();
+        let plain =
+            json!({"root": "r", "nodes": {"r": {"type": "FRAME", "width": 10, "height": 10}}});
+        raw(&s, &org.key, json!({"tree": plain}), None).await
+    };
+    let ((status1, _, body1), (status2, headers2, body2)) = tokio::join!(first, second);
+    host.abort();
+    let body2: Value = serde_json::from_slice(&body2).unwrap();
+    assert_eq!(status2, 503, "{body2}");
+    assert_eq!(body2["error"]["code"], "SERVICE_UNAVAILABLE");
+    assert!(headers2.contains_key("retry-after"));
+    assert!(
+        body2["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("stayed busy for 200 ms"),
+        "{body2}"
+    );
+    let body1: Value = serde_json::from_slice(&body1).unwrap();
+    assert_eq!(status1, 400, "{body1}");
+    assert!(
+        body1["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("3000 ms to load the images"),
+        "{body1}"
+    );
+}

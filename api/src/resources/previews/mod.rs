@@ -146,7 +146,7 @@ pub async fn preview(
         ));
     }
     let nodes = TreeDoc::new(&body.tree).node_ids().count();
-    if nodes > limits.max_nodes {
+    if nodes > limits.max_nodes as usize {
         return Err(ApiError::field(
             "tree",
             format!(

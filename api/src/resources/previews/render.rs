@@ -4,12 +4,12 @@
 //! the bounds every preview runs under ([`PreviewLimits`]).
 //!
 //! A preview runs in three bounded steps, each on a blocking thread so the async runtime
-//! never renders: wait for a render slot (one per core; [`PreviewLimits::queue_ms`], then
-//! 503), load the images ([`PreviewLimits::image_ms`], each image at most
-//! [`PreviewLimits::max_image_bytes`]), draw and encode ([`PreviewLimits::render_ms`]). A
-//! step over its budget answers at once; its thread finishes in the background still
-//! holding the slot, so a flood of slow previews cannot pile up more work than there are
-//! cores.
+//! never renders: wait for a render slot ([`PreviewLimits::slots`], one per core by
+//! default; [`PreviewLimits::queue_ms`], then 503), load the images
+//! ([`PreviewLimits::image_ms`], each image at most [`PreviewLimits::max_image_bytes`]),
+//! draw and encode ([`PreviewLimits::render_ms`]). A step over its budget answers at once;
+//! its thread finishes in the background still holding the slot, so a flood of slow
+//! previews cannot pile up more work than there are slots.
 //!
 //! Caching: decoded images are kept by URL (LRU, [`PreviewLimits::cache_bytes`]), so an
 //! editor's previews after the first fetch and decode nothing. Own files and uploads are
@@ -39,17 +39,19 @@ pub const FAILURE_TTL: Duration = Duration::from_secs(60);
 #[derive(Debug, Clone)]
 pub struct PreviewLimits {
     /// Most nodes in a previewed tree.
-    pub max_nodes: usize,
+    pub max_nodes: u32,
     /// Longest side of a preview in pixels (width and the height it implies).
     pub max_edge: u32,
     /// Most bytes of one image (fetched or read from the blob store).
     pub max_image_bytes: u64,
     /// Budget for loading a preview's images, in milliseconds.
-    pub image_ms: u64,
+    pub image_ms: u32,
     /// Budget for drawing and encoding, in milliseconds.
-    pub render_ms: u64,
+    pub render_ms: u32,
     /// Longest wait for a free render slot before 503, in milliseconds.
-    pub queue_ms: u64,
+    pub queue_ms: u32,
+    /// Previews rendered at once (0: one per CPU core).
+    pub slots: u32,
     /// Previews per rolling minute per API key (or dashboard member), in a bucket of their
     /// own: previews do not use the key's general rate budget.
     pub per_minute: u32,
@@ -66,6 +68,7 @@ impl Default for PreviewLimits {
             image_ms: 10_000,
             render_ms: 5_000,
             queue_ms: 10_000,
+            slots: 0,
             per_minute: 600,
             cache_bytes: 256 << 20,
         }
@@ -81,14 +84,20 @@ pub struct PreviewArgs {
     pub preview_max_image_bytes: u64,
     /// Milliseconds a preview may take to load its images before it is refused (400).
     #[arg(long, env = "ADFORGE_PREVIEW_IMAGE_MS", default_value_t = 10_000)]
-    pub preview_image_ms: u64,
+    pub preview_image_ms: u32,
     /// Milliseconds a preview may take to draw and encode before it is refused (400).
     #[arg(long, env = "ADFORGE_PREVIEW_RENDER_MS", default_value_t = 5_000)]
-    pub preview_render_ms: u64,
+    pub preview_render_ms: u32,
     /// Previews per rolling minute per API key (and per dashboard member), in a bucket of
     /// their own.
     #[arg(long, env = "ADFORGE_PREVIEW_RATE_LIMIT", default_value_t = 600)]
     pub preview_rate_limit: u32,
+    /// Previews rendered at once; 0 (the default) is one per CPU core.
+    #[arg(long, env = "ADFORGE_PREVIEW_SLOTS", default_value_t = 0)]
+    pub preview_slots: u32,
+    /// Milliseconds a preview waits for a free render slot before 503.
+    #[arg(long, env = "ADFORGE_PREVIEW_QUEUE_MS", default_value_t = 10_000)]
+    pub preview_queue_ms: u32,
     /// Most nodes in a previewed tree.
     #[arg(
         long,
@@ -96,7 +105,7 @@ pub struct PreviewArgs {
         default_value_t = 500,
         hide = true
     )]
-    pub preview_max_nodes: usize,
+    pub preview_max_nodes: u32,
 }
 
 impl Default for PreviewArgs {
@@ -107,6 +116,8 @@ impl Default for PreviewArgs {
             preview_image_ms: d.image_ms,
             preview_render_ms: d.render_ms,
             preview_rate_limit: d.per_minute,
+            preview_slots: d.slots,
+            preview_queue_ms: d.queue_ms,
             preview_max_nodes: d.max_nodes,
         }
     }
@@ -120,6 +131,8 @@ impl PreviewArgs {
             image_ms: self.preview_image_ms,
             render_ms: self.preview_render_ms,
             per_minute: self.preview_rate_limit.max(1),
+            slots: self.preview_slots,
+            queue_ms: self.preview_queue_ms,
             max_nodes: self.preview_max_nodes,
             ..PreviewLimits::default()
         }
@@ -174,10 +187,13 @@ impl Previewer {
             max_bytes: limits.max_image_bytes,
             // The image budget answers the request; a fetch still running then ends a
             // second later, freeing its render slot.
-            timeout: Duration::from_millis(limits.image_ms.saturating_add(1_000)),
+            timeout: Duration::from_millis(u64::from(limits.image_ms) + 1_000),
             allow_private,
         };
-        let cores = std::thread::available_parallelism().map_or(1, usize::from);
+        let slots = match limits.slots {
+            0 => std::thread::available_parallelism().map_or(1, usize::from),
+            n => n as usize,
+        };
         Self {
             fetcher: Arc::new(PreviewFetcher {
                 inner: ShelfFetcher::new(fetch).with_own_files(blobs),
@@ -186,7 +202,7 @@ impl Previewer {
             }),
             limits,
             renderer: OnceLock::new(),
-            slots: Arc::new(Semaphore::new(cores)),
+            slots: Arc::new(Semaphore::new(slots)),
         }
     }
 
@@ -294,7 +310,7 @@ impl Previewer {
 
     /// A render slot, waiting at most [`PreviewLimits::queue_ms`].
     async fn slot(&self) -> ApiResult<OwnedSemaphorePermit> {
-        let wait = Duration::from_millis(self.limits.queue_ms);
+        let wait = Duration::from_millis(u64::from(self.limits.queue_ms));
         match tokio::time::timeout(wait, self.slots.clone().acquire_owned()).await {
             Ok(Ok(p)) => Ok(p),
             Ok(Err(e)) => Err(ApiError::internal(e)),
@@ -315,13 +331,13 @@ impl Previewer {
     /// stays with the thread until it ends and comes back with the result.
     async fn within<T: Send + 'static>(
         &self,
-        budget_ms: u64,
+        budget_ms: u32,
         permit: Option<OwnedSemaphorePermit>,
         job: impl FnOnce() -> ApiResult<T> + Send + 'static,
         what: &str,
     ) -> ApiResult<(T, Option<OwnedSemaphorePermit>)> {
         let task = tokio::task::spawn_blocking(move || (job(), permit));
-        match tokio::time::timeout(Duration::from_millis(budget_ms), task).await {
+        match tokio::time::timeout(Duration::from_millis(u64::from(budget_ms)), task).await {
             Ok(Ok((result, permit))) => result.map(|r| (r, permit)),
             Ok(Err(e)) => Err(ApiError::internal(e)),
             Err(_) => Err(ApiError::field(

@@ -1,4 +1,5 @@
-//! `Idempotency-Key` on every POST, PATCH and PUT.
+//! `Idempotency-Key` on every POST, PATCH and PUT but POST /v1/previews (which writes
+//! nothing: a retry renders again).
 //!
 //! A retry with the same key and the same request (method, path, query and body) replays
 //! the first response with `Idempotent-Replayed: true`. Decisions where the spec is silent
@@ -220,7 +221,11 @@ pub async fn idempotency(
     req: Request,
     next: Next,
 ) -> Result<Response, ApiError> {
-    if !matches!(*req.method(), Method::POST | Method::PATCH | Method::PUT) {
+    // A preview (POST /v1/previews) writes nothing, so a retry may simply render again;
+    // replaying it could answer a picture in another format than the retry accepts.
+    if !matches!(*req.method(), Method::POST | Method::PATCH | Method::PUT)
+        || req.uri().path() == crate::ratelimit::PREVIEWS_PATH
+    {
         return Ok(next.run(req).await);
     }
     let Some(raw) = req.headers().get("idempotency-key") else {

@@ -151,6 +151,31 @@ impl RateLimiter for MemoryRateLimiter {
     }
 }
 
+/// The path whose requests count in a bucket of their own per key (see
+/// [`crate::resources::previews`]) instead of the key's general budget.
+pub const PREVIEWS_PATH: &str = "/v1/previews";
+
+/// What [`enforce`] counts with: the limiter, and the size of each key's preview bucket
+/// (previews per rolling minute, `adforge serve --preview-rate-limit`).
+#[derive(Clone)]
+pub struct RateState {
+    pub limiter: SharedLimiter,
+    pub previews_per_minute: u32,
+}
+
+fn refusal(d: &RateDecision, what: &str) -> ApiError {
+    ApiError {
+        retry_after: Some(d.retry_after_secs),
+        ..ApiError::new(
+            ErrorCode::RateLimitExceeded,
+            format!(
+                "Rate limit of {} {what} per {WINDOW_SECS} seconds exceeded for this API key; wait {} seconds before retrying",
+                d.limit, d.retry_after_secs
+            ),
+        )
+    }
+}
+
 fn set_headers(res: &mut Response, d: &RateDecision) {
     let h = res.headers_mut();
     for (name, value) in [
@@ -165,25 +190,29 @@ fn set_headers(res: &mut Response, d: &RateDecision) {
 }
 
 /// Counts the request against its key; 429 with `Retry-After` when over the limit.
-pub async fn enforce(State(limiter): State<SharedLimiter>, req: Request, next: Next) -> Response {
+/// POST /v1/previews counts in the key's preview bucket (`previews:{key_id}`, of
+/// [`RateState::previews_per_minute`]) instead, so an editor's previews leave the key's
+/// general budget alone; its `RateLimit-*` headers describe that bucket.
+pub async fn enforce(State(rate): State<RateState>, req: Request, next: Next) -> Response {
     let Some(caller) = req.extensions().get::<Arc<Caller>>().cloned() else {
         return next.run(req).await;
     };
-    let d = limiter.hit(&caller.key_id, caller.rate_limit).await;
+    let (d, what) = if req.uri().path() == PREVIEWS_PATH {
+        let bucket = format!("previews:{}", caller.key_id);
+        (
+            rate.limiter.hit(&bucket, rate.previews_per_minute).await,
+            "previews",
+        )
+    } else {
+        (
+            rate.limiter.hit(&caller.key_id, caller.rate_limit).await,
+            "requests",
+        )
+    };
     let mut res = if d.allowed {
         next.run(req).await
     } else {
-        ApiError {
-            retry_after: Some(d.retry_after_secs),
-            ..ApiError::new(
-                ErrorCode::RateLimitExceeded,
-                format!(
-                    "Rate limit of {} requests per {WINDOW_SECS} seconds exceeded for this API key; wait {} seconds before retrying",
-                    d.limit, d.retry_after_secs
-                ),
-            )
-        }
-        .into_response()
+        refusal(&d, what).into_response()
     };
     set_headers(&mut res, &d);
     res

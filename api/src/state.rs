@@ -18,6 +18,7 @@ use crate::blob::BlobStore;
 use crate::jobs::Jobs;
 use crate::ops::Ops;
 use crate::ratelimit::SharedLimiter;
+use crate::resources::previews::Previewer;
 use crate::store::Db;
 use crate::swipe::ModelState;
 use crate::swipe::index::SearchIndex;
@@ -46,6 +47,8 @@ pub struct AppState {
     pub ops: Arc<Ops>,
     /// Vectors of ready swipe files, cached per process.
     pub search_index: Arc<SearchIndex>,
+    /// The preview renderer (POST /v1/previews, the dashboard's editor).
+    pub previews: Arc<Previewer>,
 }
 
 /// What authentication reads: the keys' table and the cache in front of it.

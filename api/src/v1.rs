@@ -24,6 +24,7 @@ pub fn api_router() -> OpenApiRouter<AppState> {
         .merge(resources::swipe_files::router())
         .merge(resources::design_packs::router())
         .merge(resources::design_templates::router())
+        .merge(resources::previews::router())
 }
 
 /// The OpenAPI document as generated from the annotations and completed by

@@ -29,6 +29,7 @@ pub mod cli;
 mod encode;
 mod error;
 pub mod fonts;
+pub mod geometry;
 pub mod image;
 pub mod layout;
 pub mod limits;
@@ -38,12 +39,14 @@ pub mod scene;
 pub mod tree;
 
 pub use encode::encode_png;
+pub use encode::encode_webp;
 pub use error::Error;
 pub use fonts::FontLibrary;
+pub use geometry::NodeBox;
 pub use image::{FetchLimits, HttpFetcher, ImageFetcher};
 pub use render::{
-    BackendChoice, DEFAULT_LONG_EDGE, MAX_EDGE, RenderOptions, Rendered, Renderer, TextMeasure,
-    open_gpu, output_size,
+    BackendChoice, DEFAULT_LONG_EDGE, LaidOut, MAX_EDGE, RenderOptions, Rendered, Renderer,
+    TextMeasure, open_gpu, output_size,
 };
 pub use report::{BackendUsed, GpuReport, RenderReport, Warning};
 pub use tree::Tree;

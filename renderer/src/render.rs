@@ -5,6 +5,7 @@ use std::time::Instant;
 
 use tiny_skia::Pixmap;
 
+use crate::geometry::{NodeBox, node_boxes};
 use crate::image::{self, FetchLimits, HttpFetcher, ImageFetcher};
 use crate::layout::{self, TextEngine};
 use crate::report::{RenderReport, Warning, ms};
@@ -29,6 +30,22 @@ pub struct Rendered {
     /// PNG bytes when [`RenderOptions::encode_png`] was set.
     pub png: Option<Vec<u8>>,
     pub report: RenderReport,
+    /// Where every node was drawn, in output pixels ([`crate::geometry`]).
+    pub boxes: Vec<NodeBox>,
+}
+
+/// The output of [`Renderer::layout_boxes`]: the layout alone, no pixels.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LaidOut {
+    /// Output size in pixels.
+    pub width: u32,
+    pub height: u32,
+    /// Output pixels per design pixel (`width` / the root's width).
+    pub scale: f32,
+    /// Every node's box, parents before children.
+    pub boxes: Vec<NodeBox>,
+    /// What layout could not do as asked (missing fonts, text that does not fit).
+    pub warnings: Vec<Warning>,
 }
 
 /// How [`Renderer::measure_text`] found a text to come out.
@@ -248,6 +265,46 @@ impl Renderer {
         }
     }
 
+    /// Fetches and decodes the images of `tree` ahead of a render, so that with an image
+    /// cache ([`Renderer::with_image_cache`]) the render finds them there. Returns the URL
+    /// and the reason of each image that failed (the render would skip it and warn).
+    pub fn prefetch_images(&self, tree: &Tree) -> Vec<(String, String)> {
+        let urls = image::image_urls(tree);
+        let mut failed: Vec<(String, String)> = self
+            .load_images(&urls)
+            .into_iter()
+            .filter_map(|(url, r)| r.err().map(|why| (url, why)))
+            .collect();
+        failed.sort();
+        failed
+    }
+
+    /// Lays `tree` out at `width` (as [`Renderer::render`] would) without drawing it: the
+    /// boxes of every node in output pixels. Reads no images (they do not change layout).
+    ///
+    /// # Errors
+    /// [`Error::InvalidSize`] for an impossible `width`.
+    pub fn layout_boxes(&self, tree: &Tree, width: Option<u32>) -> Result<LaidOut, Error> {
+        let (w, h) = output_size(tree.design_size(), width)?;
+        let mut warnings = Vec::new();
+        let mut fitted = Vec::new();
+        let layout = {
+            let mut engine = self
+                .text
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            layout::layout(tree, &mut engine, &mut warnings, &mut fitted)
+        };
+        dedup(&mut warnings);
+        Ok(LaidOut {
+            width: w,
+            height: h,
+            scale: w as f32 / tree.design_size().0,
+            boxes: node_boxes(tree, &layout, w, h),
+            warnings,
+        })
+    }
+
     /// Hands a finished canvas back for reuse by the next render (optional; saves the page
     /// faults of a fresh 4K allocation, about 10 ms). Keeps at most one buffer.
     pub fn recycle(&self, pixmap: Pixmap) {
@@ -288,6 +345,7 @@ impl Renderer {
             &mut report.fitted_text,
         );
         report.timings.layout_ms = ms(t);
+        let boxes = node_boxes(tree, &layout, width, height);
 
         let t = Instant::now();
         let scene = scene::build_scene(
@@ -368,6 +426,7 @@ impl Renderer {
             pixmap: out.pixmap,
             png,
             report,
+            boxes,
         })
     }
 }

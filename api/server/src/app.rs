@@ -71,7 +71,10 @@ pub fn build(state: AppState, dashboard: Arc<adforge_dashboard::Config>) -> Rout
         ))
         .layer(from_fn(middleware::limit_body))
         .layer(from_fn_with_state(
-            state.limiter.clone(),
+            adforge_api::ratelimit::RateState {
+                limiter: state.limiter.clone(),
+                previews_per_minute: state.previews.limits.per_minute,
+            },
             adforge_api::ratelimit::enforce,
         ))
         .layer(from_fn_with_state(
@@ -217,6 +220,11 @@ impl Server {
             allow_private: args.allow_private_urls,
             ..FetchLimits::default()
         }));
+        let previews = Arc::new(adforge_api::resources::previews::Previewer::new(
+            args.previews.limits(),
+            blobs.clone(),
+            args.allow_private_urls,
+        ));
         let state = AppState {
             db: db.clone(),
             blobs,
@@ -230,6 +238,7 @@ impl Server {
             cutter,
             ops,
             search_index: Arc::default(),
+            previews,
         };
         let dashboard = Arc::new(adforge_dashboard::Config::new(&args.dashboard, &public_url));
         let metrics_listener = metrics_listener.map(|l| {

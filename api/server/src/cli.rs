@@ -21,7 +21,8 @@ pub struct Cli {
 #[derive(Subcommand)]
 pub enum Command {
     /// Run the HTTP API (embedded default: SQLite file and blob folder under --data-dir).
-    Serve(ServeArgs),
+    // Boxed: its flags make it far larger than the other commands.
+    Serve(Box<ServeArgs>),
     /// Operator tasks the spec leaves to the web dashboard: organizations, API keys,
     /// wallet top-ups. Each prints one JSON object on stdout.
     Admin(crate::admin::AdminArgs),
@@ -79,6 +80,8 @@ pub struct ServeArgs {
     pub copy_model: crate::flags::CopyModelArgs,
     #[command(flatten)]
     pub dashboard: adforge_dashboard::DashboardArgs,
+    #[command(flatten)]
+    pub previews: adforge_api::resources::previews::PreviewArgs,
     /// The models folder (`scripts/fetch-models` fills it). Default:
     /// `$ADFORGE_MODELS_DIR`, else `~/.cache/adforge/models`. Without models the server
     /// serves everything but swipe-file uploads and search, which answer 503.
@@ -164,7 +167,7 @@ pub fn main() -> ExitCode {
     let result = match cli.command {
         Command::Serve(args) => {
             init_logging(&args.log, args.log_json);
-            runtime.block_on(crate::app::run(args))
+            runtime.block_on(crate::app::run(*args))
         }
         Command::Admin(args) => runtime.block_on(crate::admin::run(args)),
         Command::Render(args) => render(args),

@@ -31,6 +31,7 @@ const DESCRIPTION: &str = include_str!("description.md");
         (name = "swipe files", description = "Reference designs: uploads and subscribed data sources, embedded, classified and found by filtered vector search"),
         (name = "design packs", description = "Named, organisation-wide collections of swipe-file designs"),
         (name = "design templates", description = "A reference's layout as an editable blueprint tree, its versions, and ads made from it"),
+        (name = "previews", description = "A JSON tree rendered at once (PNG, WebP or laid-out boxes), free and not stored"),
     )
 )]
 pub struct ApiDoc;
@@ -79,7 +80,9 @@ fn integer_header(description: &str) -> utoipa::openapi::header::Header {
 pub fn finish(mut doc: utoipa::openapi::OpenApi) -> serde_json::Value {
     use utoipa::openapi::{ContentBuilder, Ref, RefOr, ResponseBuilder};
     doc.info.description = Some(DESCRIPTION.to_string());
-    for item in doc.paths.paths.values_mut() {
+    for (path, item) in doc.paths.paths.iter_mut() {
+        // A preview writes nothing and is not replayed (`crate::idempotency`).
+        let replayable = path != crate::ratelimit::PREVIEWS_PATH;
         for (op, writes) in [
             (&mut item.get, false),
             (&mut item.post, true),
@@ -88,6 +91,7 @@ pub fn finish(mut doc: utoipa::openapi::OpenApi) -> serde_json::Value {
             (&mut item.put, true),
         ] {
             let Some(op) = op.as_mut() else { continue };
+            let writes = writes && replayable;
             let has_body = op.request_body.is_some();
             // The idempotency middleware honours the header on every write, so every write
             // declares it (its format is stated in `describe_idempotency_key`).

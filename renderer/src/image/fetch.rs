@@ -112,7 +112,10 @@ impl ImageFetcher for HttpFetcher {
                 .with_config()
                 .limit(self.limits.max_bytes)
                 .read_to_vec()
-                .map_err(|e| e.to_string());
+                .map_err(|e| match e {
+                    ureq::Error::BodyExceedsLimit(n) => too_large(n),
+                    e => e.to_string(),
+                });
         }
         let Some(base) = &self.base_dir else {
             return Err("only http and https URLs are accepted".to_owned());
@@ -121,14 +124,19 @@ impl ImageFetcher for HttpFetcher {
         let path = base.join(path);
         let meta = std::fs::metadata(&path).map_err(|e| format!("{}: {e}", path.display()))?;
         if meta.len() > self.limits.max_bytes {
-            return Err(format!(
-                "{} is larger than {} bytes",
-                path.display(),
-                self.limits.max_bytes
-            ));
+            return Err(too_large(self.limits.max_bytes));
         }
         std::fs::read(&path).map_err(|e| format!("{}: {e}", path.display()))
     }
+}
+
+/// How every fetch failure for an image over [`FetchLimits::max_bytes`] begins, so callers
+/// can tell it from an unreachable host (previews answer it with a 400).
+pub const TOO_LARGE: &str = "the image is larger than the limit of ";
+
+/// The failure message for an image over `limit` bytes ([`TOO_LARGE`]).
+pub fn too_large(limit: u64) -> String {
+    format!("{TOO_LARGE}{limit} bytes")
 }
 
 /// Checks, without touching the network, that [`HttpFetcher`] may fetch `url`: the one

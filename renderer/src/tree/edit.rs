@@ -74,6 +74,25 @@ impl ImageField {
     }
 }
 
+/// The slot names generated ads and design templates give their nodes ([`TreeDoc::slot`]).
+pub const SLOT_NAMES: [&str; 15] = [
+    "background",
+    "photo",
+    "product_image",
+    "logo",
+    "headline",
+    "supporting",
+    "eyebrow",
+    "cta",
+    "cta_label",
+    "price",
+    "badge",
+    "badge_label",
+    "brand",
+    "copy",
+    "scrim",
+];
+
 /// The two paint lists of a node.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum PaintList {
@@ -265,6 +284,43 @@ impl<T: Borrow<Value>> TreeDoc<T> {
             .get("name")
             .and_then(Value::as_str)
             .filter(|n| !n.trim().is_empty())
+    }
+
+    /// The slot a node fills, when it is one of [`SLOT_NAMES`] (or a blueprint's
+    /// `panel_N`): a template's `$text` copy slot or `$image` (`product` →
+    /// `product_image`), else its id (template ids are slot names), else its `name` in
+    /// snake case (a generated ad names each node after its slot: `Cta Label`).
+    pub fn slot(&self, id: &str) -> Option<String> {
+        let node = self.node(id)?;
+        let known = |s: &str| {
+            SLOT_NAMES.contains(&s)
+                || s.strip_prefix("panel_")
+                    .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+        };
+        if let Some(t) = node.get("$text").and_then(Value::as_str) {
+            // A label inside its button is the button's copy: `cta` names the frame.
+            return Some(
+                if t == "cta" && node.get("type").and_then(Value::as_str) == Some("TEXT") {
+                    "cta_label".to_owned()
+                } else {
+                    t.to_owned()
+                },
+            );
+        }
+        match node.get("$image").and_then(Value::as_str) {
+            Some("product") => return Some("product_image".to_owned()),
+            Some("logo") => return Some("logo".to_owned()),
+            _ => {}
+        }
+        if known(id) {
+            return Some(id.to_owned());
+        }
+        let snake = self
+            .name(id)?
+            .trim()
+            .to_lowercase()
+            .replace([' ', '-'], "_");
+        known(&snake).then_some(snake)
     }
 
     /// A TEXT node's `characters`.

@@ -25,7 +25,7 @@ mod values;
 use std::collections::HashMap;
 
 pub use build::{NodeBuilder, TreeBuilder, paint};
-pub use edit::{ImageField, ImagePaint, PaintAt, PaintList, Slot, TreeDoc};
+pub use edit::{ImageField, ImagePaint, PaintAt, PaintList, SLOT_NAMES, Slot, TreeDoc};
 pub use node::*;
 use serde::Serialize;
 use serde_json::Value;

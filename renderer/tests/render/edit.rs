@@ -323,3 +323,40 @@ fn builders_write_keys_in_order_and_numbers_as_given() {
         r#"{"type":"RECTANGLE","fills":[]}"#
     );
 }
+
+#[test]
+fn a_node_slot_comes_from_template_keys_then_id_then_name() {
+    let doc = json!({"root": "r", "nodes": {
+        "r": {"type": "FRAME", "width": 100, "height": 100,
+              "children": ["t", "label", "p", "logo", "panel_2", "n", "other"]},
+        "t": {"type": "TEXT", "$text": "headline", "characters": "Hi"},
+        "label": {"type": "TEXT", "$text": "cta", "characters": "Buy"},
+        "p": {"type": "RECTANGLE", "$image": "product"},
+        "logo": {"type": "RECTANGLE"},
+        "panel_2": {"type": "FRAME"},
+        "n": {"type": "FRAME", "name": "Cta Label"},
+        "other": {"type": "FRAME", "name": "Decoration"}
+    }});
+    let doc = TreeDoc::new(&doc);
+    let slot = |id: &str| doc.slot(id);
+    assert_eq!(slot("t").as_deref(), Some("headline"));
+    assert_eq!(
+        slot("label").as_deref(),
+        Some("cta_label"),
+        "a label in its button"
+    );
+    assert_eq!(slot("p").as_deref(), Some("product_image"));
+    assert_eq!(
+        slot("logo").as_deref(),
+        Some("logo"),
+        "template ids are slot names"
+    );
+    assert_eq!(slot("panel_2").as_deref(), Some("panel_2"));
+    assert_eq!(
+        slot("n").as_deref(),
+        Some("cta_label"),
+        "a generated ad's name"
+    );
+    assert_eq!(slot("other"), None);
+    assert_eq!(slot("missing"), None);
+}

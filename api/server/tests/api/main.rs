@@ -35,6 +35,7 @@ mod ops;
 mod own_files;
 mod paging;
 mod postgres;
+mod previews;
 mod resources;
 mod search;
 mod swipe;

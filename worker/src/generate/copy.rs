@@ -311,8 +311,8 @@ fn quoted(prompt: &str) -> Option<String> {
     (!q.is_empty() && q.chars().count() <= HEADLINE_MAX).then_some(q)
 }
 
-/// "20% off" style offers named in the prompt.
-fn find_percent(prompt: &str) -> Option<String> {
+/// An offer the prompt names, "20% off" style ("save 20%", "-20%" keep their figure).
+pub(super) fn find_percent(prompt: &str) -> Option<String> {
     let words: Vec<&str> = prompt.split_whitespace().collect();
     let i = words.iter().position(|w| w.contains('%'))?;
     let mut s = words[i]

@@ -143,7 +143,7 @@ impl Facts {
             _ => None,
         }
         .filter(|s| !s.is_empty());
-        f.prompt_offer = prompt_offer(&f.prompt);
+        f.prompt_offer = super::copy::find_percent(&f.prompt);
         f.guarantee = d.get("guarantee").and_then(Value::as_str).map(clean);
         f.shipping = d.get("shipping").and_then(Value::as_str).map(clean);
         let ad = &job.audience.details;
@@ -328,22 +328,6 @@ pub fn clean(s: &str) -> String {
     s.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
-/// An offer the prompt names: "20% off", "save 20%", "-20%".
-fn prompt_offer(prompt: &str) -> Option<String> {
-    let words: Vec<&str> = prompt.split_whitespace().collect();
-    let i = words.iter().position(|w| w.contains('%'))?;
-    let mut s = words[i]
-        .trim_matches(|c: char| !c.is_alphanumeric() && c != '%')
-        .to_owned();
-    if words
-        .get(i + 1)
-        .is_some_and(|w| w.to_lowercase().starts_with("off"))
-    {
-        s.push_str(" off");
-    }
-    Some(s)
-}
-
 /// What "mention …" in the prompt asks the ad to say: up to the end of its clause.
 fn mentions(prompt: &str) -> Vec<String> {
     let lower = prompt.to_lowercase();
@@ -396,7 +380,7 @@ mod tests {
             vec!["free returns".to_owned()]
         );
         assert_eq!(
-            prompt_offer("push the 20% off deal"),
+            crate::generate::copy::find_percent("push the 20% off deal"),
             Some("20% off".into())
         );
     }

@@ -137,6 +137,11 @@ pub struct GenerateAdJob {
     /// the reference's layout.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub template: Option<TemplateLayout>,
+    /// When the ad was created (RFC 3339, UTC), as its row says: the moment its copy is
+    /// written for, so an offer's `ends_at` is judged the same way on every retry of the
+    /// job. Absent from older API nodes; then an offer with an end date is not stated.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub created_at: Option<String>,
 }
 
 /// The layout of an ad made from a design template (`POST /v1/design-templates/{id}/image-ads`).

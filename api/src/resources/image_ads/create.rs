@@ -59,6 +59,9 @@ pub async fn create_from(
         ("flat_image_ad", wallet::FLAT_IMAGE_AD_CENTS)
     };
     let id = crate::ids::new_id("ia");
+    // The ad's creation time travels in the job: the copy is written for that moment (an
+    // offer that has ended by then is not stated), the same on every retry.
+    let now = crate::timestamp::now();
     let job = Job::GenerateImageAd(GenerateAdJob {
         ad_id: id.clone(),
         org_id: org_id.to_owned(),
@@ -72,6 +75,7 @@ pub async fn create_from(
         variant_image_urls: r.variant_image_urls,
         variant: Some(r.variant),
         template,
+        created_at: Some(now.clone()),
     });
     let queued = Progress {
         step: "queued".into(),
@@ -80,7 +84,6 @@ pub async fn create_from(
     };
     let mut tx = state.db.begin_write().await?;
     wallet::hold(&mut tx, org_id, price, &id, &state.dashboard_url).await?;
-    let now = crate::timestamp::now();
     store::insert_ad(
         &mut tx,
         &store::NewAd {

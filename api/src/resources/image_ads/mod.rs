@@ -12,12 +12,14 @@
 //! resource; [`create`] the checks and writes of a create (`create_from`); [`edit`] those
 //! of an edit (`update`) and the checks of an edited JSON tree.
 
-mod copy;
 mod create;
 mod edit;
 mod store;
 
-pub use copy::{CopyFact, CopyRefusal, CopyReport, CopySlot};
+// The ad's `copy` report is the worker's wire type, schema included (its `utoipa` feature).
+pub use adforge_worker::protocol::{
+    CopyReport, FactSource as CopyFact, Refusal as CopyRefusal, SlotReport as CopySlot,
+};
 pub use create::create_from;
 pub use edit::MAX_TREE_BYTES;
 pub use edit::{update, validate_tree};

@@ -18,7 +18,10 @@
 //! 6. A preflight render at small size: the renderer measures every text's contrast against
 //!    the pixels really behind it and reports text that does not fit; [`fill::strengthen`]
 //!    and [`fill::loosen_fit`] fix those before the 4K render. So every completed ad has
-//!    been checked, not just designed, to have ≥ 4.5:1 text and no overflowing text.
+//!    been checked, not just designed, to have ≥ 4.5:1 text and no overflowing text. The
+//!    logo is measured on the same pixels ([`quality::measure_logo`]: the render with and
+//!    without it) and placed again against what is behind it when it does not read
+//!    ([`fill::relogo`]).
 //!
 //! The tree returned for an editable ad is exactly the tree rendered; its node ids are
 //! UUIDs derived from the ad id and the layout slot, so a redone job yields the same tree.
@@ -51,6 +54,7 @@ pub mod layouts;
 pub mod llm;
 pub mod quality;
 pub mod slots;
+pub mod voice;
 
 use std::sync::Arc;
 
@@ -345,14 +349,19 @@ impl GenerateAdHandler {
             let filled = fill::fill(&template, &inputs).map_err(JobError::abort)?;
             let renderer = self.renderer.clone();
             let fetcher = self.fetcher.clone();
-            let (t, report) =
-                blocking(move || preflight_report(&renderer, &fetcher, filled)).await??;
-            let grounded = grounding::check_tree(t.as_value(), &facts)
+            let checked = blocking(move || preflight_report(&renderer, &fetcher, filled)).await??;
+            let grounded = grounding::check_tree(checked.tree.as_value(), &facts)
                 .map(|_| ())
                 .map_err(|e| format!("its words state what no input supports: {}", e.join("; ")));
-            match quality::check(&t, &report, blueprint).and(grounded) {
+            let kept = quality::check(
+                &checked.tree,
+                &checked.report,
+                blueprint,
+                checked.logo.as_ref(),
+            );
+            match kept.and(grounded) {
                 Ok(()) => {
-                    tree = Some(t);
+                    tree = Some(checked.tree);
                     written = Some(words);
                 }
                 Err(e) => why_not = Some(e),
@@ -782,6 +791,7 @@ fn copy_seed_parts(job: &GenerateAdJob) -> Vec<String> {
         job.audience.name.clone(),
         job.audience.details.to_string(),
         job.brand.name.clone(),
+        job.brand.details.to_string(),
         job.prompt.clone().unwrap_or_default(),
         serde_json::to_string(&job.variant).unwrap_or_default(),
         job.version.to_string(),
@@ -806,7 +816,9 @@ fn copy_seed(parts: &[String], specs: &[slots::SlotSpec], reference: &slots::Ref
 }
 
 /// Renders small, fixes low contrast and overflowing text, and repeats (at most 3 times)
-/// until the renderer reports neither. Returns the parsed tree to render at 4K.
+/// until the renderer reports neither; then measures the logo on the pixels and, when it
+/// does not read, places it again against what was measured behind it
+/// ([`fill::relogo`]). Returns the parsed tree to render at 4K.
 ///
 /// # Errors
 /// An abort when the filled tree does not parse (a layout asset bug); an image of the tree
@@ -816,11 +828,20 @@ pub fn preflight(
     fetcher: &ShelfFetcher,
     filled: fill::Filled,
 ) -> Result<Tree, JobError> {
-    preflight_report(renderer, fetcher, filled).map(|(t, _)| t)
+    preflight_report(renderer, fetcher, filled).map(|c| c.tree)
 }
 
-/// [`preflight`], also returning the report of a render of the returned tree (the quality
-/// rules are judged on it).
+/// What the check render of [`preflight_report`] found.
+pub struct Checked {
+    /// The tree to render at 4K.
+    pub tree: Tree,
+    /// The report of its check render (the quality rules are judged on it).
+    pub report: adforge_renderer::RenderReport,
+    /// Its image logo as drawn ([`quality::measure_logo`]); `None` when it shows none.
+    pub logo: Option<quality::LogoMeasure>,
+}
+
+/// [`preflight`], also returning what its last check render found.
 ///
 /// # Errors
 /// As [`preflight`].
@@ -828,31 +849,88 @@ pub fn preflight_report(
     renderer: &Renderer,
     fetcher: &ShelfFetcher,
     mut filled: fill::Filled,
-) -> Result<(Tree, adforge_renderer::RenderReport), JobError> {
-    for round in 0..4 {
+) -> Result<Checked, JobError> {
+    // Three rounds of text fixes, and one more after the logo is placed again.
+    const ROUNDS: usize = 5;
+    let mut relogoed = false;
+    let mut text_rounds = 0;
+    for round in 0..ROUNDS {
         let tree = parse(&filled.tree)?;
-        let report = render(renderer, &tree, Some(PREFLIGHT_WIDTH), false)?.report;
-        image_failures(fetcher, &report.warnings)?;
-        if round == 3 {
-            return Ok((tree, report));
-        }
+        let out = render(renderer, &tree, Some(PREFLIGHT_WIDTH), false)?;
+        image_failures(fetcher, &out.report.warnings)?;
+        let last = round + 1 == ROUNDS;
         let (mut low, mut overflow) = (Vec::new(), Vec::new());
-        for w in &report.warnings {
+        for w in &out.report.warnings {
             match w {
                 Warning::LowContrast { node, .. } => low.push(node.clone()),
                 Warning::TextOverflow { node, .. } => overflow.push(node.clone()),
                 _ => {}
             }
         }
-        if low.is_empty() && overflow.is_empty() {
-            return Ok((tree, report));
+        if !last && text_rounds < 3 && !(low.is_empty() && overflow.is_empty()) {
+            fill::strengthen(&mut filled, &low);
+            fill::loosen_fit(&mut filled, &overflow);
+            text_rounds += 1;
+            continue;
         }
-        fill::strengthen(&mut filled, &low);
-        fill::loosen_fit(&mut filled, &overflow);
+        let logo = logo_measure(renderer, &filled, &out)?;
+        if !last
+            && !relogoed
+            && let Some(m) = &logo
+            && quality::logo_rule(m).is_err()
+            && fill::relogo(&mut filled, m.ground)
+        {
+            relogoed = true;
+            continue;
+        }
+        return Ok(Checked {
+            tree,
+            report: out.report,
+            logo,
+        });
     }
-    let tree = parse(&filled.tree)?;
-    let report = render(renderer, &tree, Some(PREFLIGHT_WIDTH), false)?.report;
-    Ok((tree, report))
+    unreachable!("the last round returns")
+}
+
+/// The measure of the visible image logo of `filled` in its check render `out`: the same
+/// tree is rendered again without the logo, for what is behind it. `None` when the ad
+/// shows no image logo (none, hidden, or a wordmark, which is text).
+fn logo_measure(
+    renderer: &Renderer,
+    filled: &fill::Filled,
+    out: &Rendered,
+) -> Result<Option<quality::LogoMeasure>, JobError> {
+    let Some(slot) = &filled.logo else {
+        return Ok(None);
+    };
+    let node = &filled.tree["nodes"][&slot.id];
+    let image = node["fills"]
+        .as_array()
+        .is_some_and(|f| f.iter().any(|p| p["type"] == "IMAGE"));
+    let Some(b) = out.boxes.iter().find(|b| b.id == slot.id) else {
+        return Ok(None);
+    };
+    if !image || !b.visible || node["visible"] == false {
+        return Ok(None);
+    }
+    let mut without = filled.tree.clone();
+    without["nodes"][&slot.id]["visible"] = Value::from(false);
+    let behind = render(renderer, &parse(&without)?, Some(PREFLIGHT_WIDTH), false)?;
+    Ok(Some(quality::measure_logo(
+        &slot.id,
+        pixels(out),
+        pixels(&behind),
+        [b.x, b.y, b.width, b.height],
+    )))
+}
+
+/// The pixels of a render, for the quality rules.
+pub fn pixels(r: &Rendered) -> quality::Pixels<'_> {
+    quality::Pixels {
+        width: r.pixmap.width(),
+        height: r.pixmap.height(),
+        rgba: r.pixmap.data(),
+    }
 }
 
 fn parse(tree: &Value) -> Result<Tree, JobError> {

@@ -11,6 +11,7 @@ mod cutout;
 mod fixtures;
 mod formats;
 mod llm;
+mod logo;
 mod pipeline;
 mod references;
 mod roles;

@@ -126,7 +126,7 @@ impl GenerateConfig {
             classifier: None,
             copy_model: None,
             words: crate::ocr::Tesseract::on_path()
-                .map(|t| Arc::new(t) as Arc<dyn crate::blueprint::detect::WordReader>),
+                .map(|t| Arc::new(t.warm()) as Arc<dyn crate::blueprint::detect::WordReader>),
             cutter: Arc::new(Cutter::default()),
         }
     }
@@ -274,23 +274,25 @@ impl GenerateAdHandler {
             .await;
         let reference = self.fetch("reference image", &job.reference_ad_url).await?;
         progress
-            .report("analysing", "Analysing the reference's composition", 25)
+            .report(
+                "analysing",
+                "Analysing the reference's composition and fetching the product images and logos",
+                25,
+            )
             .await;
+        // The analysis (a new reference's words are read by Tesseract, a process of its own)
+        // and the asset fetches overlap; a reference that cannot be used is reported first.
         let url = job.reference_ad_url.clone();
-        let readings = {
-            let cache = self.blueprints.clone();
-            blocking(move || cache.get_or_analyse(&reference))
-                .await?
-                .map_err(|e| {
-                    JobError::abort(format!("the reference image at {url} cannot be used: {e}"))
-                })?
-        };
+        let cache = self.blueprints.clone();
+        let (analysed, assets) = tokio::join!(
+            blocking(move || cache.get_or_analyse(&reference)),
+            self.fetch_assets(job, fetched)
+        );
+        let readings = analysed?.map_err(|e| {
+            JobError::abort(format!("the reference image at {url} cannot be used: {e}"))
+        })?;
         let (analysis, blueprint) = (&readings.0, &readings.1);
-
-        progress
-            .report("fetching_assets", "Fetching product images and logos", 32)
-            .await;
-        let (product, logos) = self.fetch_assets(job, fetched).await?;
+        let (product, logos) = assets?;
         let product_image = product.as_ref().map(|(url, _)| url.clone());
 
         progress

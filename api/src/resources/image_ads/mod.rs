@@ -19,7 +19,7 @@ mod store;
 
 pub use copy::{CopyFact, CopyRefusal, CopyReport, CopySlot};
 pub use create::create_from;
-pub use edit::MAX_TREE_BYTES;
+pub use edit::{CHANGE_SUMMARY_MAX, MAX_TREE_BYTES};
 pub use edit::{update, validate_tree};
 
 use axum::extract::State;
@@ -428,6 +428,18 @@ pub struct ImageAdUpdate {
     /// VALIDATION_ERROR naming the node and field.
     #[schema(value_type = Object)]
     pub current_json_tree: Value,
+    /// What changed, at most 500 characters; kept with the version this PATCH makes
+    /// (`change_summary` of GET /v1/image-ads/{id}/versions), as design templates keep theirs.
+    #[serde(default)]
+    #[schema(schema_with = change_summary_schema)]
+    pub change_summary: Option<String>,
+}
+
+fn change_summary_schema() -> utoipa::openapi::RefOr<utoipa::openapi::Schema> {
+    super::common::text_schema::text(
+        CHANGE_SUMMARY_MAX,
+        "What changed, at most 500 characters; tab and line breaks allowed, other control characters and bidirectional overrides not",
+    )
 }
 
 /// Edit an editable image ad
@@ -459,7 +471,7 @@ async fn update_ad(
     caller.require(Scope::ImageAdsWrite)?;
     store::load(&state.db.read, &caller.org_id, &id).await?;
     let body = body.parse()?;
-    let ad = update(&state, &caller.org_id, &id, &body.current_json_tree).await?;
+    let ad = update(&state, &caller.org_id, &id, &body).await?;
     Ok(envelope::ok(ad))
 }
 
@@ -510,6 +522,9 @@ pub struct ImageAdVersion {
     #[sqlx(try_from = "crate::store::JsonText")]
     #[schema(value_type = Object)]
     pub json_tree: Value,
+    /// What the PATCH that made this version said it changed; null for version 1 and for
+    /// edits that gave none.
+    pub change_summary: Option<String>,
     pub created_at: String,
     pub completed_at: Option<String>,
 }

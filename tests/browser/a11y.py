@@ -39,7 +39,7 @@ def check(page, name):
 
 def report():
     """A line per page checked, for the test's output."""
-    pages = sorted({n for n, _, _, _ in checked})
+    pages = sorted({n.replace(" (desktop)", "").replace(" (phone)", "") for n, _, _, _ in checked})
     minor = sum(m for _, _, m, _ in checked)
     return (f"axe-core {len(checked)} checks on {len(pages)} pages: 0 serious or critical "
             f"violations ({minor} moderate or minor): " + ", ".join(pages))

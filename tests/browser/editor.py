@@ -132,6 +132,10 @@ def shoot(page, name, widths=(("desktop", 1280), ("phone", 390))):
         settled(page)
         page.screenshot(path=os.path.join(SHOTS, f"{name}-{label}.png"), full_page=True)
         a11y.check(page, f"{name} ({label})")
+        narrow = width <= 700
+        assert page.is_visible(".ed-narrow-note") == narrow, "a phone is told the editor is read-mostly"
+        assert page.is_visible("#ed-add-text") != narrow
+        assert page.locator("#ed-selection .handle:visible").count() in ((0,) if narrow else (0, 8))
     page.set_viewport_size({"width": 1280, "height": 900})
     page.wait_for_timeout(400)
     settled(page)
@@ -144,6 +148,8 @@ def run_editor(base, key, browser, sign_in, png):
     sign_in(page)
     errors = []
     page.on("pageerror", lambda e: errors.append(str(e)))
+    # The page keeps its policy: anything it blocks is logged to the console.
+    page.on("console", lambda m: errors.append(m.text) if "Content Security Policy" in m.text else None)
     page.goto(base + f"/dashboard/ads/{ad}")
     page.get_by_role("link", name="Open in the editor").click()
     page.wait_for_url(base + f"/dashboard/ads/{ad}/edit")
@@ -154,6 +160,8 @@ def run_editor(base, key, browser, sign_in, png):
     n = versions[-1]["version_number"]
     assert json.loads(original) == versions[-1]["json_tree"]
     scale = float(page.get_attribute("#ed-stage", "data-scale"))
+    box(page, "Headline")[0].click()
+    assert tree(page) == original, "a click selects, it moves nothing"
     shoot(page, "visual-editor")
 
     # Drag the headline 100 px right: the tree moves it by 100 px / scale (whole pixels).
@@ -245,9 +253,13 @@ def run_editor(base, key, browser, sign_in, png):
     assert doc(page)["nodes"][added[0]]["fontFamily"] == "Lato", "the brand's heading font"
     page.locator("#p-delete").click()
     assert added[0] not in doc(page)["nodes"]
-    for _ in range(4):
+    page.locator('#ed-layer-list button.layer-name', has_text="Headline").click()
+    page.get_by_role("button", name="Duplicate").click()
+    copies = [k for k in doc(page)["nodes"] if k not in json.loads(kept)["nodes"]]
+    assert len(copies) == 1 and doc(page)["nodes"][copies[0]]["x"] == doc(page)["nodes"][hid]["x"] + 20, copies
+    for _ in range(5):
         page.get_by_role("button", name="Undo").click()
-    assert tree(page) == kept, "four undos take back delete, add, lock and hide"
+    assert tree(page) == kept, "five undos take back duplicate, delete, add, lock and hide"
     settled(page)
 
     # Keyboard only: Tab from the toolbar to the headline, nudge it (3 × → and Shift+↓),
@@ -269,6 +281,12 @@ def run_editor(base, key, browser, sign_in, png):
         times.append(change_ms(page))
     head2 = doc(page)["nodes"][hid]
     assert (head2["x"], head2.get("y", 0)) == (x0 + 3, y0 + 10), head2
+    w0 = head2["width"]
+    page.keyboard.press("Alt+ArrowRight")
+    assert doc(page)["nodes"][hid]["width"] == w0 + 1, "Alt+arrow resizes"
+    page.keyboard.press("Control+z")
+    assert doc(page)["nodes"][hid]["width"] == w0
+    settled(page)
     for k in ["ArrowLeft", "ArrowRight"] * 6:
         page.keyboard.press(k)
         times.append(change_ms(page))
@@ -376,8 +394,6 @@ def run_template_editor(page, base, shots=True):
     page.get_by_role("link", name="Open in the editor").click()
     page.wait_for_url(base + f"/dashboard/templates/{tid}/edit")
     settled(page)
-    if shots:
-        shoot(page, "template-editor")
     d = doc(page)
     texts = [k for k, v in d["nodes"].items() if v.get("type") == "TEXT"]
     assert texts, "the template has a text"
@@ -386,6 +402,8 @@ def run_template_editor(page, base, shots=True):
         texts[0])
     page.locator(f'#ed-overlay .node[data-id="{texts[0]}"]').click()
     assert page.inner_text("#ed-sel-name") == label.split(",")[0]
+    if shots:
+        shoot(page, "template-editor")
     page.get_by_label("Words").fill("Fresh roast, every morning")
     assert doc(page)["nodes"][texts[0]]["characters"] == "Fresh roast, every morning"
     settled(page)

@@ -72,7 +72,7 @@ export class Layers {
       row.appendChild(sel);
       if (id === ed.selected && id !== root) {
         const tools = document.createElement("span");
-        tools.className = "layer-tools";
+        tools.className = "layer-tools wide-only";
         const kids = doc.nodes[parents.get(id)].children;
         const at = kids.indexOf(id);
         tools.append(

@@ -138,6 +138,42 @@ async fn editable_ad(s: &TestServer) -> (Org, String, Browser, Value) {
 async fn the_editor_page_carries_the_tree_and_the_brands_choices() {
     let s = TestServer::start().await;
     let (org, id, b, ad) = editable_ad(&s).await;
+    // A photo of the product (a dark box on white) and its cut-out.
+    let shot = image::RgbaImage::from_fn(300, 240, |x, y| {
+        if (100..200).contains(&x) && (60..200).contains(&y) {
+            image::Rgba([20, 70, 40, 255])
+        } else {
+            image::Rgba([255, 255, 255, 255])
+        }
+    });
+    let mut bytes = Vec::new();
+    shot.write_to(
+        &mut std::io::Cursor::new(&mut bytes),
+        image::ImageFormat::Png,
+    )
+    .unwrap();
+    let product_id = ad["product_id"].as_str().unwrap();
+    let photo = s
+        .upload(
+            &org,
+            bytes,
+            &[
+                ("image_type", "product"),
+                ("alt_text", "Green box"),
+                ("product_id", product_id),
+            ],
+        )
+        .await
+        .expect(201, None)
+        .id();
+    s.call(
+        reqwest::Method::POST,
+        &format!("/v1/images/{photo}/cutout"),
+        Some(&org.key),
+        None,
+    )
+    .await
+    .expect(201, None);
 
     let p = b.get(&format!("/dashboard/ads/{id}/edit")).await;
     assert_eq!(p.status, 200, "{}", p.text);
@@ -174,20 +210,34 @@ async fn the_editor_page_carries_the_tree_and_the_brands_choices() {
         fonts.contains(&"Inter") && !fonts.contains(&"Comic Neue"),
         "{fonts:?}"
     );
-    // Images: the variant's photo first, then the brand's logo.
-    let groups: Vec<(&str, &str)> = d["images"]
+    // Images: the product's (the variant's photo, the photo of the product), their cut-out,
+    // the brand's logo.
+    let images: Vec<(&str, &str, &str)> = d["images"]
         .as_array()
         .unwrap()
         .iter()
-        .map(|i| (i["group"].as_str().unwrap(), i["url"].as_str().unwrap()))
+        .map(|i| {
+            (
+                i["group"].as_str().unwrap(),
+                i["label"].as_str().unwrap(),
+                i["url"].as_str().unwrap(),
+            )
+        })
         .collect();
-    assert_eq!(groups.len(), 2, "{groups:?}");
-    assert_eq!(groups[0].0, "Product images");
-    assert_eq!(groups[1].0, "Brand logos");
-    assert!(
-        groups.iter().all(|(_, u)| u.contains("/files/")),
-        "{groups:?}"
+    let groups: Vec<&str> = images.iter().map(|i| i.0).collect();
+    assert_eq!(
+        groups,
+        [
+            "Product images",
+            "Product images",
+            "Cut-outs",
+            "Brand logos"
+        ],
+        "{images:?}"
     );
+    assert_eq!(images[1].1, "Green box");
+    assert_eq!(images[2].1, "Cut-out of Green box");
+    assert!(images.iter().all(|i| i.2.contains("/files/")), "{images:?}");
 
     // The modules and the stylesheet are served with their types; unknown names are 404.
     for file in [

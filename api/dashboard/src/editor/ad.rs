@@ -77,6 +77,8 @@ async fn save_ad(
             format!("Image ad `{id}` is a flat ad; only editable ads can be changed"),
         ));
     }
+    // The version check and the update are two steps, as with the plain form: a PATCH
+    // landing between them is the newer version this save then follows, as any PATCH would.
     let versions = image_ads::versions(&state.db, &m.org_id, id).await?;
     let base = versions.last().map_or(1, |v| v.version_number);
     if body.base_version != base {

@@ -14,9 +14,10 @@ use crate::dashboard::{Browser, Page, member};
 use crate::flows::{self, Api, SETTLE_DEADLINE, ready};
 use crate::support::{Org, TestServer, jpeg};
 
-struct Client<'a> {
-    s: &'a TestServer,
-    http: reqwest::Client,
+/// The API through the in-process server (the ad flows' helpers take it).
+pub(crate) struct Client<'a> {
+    pub(crate) s: &'a TestServer,
+    pub(crate) http: reqwest::Client,
 }
 
 impl Api for Client<'_> {
@@ -28,7 +29,7 @@ impl Api for Client<'_> {
     }
 }
 
-async fn top_up(s: &TestServer, org: &Org, cents: i64) {
+pub(crate) async fn top_up(s: &TestServer, org: &Org, cents: i64) {
     let mut tx = s.db.begin_write().await.unwrap();
     adforge_api::wallet::top_up(&mut tx, &org.id, cents, Some("TEST"), None)
         .await

@@ -10,30 +10,9 @@ use adforge_dashboard::members::Role;
 use serde_json::{Value, json};
 
 use crate::dashboard::{Browser, Page, member};
-use crate::flows::{self, Api, ready};
+use crate::dashboard_ads::{Client, top_up};
+use crate::flows::{self, ready};
 use crate::support::{Org, Reply, TestServer, jpeg, png};
-
-struct Client<'a> {
-    s: &'a TestServer,
-    http: reqwest::Client,
-}
-
-impl Api for Client<'_> {
-    fn base(&self) -> &str {
-        &self.s.base
-    }
-    fn client(&self) -> &reqwest::Client {
-        &self.http
-    }
-}
-
-async fn top_up(s: &TestServer, org: &Org, cents: i64) {
-    let mut tx = s.db.begin_write().await.unwrap();
-    adforge_api::wallet::top_up(&mut tx, &org.id, cents, Some("TEST"), None)
-        .await
-        .unwrap();
-    tx.commit().await.unwrap();
-}
 
 /// The editor page's data block (`#ed-data`).
 fn data_of(p: &Page) -> Value {

@@ -7,7 +7,6 @@ use adforge_api::http::extract::JsonBody;
 use adforge_api::resources::brands;
 use adforge_api::resources::image_ads::{self, ImageAdUpdate};
 use axum::extract::{Path, State};
-use axum::response::{IntoResponse, Response};
 
 use super::{EditorCaller, EditorPage, SaveAnswer, SaveRequest, choices, stale};
 use crate::{DashResult, DashboardState, SignedIn};
@@ -54,19 +53,8 @@ pub async fn save(
     caller: EditorCaller,
     Path(id): Path<String>,
     body: JsonBody<SaveRequest>,
-) -> Response {
-    match save_ad(&state, &caller, &id, body).await {
-        Ok(a) => axum::Json(a).into_response(),
-        Err(e) => e.into_response(),
-    }
-}
-
-async fn save_ad(
-    state: &DashboardState,
-    caller: &EditorCaller,
-    id: &str,
-    body: JsonBody<SaveRequest>,
-) -> ApiResult<SaveAnswer> {
+) -> ApiResult<axum::Json<SaveAnswer>> {
+    let id = id.as_str();
     let m = &caller.0;
     // Unknown ids and other organisations' ads are 404 before the body is read.
     let ad = image_ads::get(&state.db, &state.jobs, &m.org_id, id).await?;
@@ -88,10 +76,10 @@ async fn save_ad(
         current_json_tree: body.tree,
         change_summary: body.change_summary,
     };
-    image_ads::update(state, &m.org_id, id, &update).await?;
+    image_ads::update(&state, &m.org_id, id, &update).await?;
     tracing::info!(ad_id = %id, profile_id = %m.profile_id, version = base + 1, "image ad saved from the editor");
-    Ok(SaveAnswer {
+    Ok(axum::Json(SaveAnswer {
         version: base + 1,
         url: format!("/dashboard/ads/{id}#version-{}", base + 1),
-    })
+    }))
 }

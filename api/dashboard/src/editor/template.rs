@@ -10,7 +10,6 @@ use adforge_api::resources::design_templates::{self, DesignTemplateUpdate};
 use adforge_api::store::list::ListParams;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
-use axum::response::{IntoResponse, Response};
 
 use super::{EditorCaller, EditorPage, SaveAnswer, SaveRequest, choices, stale};
 use crate::html::{esc, notice, page_with_head};
@@ -94,19 +93,8 @@ pub async fn save(
     caller: EditorCaller,
     Path(id): Path<String>,
     body: JsonBody<SaveRequest>,
-) -> Response {
-    match save_template(&state, &caller, &id, body).await {
-        Ok(a) => axum::Json(a).into_response(),
-        Err(e) => e.into_response(),
-    }
-}
-
-async fn save_template(
-    state: &DashboardState,
-    caller: &EditorCaller,
-    id: &str,
-    body: JsonBody<SaveRequest>,
-) -> ApiResult<SaveAnswer> {
+) -> ApiResult<axum::Json<SaveAnswer>> {
+    let id = id.as_str();
     let m = &caller.0;
     let t = design_templates::get(&state.db, &m.org_id, id).await?;
     if t.deleted {
@@ -124,13 +112,13 @@ async fn save_template(
         current_json_tree: body.tree,
         change_summary: body.change_summary,
     };
-    let saved = design_templates::update(state, &m.org_id, id, &update).await?;
+    let saved = design_templates::update(&state, &m.org_id, id, &update).await?;
     tracing::info!(template_id = %id, profile_id = %m.profile_id, version = saved.json_tree_version, "design template saved from the editor");
-    Ok(SaveAnswer {
+    Ok(axum::Json(SaveAnswer {
         version: saved.json_tree_version,
         url: format!(
             "/dashboard/templates/{id}#version-{}",
             saved.json_tree_version
         ),
-    })
+    }))
 }

@@ -421,7 +421,8 @@ pub struct DesignTemplateUpdate {
     pub change_summary: Option<String>,
 }
 
-fn change_summary_schema() -> utoipa::openapi::RefOr<utoipa::openapi::Schema> {
+/// The OpenAPI schema of a `change_summary` (design templates' and image ads' PATCH).
+pub(crate) fn change_summary_schema() -> utoipa::openapi::RefOr<utoipa::openapi::Schema> {
     super::common::text_schema::text(
         CHANGE_SUMMARY_MAX,
         "What changed, at most 500 characters; tab and line breaks allowed, other control characters and bidirectional overrides not",

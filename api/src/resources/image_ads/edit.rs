@@ -14,13 +14,11 @@ use crate::blob::{BlobStore, NO_SUCH_FILE, OwnFile};
 use crate::error::{ApiError, ApiResult, ErrorCode};
 use crate::jobs::Jobs;
 use crate::resources::common::check_text;
+use crate::resources::design_templates::CHANGE_SUMMARY_MAX;
 use crate::state::AppState;
 
 /// Largest JSON tree accepted by PATCH, serialised.
 pub const MAX_TREE_BYTES: usize = 512 * 1024;
-
-/// Longest `change_summary` of an edit (as for design templates).
-pub const CHANGE_SUMMARY_MAX: usize = 500;
 
 /// PATCH /v1/image-ads/{id} after the scope check (the web dashboard's editor calls it
 /// too): checks, the new version, its job.

@@ -19,7 +19,7 @@ mod store;
 
 pub use copy::{CopyFact, CopyRefusal, CopyReport, CopySlot};
 pub use create::create_from;
-pub use edit::{CHANGE_SUMMARY_MAX, MAX_TREE_BYTES};
+pub use edit::MAX_TREE_BYTES;
 pub use edit::{update, validate_tree};
 
 use axum::extract::State;
@@ -431,15 +431,8 @@ pub struct ImageAdUpdate {
     /// What changed, at most 500 characters; kept with the version this PATCH makes
     /// (`change_summary` of GET /v1/image-ads/{id}/versions), as design templates keep theirs.
     #[serde(default)]
-    #[schema(schema_with = change_summary_schema)]
+    #[schema(schema_with = super::design_templates::change_summary_schema)]
     pub change_summary: Option<String>,
-}
-
-fn change_summary_schema() -> utoipa::openapi::RefOr<utoipa::openapi::Schema> {
-    super::common::text_schema::text(
-        CHANGE_SUMMARY_MAX,
-        "What changed, at most 500 characters; tab and line breaks allowed, other control characters and bidirectional overrides not",
-    )
 }
 
 /// Edit an editable image ad

@@ -4,5 +4,6 @@
 //! functions; they hold no SQL themselves.
 
 pub mod catalog;
+pub mod figma;
 pub mod members;
 pub mod wallet;

@@ -20,6 +20,10 @@ mod embedded;
 mod engines;
 mod envelope;
 mod error_shapes;
+mod figma;
+// Also `#[path]`-included by the Figma benchmark.
+#[allow(dead_code)]
+mod figma_server;
 // Shared with the process-level tests of `tests/`, which use the helpers this binary does not.
 #[allow(dead_code)]
 mod flows;

@@ -9,8 +9,9 @@
 //! Where the key lives: the API seals a token when it is stored and never opens it; the
 //! job that needs it carries the sealed value, and the worker opens it just before the
 //! call, so the plain token is never written to SQL, Redis or a log. Every API node and
-//! every worker of a deployment must hold the same key. The embedded default (one process)
-//! generates it into `DATA_DIR/secrets.key` on first use (see `load_or_create`).
+//! every worker of a deployment must hold the same key: `ADFORGE_SECRETS_KEY`, or a file
+//! named by `ADFORGE_SECRETS_KEY_FILE` (a mounted secret). The embedded default (one
+//! process) generates it into `DATA_DIR/secrets.key` on first use (see `load_or_create`).
 //!
 //! Rejected alternatives: XChaCha20-Poly1305 would need a new crate; AES-256-GCM from
 //! `ring` is already in the build (through rustls), and random 96-bit nonces are safe far
@@ -35,6 +36,10 @@ use ring::rand::{SecureRandom, SystemRandom};
 /// The environment variable that holds the key (never a flag, so it stays out of process
 /// lists).
 pub const ENV: &str = "ADFORGE_SECRETS_KEY";
+
+/// The environment variable that names a file holding the key (a mounted secret), read when
+/// [`ENV`] is not set.
+pub const ENV_FILE: &str = "ADFORGE_SECRETS_KEY_FILE";
 
 /// The file the embedded default keeps a generated key in, inside the data folder.
 pub const KEY_FILE: &str = "secrets.key";
@@ -118,15 +123,31 @@ impl SecretKey {
         (key, text)
     }
 
-    /// The key from `ADFORGE_SECRETS_KEY`, if set.
+    /// The key from `ADFORGE_SECRETS_KEY`, else from the file `ADFORGE_SECRETS_KEY_FILE`
+    /// names, if either is set.
     ///
     /// # Errors
-    /// A set variable that is not a key.
+    /// A value that is not a key; a file that cannot be read.
     pub fn from_env() -> Result<Option<Self>, SecretsError> {
         match std::env::var(ENV) {
             Ok(text) if !text.trim().is_empty() => Self::from_base64(&text).map(Some),
-            _ => Ok(None),
+            _ => match std::env::var_os(ENV_FILE) {
+                Some(path) if !path.is_empty() => Self::from_file(Path::new(&path)).map(Some),
+                _ => Ok(None),
+            },
         }
+    }
+
+    /// The key in a file (base64 of 32 bytes; surrounding whitespace ignored).
+    ///
+    /// # Errors
+    /// The file cannot be read, or holds no key.
+    pub fn from_file(path: &Path) -> Result<Self, SecretsError> {
+        let text = std::fs::read_to_string(path).map_err(|source| SecretsError::Io {
+            path: path.display().to_string(),
+            source,
+        })?;
+        Self::from_base64(&text)
     }
 
     /// The key of the embedded default: `ADFORGE_SECRETS_KEY` when set, else the key in

@@ -323,21 +323,28 @@ impl Server {
     }
 }
 
-/// The secrets key third-party tokens are sealed with: `ADFORGE_SECRETS_KEY`; in the
-/// embedded default (no `--database-url`, no `--redis-url`) else a key generated into
-/// `DATA_DIR/secrets.key` on first use. A cluster without the variable has none: storing a
-/// token answers 503 until the operator sets the same key on every node.
+/// The secrets key third-party tokens are sealed with: `ADFORGE_SECRETS_KEY`, else
+/// `--secrets-key-file`; in the embedded default (no `--database-url`, no `--redis-url`)
+/// else a key generated into `DATA_DIR/secrets.key` on first use. A cluster without one has
+/// none: storing a token answers 503 until the operator gives every node the same key.
 ///
 /// # Errors
-/// A variable or file that is not base64 of 32 bytes; a key file that cannot be written.
+/// A variable or file that is not base64 of 32 bytes; a key file that cannot be read or
+/// written.
 fn secrets_key(args: &ServeArgs) -> Result<Option<Arc<SecretKey>>, Error> {
     let invalid =
         |e: adforge_worker::secrets::SecretsError| Error::Invalid(format!("secrets key: {e}"));
     let embedded = args.db.database_url.is_none() && args.redis_url.is_none();
-    let key = if embedded {
-        Some(SecretKey::load_or_create(&args.db.data_dir).map_err(invalid)?)
-    } else {
-        SecretKey::from_env().map_err(invalid)?
+    let key = match (
+        std::env::var(adforge_worker::secrets::ENV).is_ok_and(|v| !v.trim().is_empty()),
+        &args.figma.secrets_key_file,
+    ) {
+        (true, _) => SecretKey::from_env().map_err(invalid)?,
+        (false, Some(path)) => Some(SecretKey::from_file(path).map_err(invalid)?),
+        (false, None) if embedded => {
+            Some(SecretKey::load_or_create(&args.db.data_dir).map_err(invalid)?)
+        }
+        (false, None) => None,
     };
     if key.is_none() {
         tracing::warn!(

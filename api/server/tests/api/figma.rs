@@ -14,6 +14,8 @@ use crate::figma_server::{AD_FILE, AD_NODE, FigmaServer, Planned, VECTOR_FILE, V
 use crate::support::{Org, TestServer, png};
 
 const TOKEN: &str = "figd_TestToken-7aZ2kLq9wXc4";
+/// The tests' secrets key: base64 of 32 bytes.
+const KEY_B64: &str = "dGVzdC1vbmx5LXNlY3JldHMta2V5LTMyLWJ5dGVzISE=";
 
 // ---------------------------------------------------------------------------------------
 // Captured logs: every line any test of this binary logs once the first Figma test runs.
@@ -52,9 +54,7 @@ fn capture_logs() -> Option<std::sync::Arc<Mutex<Vec<u8>>>> {
             ))
             .with_writer(LogSink(buf.clone()))
             .with_ansi(false)
-            .try_init()
-            .ok()
-            .map(|()| ());
+            .try_init();
         buf
     });
     let buf = LOGS.get()?.clone();
@@ -85,7 +85,15 @@ async fn setup() -> Setup {
 async fn setup_with(server_token: &str) -> Setup {
     let figma = FigmaServer::start(server_token).await;
     let base = figma.base.clone();
-    let s = TestServer::start_with(move |a| a.figma.figma_api_url = base).await;
+    // The key as a cluster's nodes share it (a file); on SQLite alone the server would
+    // generate one into its data dir, on PostgreSQL it must be given.
+    let key_file = std::env::temp_dir().join(format!("adforge-figma-key-{}", uuid::Uuid::new_v4()));
+    std::fs::write(&key_file, KEY_B64).unwrap();
+    let s = TestServer::start_with(move |a| {
+        a.figma.figma_api_url = base;
+        a.figma.secrets_key_file = Some(key_file);
+    })
+    .await;
     // Polling every 100 ms: a key without the 100-a-minute limit.
     let org = s.org_unlimited("Figma").await;
     let c = s.catalog(&org).await;
@@ -265,8 +273,8 @@ async fn the_token_is_stored_sealed_and_never_shown() {
     assert!(
         sealed.starts_with("v1.") && !sealed.contains("figd_") && !sealed.contains("TestToken")
     );
-    // Opened with the data dir's generated key (the embedded default), it is the token.
-    let key = adforge_worker::secrets::SecretKey::load_or_create(&s.data_dir).unwrap();
+    // Opened with the server's key, it is the token.
+    let key = adforge_worker::secrets::SecretKey::from_base64(KEY_B64).unwrap();
     let plain = key
         .open(
             &sealed,
@@ -881,4 +889,154 @@ async fn the_real_frame_with_figmas_render() {
         share * 100.0
     );
     assert!(mean <= 0.5 && share <= 0.01, "mean {mean}, share {share}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_secrets_key_of_the_embedded_default_and_of_a_cluster() {
+    // No key given: SQLite alone (the embedded default) generates one into the data dir;
+    // with --database-url (a cluster's shared database) none is made up, and storing a
+    // token says how to set one.
+    let s = TestServer::start().await;
+    let org = s.org_unlimited("Keys").await;
+    let put = s
+        .call(
+            Method::PUT,
+            "/v1/integrations/figma",
+            Some(&org.key),
+            Some(json!({"access_token": TOKEN})),
+        )
+        .await;
+    let file = s.data_dir.join("secrets.key");
+    if std::env::var_os("ADFORGE_TEST_POSTGRES").is_some_and(|v| v == "1") {
+        let r = put.expect(503, Some("SERVICE_UNAVAILABLE"));
+        assert!(
+            r.body["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains("ADFORGE_SECRETS_KEY")
+        );
+        assert!(!file.exists());
+    } else {
+        put.expect(200, None);
+        let text = std::fs::read_to_string(&file).unwrap();
+        adforge_worker::secrets::SecretKey::from_base64(&text).unwrap();
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = std::fs::metadata(&file).unwrap().permissions().mode();
+            assert_eq!(mode & 0o777, 0o600);
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_dashboard_connects_syncs_and_shows_both_renders() {
+    use adforge_dashboard::members::Role;
+    let st = setup().await;
+    let b = crate::dashboard::member(
+        &st.s,
+        &st.org.id,
+        "designer@example.com",
+        Role::Member,
+        false,
+    )
+    .await;
+    let page = b.get("/dashboard/figma").await;
+    assert_eq!(page.status, 200, "{}", page.text);
+    assert!(page.text.contains("Not connected"));
+    // Connect: the page shows the last four characters, never the token.
+    let done = b
+        .submit(
+            "/dashboard/figma",
+            "/dashboard/figma/connect",
+            &[("access_token", TOKEN)],
+        )
+        .await;
+    assert_eq!(done.status, 303, "{}", done.text);
+    let page = b.get("/dashboard/figma").await;
+    assert!(page.text.contains("…wXc4"), "{}", page.text);
+    assert!(!page.text.contains(TOKEN));
+    // A bad link is the form's error, with the API's status.
+    let bad = b
+        .submit(
+            "/dashboard/figma",
+            "/dashboard/figma/sync",
+            &[
+                ("figma_url", "https://example.com/x"),
+                ("brand_id", &st.brand),
+                ("product_id", &st.product),
+                ("audience_id", &st.audience),
+            ],
+        )
+        .await;
+    assert_eq!(bad.status, 400, "{}", bad.text);
+    assert!(bad.text.contains("figma.com"), "{}", bad.text);
+    // Sync a pasted frame link.
+    let link = FigmaServer::ad_link();
+    let done = b
+        .submit(
+            "/dashboard/figma",
+            "/dashboard/figma/sync",
+            &[
+                ("figma_url", &link),
+                ("brand_id", &st.brand),
+                ("product_id", &st.product),
+                ("audience_id", &st.audience),
+            ],
+        )
+        .await;
+    assert_eq!(done.status, 303, "{}", done.text);
+    let id = done.location().split('#').nth(1).unwrap().to_owned();
+    assert!(id.starts_with("ia_"), "{}", done.location());
+    let ad = st.settled(&id).await;
+    assert_eq!(ad["status"], "completed", "{ad}");
+    // Our render beside Figma's.
+    let page = b.get("/dashboard/figma").await;
+    for url in [
+        ad["image_url"].as_str().unwrap(),
+        ad["figma_render_url"].as_str().unwrap(),
+    ] {
+        assert!(
+            page.text.contains(&format!(r#"src="{url}""#)),
+            "{url} in {}",
+            page.text
+        );
+    }
+    assert!(
+        page.text.contains("Helvetica Neue"),
+        "the missing font is named"
+    );
+    // Sync again (the frame is unchanged: still one version), then disconnect.
+    let done = b
+        .submit(
+            "/dashboard/figma",
+            &format!("/dashboard/figma/{id}/resync"),
+            &[],
+        )
+        .await;
+    assert_eq!(done.status, 303, "{}", done.text);
+    assert_eq!(st.settled(&id).await["status"], "completed");
+    assert_eq!(st.versions(&id).await.len(), 1);
+    let done = b
+        .submit("/dashboard/figma", "/dashboard/figma/disconnect", &[])
+        .await;
+    assert_eq!(done.status, 303);
+    assert!(
+        b.get("/dashboard/figma")
+            .await
+            .text
+            .contains("Not connected")
+    );
+    // Another organisation's ad is not found.
+    let other = st.s.org("Elsewhere").await;
+    let stranger =
+        crate::dashboard::member(&st.s, &other.id, "x@example.com", Role::Member, false).await;
+    let r = stranger
+        .submit(
+            "/dashboard/figma",
+            &format!("/dashboard/figma/{id}/resync"),
+            &[],
+        )
+        .await;
+    assert_eq!(r.status, 404);
 }

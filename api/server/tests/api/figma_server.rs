@@ -57,6 +57,8 @@ struct Inner {
     renders: HashMap<String, Vec<u8>>,
     plan: VecDeque<Planned>,
     hits: Vec<Hit>,
+    /// Validate each JSON answer against Figma's description (off only in the benchmark).
+    skip_validation: bool,
 }
 
 #[derive(Clone, Default)]
@@ -89,7 +91,10 @@ pub const AD_NODE: &str = "10:1";
 pub const VECTOR_FILE: &str = "GridaVectorFrame";
 pub const VECTOR_NODE: &str = "1038:24";
 
-fn validated(value: Value, response: &str) -> Value {
+fn validated(shared: &Shared, value: Value, response: &str) -> Value {
+    if shared.0.lock().unwrap().skip_validation {
+        return value;
+    }
     let errors = figma_spec::validate_response(&value, response);
     // The one real fixture that differs from Figma's description (no `thumbnailUrl`).
     let errors: Vec<_> = errors
@@ -103,7 +108,7 @@ fn validated(value: Value, response: &str) -> Value {
     value
 }
 
-fn figma_error(status: u16) -> Response {
+fn figma_error(shared: &Shared, status: u16) -> Response {
     let (response, err) = match status {
         403 => ("ForbiddenErrorResponseWithErrMessage", "Invalid token"),
         404 => ("NotFoundErrorResponseWithErrMessage", "Not found"),
@@ -117,7 +122,7 @@ fn figma_error(status: u16) -> Response {
             "Internal server error",
         ),
     };
-    let body = validated(json!({"status": status, "err": err}), response);
+    let body = validated(shared, json!({"status": status, "err": err}), response);
     (StatusCode::from_u16(status).unwrap(), axum::Json(body)).into_response()
 }
 
@@ -138,9 +143,9 @@ impl Shared {
     async fn gate(&self, headers: &HeaderMap) -> Option<Response> {
         let planned = self.0.lock().unwrap().plan.pop_front();
         match planned {
-            Some(Planned::Status(s)) => return Some(figma_error(s)),
+            Some(Planned::Status(s)) => return Some(figma_error(self, s)),
             Some(Planned::RateLimited(secs)) => {
-                let mut r = figma_error(429);
+                let mut r = figma_error(self, 429);
                 r.headers_mut()
                     .insert(header::RETRY_AFTER, secs.to_string().parse().unwrap());
                 return Some(r);
@@ -151,7 +156,7 @@ impl Shared {
         let token = self.0.lock().unwrap().token.clone();
         let given = headers.get("x-figma-token").and_then(|v| v.to_str().ok());
         if given != Some(token.as_str()) {
-            return Some(figma_error(403));
+            return Some(figma_error(self, 403));
         }
         None
     }
@@ -171,8 +176,9 @@ async fn nodes(
     if let Some(r) = shared.gate(&headers).await {
         return r;
     }
-    let Some(file) = shared.0.lock().unwrap().files.get(&key).cloned() else {
-        return figma_error(404);
+    let file = shared.0.lock().unwrap().files.get(&key).cloned();
+    let Some(file) = file else {
+        return figma_error(&shared, 404);
     };
     let mut answer = file.clone();
     let mut nodes = serde_json::Map::new();
@@ -190,7 +196,7 @@ async fn nodes(
         }
     }
     answer["nodes"] = Value::Object(nodes);
-    axum::Json(validated(answer, "GetFileNodesResponse")).into_response()
+    axum::Json(validated(&shared, answer, "GetFileNodesResponse")).into_response()
 }
 
 async fn image_fills(
@@ -206,7 +212,7 @@ async fn image_fills(
         let inner = shared.0.lock().unwrap();
         if !inner.files.contains_key(&key) {
             drop(inner);
-            return figma_error(404);
+            return figma_error(&shared, 404);
         }
         (
             inner.base.clone(),
@@ -223,7 +229,7 @@ async fn image_fills(
         })
         .collect();
     let answer = json!({"error": false, "status": 200, "meta": {"images": images}});
-    axum::Json(validated(answer, "GetImageFillsResponse")).into_response()
+    axum::Json(validated(&shared, answer, "GetImageFillsResponse")).into_response()
 }
 
 async fn renders(
@@ -240,7 +246,7 @@ async fn renders(
         let inner = shared.0.lock().unwrap();
         if !inner.files.contains_key(&key) {
             drop(inner);
-            return figma_error(404);
+            return figma_error(&shared, 404);
         }
         inner.base.clone()
     };
@@ -263,7 +269,7 @@ async fn renders(
         images.insert(id.to_owned(), url);
     }
     let answer = json!({"err": null, "images": images});
-    axum::Json(validated(answer, "GetImagesResponse")).into_response()
+    axum::Json(validated(&shared, answer, "GetImagesResponse")).into_response()
 }
 
 async fn download(
@@ -355,6 +361,32 @@ impl FigmaServer {
             .unwrap()
             .files
             .insert(key.to_owned(), nodes);
+    }
+
+    /// Serves `bytes` as the image fill `image_ref`.
+    pub fn put_image(&self, image_ref: &str, bytes: Vec<u8>) {
+        self.shared
+            .0
+            .lock()
+            .unwrap()
+            .images
+            .insert(image_ref.to_owned(), bytes);
+    }
+
+    /// Serves `png` as Figma's render of node `id`.
+    pub fn put_render(&self, id: &str, png: Vec<u8>) {
+        self.shared
+            .0
+            .lock()
+            .unwrap()
+            .renders
+            .insert(id.to_owned(), png);
+    }
+
+    /// Turns the validation of answers off (the benchmark measures the importer, not this
+    /// server's checks).
+    pub fn set_validation(&self, on: bool) {
+        self.shared.0.lock().unwrap().skip_validation = !on;
     }
 
     pub fn plan(&self, answers: &[Planned]) {

@@ -324,7 +324,7 @@ pub async fn create(
             (None, None) => {
                 return Err(ApiError::validation(vec![FieldError::new(
                     "reference_image_url",
-                    "give reference_image_url, swipe_file_id or figma_url",
+                    "give reference_image_url or swipe_file_id (or a Figma frame: figma_url)",
                 )]));
             }
         };

@@ -74,7 +74,10 @@ pub struct Progress {
 #[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct AdError {
     /// PIPELINE_ERROR, or another code a worker chose (e.g. REFERENCE_AD_URL_INVALID when the
-    /// reference stopped being reachable after create).
+    /// reference stopped being reachable after create). An ad synced from Figma
+    /// (POST /v1/image-ads/sync) may fail with FIGMA_TOKEN_INVALID (Figma refused the
+    /// organisation's token: 403), FIGMA_NOT_FOUND (no such file or node: 404) or
+    /// FIGMA_RATE_LIMITED (429 after waiting as Figma asked; the message gives the wait).
     pub code: String,
     pub message: String,
 }

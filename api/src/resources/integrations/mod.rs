@@ -49,12 +49,19 @@ pub struct FigmaArgs {
     /// every outbound request: a loopback or private base URL needs --allow-private-urls.
     #[arg(long, env = "ADFORGE_FIGMA_API_URL", default_value = adforge_worker::figma::DEFAULT_API_URL)]
     pub figma_api_url: String,
+    /// A file holding the secrets key stored tokens are sealed with (base64 of 32 bytes; a
+    /// mounted secret), the same on every API node and worker. `ADFORGE_SECRETS_KEY` (the
+    /// key itself, environment only) wins over it. Without either, the embedded default
+    /// (no --database-url, no --redis-url) generates DATA_DIR/secrets.key.
+    #[arg(long, env = "ADFORGE_SECRETS_KEY_FILE")]
+    pub secrets_key_file: Option<std::path::PathBuf>,
 }
 
 impl Default for FigmaArgs {
     fn default() -> Self {
         Self {
             figma_api_url: adforge_worker::figma::DEFAULT_API_URL.to_owned(),
+            secrets_key_file: None,
         }
     }
 }

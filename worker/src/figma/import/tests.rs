@@ -36,7 +36,7 @@ fn arcs_and_rings_are_not_whole_ellipses() {
         json!({"arcData": {"startingAngle": 0.0, "endingAngle": 6.2831854820251465, "innerRadius": 0.5}}),
     );
     let arc =
-        obj(json!({"arcData": {"startingAngle": 0.0, "endingAngle": 3.14, "innerRadius": 0.0}}));
+        obj(json!({"arcData": {"startingAngle": 0.0, "endingAngle": 3.0, "innerRadius": 0.0}}));
     assert!(!is_arc(&whole) && is_arc(&ring) && is_arc(&arc));
 }
 

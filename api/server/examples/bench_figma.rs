@@ -12,6 +12,9 @@
 //!
 //!   RUNS=5 scripts/bench-figma
 
+// A benchmark: a failed set-up should stop it.
+#![allow(clippy::unwrap_used)]
+
 #[path = "../tests/api/figma_server.rs"]
 #[allow(dead_code)]
 mod figma_server;
@@ -37,8 +40,7 @@ fn node(
     kind: &str,
     abs: (f64, f64),
     rel: (f64, f64),
-    w: f64,
-    h: f64,
+    (w, h): (f64, f64),
     fills: Value,
 ) -> Value {
     json!({
@@ -69,8 +71,7 @@ fn text(
         "TEXT",
         abs,
         rel,
-        w,
-        size * 1.3,
+        (w, size * 1.3),
         solid(0.1, 0.1, 0.15),
     );
     n["characters"] = json!(chars);
@@ -97,14 +98,13 @@ fn card(k: usize, x: f64, y: f64) -> Value {
         "RECTANGLE",
         at(12.0, 12.0),
         (12.0, 12.0),
-        476.0,
-        120.0,
+        (476.0, 120.0),
         json!([{"blendMode": "NORMAL", "type": "IMAGE", "scaleMode": "FILL", "imageRef": format!("bench-img-{k}")}]),
     );
     photo["cornerRadius"] = json!(8);
     photo["layoutSizingHorizontal"] = json!("FILL");
     let mut shapes = Vec::new();
-    for s in 0..8 {
+    for s in 0..9 {
         let kind = if s % 2 == 0 { "ELLIPSE" } else { "RECTANGLE" };
         let mut n = node(
             id(10 + s),
@@ -112,8 +112,7 @@ fn card(k: usize, x: f64, y: f64) -> Value {
             kind,
             at(12.0 + 28.0 * s as f64, 210.0),
             (28.0 * s as f64, 0.0),
-            20.0,
-            20.0,
+            (20.0, 20.0),
             solid(0.2 + 0.08 * s as f64, 0.4, 0.7),
         );
         if kind == "ELLIPSE" {
@@ -128,8 +127,7 @@ fn card(k: usize, x: f64, y: f64) -> Value {
         "FRAME",
         at(12.0, 210.0),
         (12.0, 210.0),
-        216.0,
-        20.0,
+        (216.0, 20.0),
         json!([]),
     );
     row["layoutMode"] = json!("HORIZONTAL");
@@ -144,8 +142,7 @@ fn card(k: usize, x: f64, y: f64) -> Value {
         "FRAME",
         at(12.0, 175.0),
         (12.0, 175.0),
-        476.0,
-        26.0,
+        (476.0, 26.0),
         json!([]),
     );
     price_row["layoutMode"] = json!("HORIZONTAL");
@@ -171,8 +168,7 @@ fn card(k: usize, x: f64, y: f64) -> Value {
         "RECTANGLE",
         at(150.0, 178.0),
         (132.0, 3.0),
-        60.0,
-        20.0,
+        (60.0, 20.0),
         solid(0.9, 0.3, 0.2),
     );
     badge["cornerRadius"] = json!(10);
@@ -194,8 +190,7 @@ fn card(k: usize, x: f64, y: f64) -> Value {
         "STAR",
         at(450.0, 200.0),
         (450.0, 200.0),
-        36.0,
-        36.0,
+        (36.0, 36.0),
         solid(0.95, 0.75, 0.1),
     );
     star["fillGeometry"] = json!([{"path": "M18 0L22 13L36 14L25 22L29 36L18 28L7 36L11 22L0 14L14 13Z", "windingRule": "NONZERO"}]);
@@ -207,8 +202,7 @@ fn card(k: usize, x: f64, y: f64) -> Value {
         "LINE",
         at(12.0, 244.0),
         (12.0, 244.0),
-        476.0,
-        0.0,
+        (476.0, 0.0),
         json!([]),
     );
     line["strokes"] = solid(0.8, 0.8, 0.85);
@@ -223,8 +217,7 @@ fn card(k: usize, x: f64, y: f64) -> Value {
         "FRAME",
         abs,
         (x - 20.0, y - 20.0),
-        w,
-        h,
+        (w, h),
         solid(1.0, 1.0, 1.0),
     );
     c["clipsContent"] = json!(true);
@@ -279,8 +272,7 @@ fn frame() -> Value {
         "FRAME",
         (0.0, 0.0),
         (0.0, 0.0),
-        1080.0,
-        1350.0,
+        (1080.0, 1350.0),
         solid(0.96, 0.95, 0.93),
     );
     root["clipsContent"] = json!(true);

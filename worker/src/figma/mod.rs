@@ -18,6 +18,7 @@
 //! images takes seconds to read and store, the rate limit can ask for waits, and the render
 //! is a worker's job anyway; the request answers 202 at once instead.
 
+mod assets;
 pub mod client;
 pub mod import;
 pub mod slots;

@@ -1,5 +1,5 @@
-//! Design-tool sync end to end: the Figma connection (`/v1/integrations/figma`), an ad
-//! synced from a frame of the local Figma server (`figma_server.rs`, real and hand-made
+//! Design-tool sync end to end (the connection, its key and the dashboard page are in
+//! `figma_connection.rs`): an ad synced from a frame of the local Figma server (`figma_server.rs`, real and hand-made
 //! fixtures validated against Figma's OpenAPI description), re-syncs with and without
 //! changes, Figma's 403/404/429, `fill_slots`, design templates from a frame, and the token
 //! never appearing in a response, a log line or a stored job.
@@ -13,9 +13,9 @@ use serde_json::{Value, json};
 use crate::figma_server::{AD_FILE, AD_NODE, FigmaServer, Planned, VECTOR_FILE, VECTOR_NODE};
 use crate::support::{Org, TestServer, png};
 
-const TOKEN: &str = "figd_TestToken-7aZ2kLq9wXc4";
+pub(crate) const TOKEN: &str = "figd_TestToken-7aZ2kLq9wXc4";
 /// The tests' secrets key: base64 of 32 bytes.
-const KEY_B64: &str = "dGVzdC1vbmx5LXNlY3JldHMta2V5LTMyLWJ5dGVzISE=";
+pub(crate) const KEY_B64: &str = "dGVzdC1vbmx5LXNlY3JldHMta2V5LTMyLWJ5dGVzISE=";
 
 // ---------------------------------------------------------------------------------------
 // Captured logs: every line any test of this binary logs once the first Figma test runs.
@@ -68,21 +68,21 @@ fn capture_logs() -> Option<std::sync::Arc<Mutex<Vec<u8>>>> {
 // Set-up
 // ---------------------------------------------------------------------------------------
 
-struct Setup {
-    s: TestServer,
-    figma: FigmaServer,
-    org: Org,
-    brand: String,
-    product: String,
-    audience: String,
-    product_image: String,
+pub(crate) struct Setup {
+    pub(crate) s: TestServer,
+    pub(crate) figma: FigmaServer,
+    pub(crate) org: Org,
+    pub(crate) brand: String,
+    pub(crate) product: String,
+    pub(crate) audience: String,
+    pub(crate) product_image: String,
 }
 
-async fn setup() -> Setup {
+pub(crate) async fn setup() -> Setup {
     setup_with(TOKEN).await
 }
 
-async fn setup_with(server_token: &str) -> Setup {
+pub(crate) async fn setup_with(server_token: &str) -> Setup {
     let figma = FigmaServer::start(server_token).await;
     let base = figma.base.clone();
     // The key as a cluster's nodes share it (a file); on SQLite alone the server would
@@ -131,7 +131,7 @@ async fn setup_with(server_token: &str) -> Setup {
 }
 
 impl Setup {
-    async fn connect(&self) {
+    pub(crate) async fn connect(&self) {
         self.s
             .call(
                 Method::PUT,
@@ -143,7 +143,7 @@ impl Setup {
             .expect(200, None);
     }
 
-    fn body(&self, extra: Value) -> Value {
+    pub(crate) fn body(&self, extra: Value) -> Value {
         let mut b = json!({
             "figma_url": FigmaServer::ad_link(),
             "brand_id": self.brand, "product_id": self.product, "audience_id": self.audience,
@@ -154,7 +154,7 @@ impl Setup {
         b
     }
 
-    async fn sync(&self, body: Value) -> String {
+    pub(crate) async fn sync(&self, body: Value) -> String {
         let r = self
             .s
             .post(&self.org, "/v1/image-ads/sync", body)
@@ -164,7 +164,7 @@ impl Setup {
         r.id()
     }
 
-    async fn settled(&self, id: &str) -> Value {
+    pub(crate) async fn settled(&self, id: &str) -> Value {
         let deadline = std::time::Instant::now() + Duration::from_secs(180);
         loop {
             let ad = self
@@ -185,7 +185,7 @@ impl Setup {
         }
     }
 
-    async fn wallet(&self) -> (i64, i64) {
+    pub(crate) async fn wallet(&self) -> (i64, i64) {
         adforge_api::store::query_as(
             "SELECT balance_cents, held_cents FROM wallets WHERE org_id = ?",
         )
@@ -195,7 +195,7 @@ impl Setup {
         .unwrap()
     }
 
-    async fn versions(&self, id: &str) -> Vec<Value> {
+    pub(crate) async fn versions(&self, id: &str) -> Vec<Value> {
         self.s
             .get(&self.org, &format!("/v1/image-ads/{id}/versions"))
             .await
@@ -230,116 +230,6 @@ async fn everything_visible(st: &Setup, ad: &str) -> String {
         all.push_str(&st.s.get(&st.org, &path).await.body.to_string());
     }
     all
-}
-
-// ---------------------------------------------------------------------------------------
-// The connection
-// ---------------------------------------------------------------------------------------
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_token_is_stored_sealed_and_never_shown() {
-    let st = setup().await;
-    let s = &st.s;
-    let get = s
-        .get(&st.org, "/v1/integrations/figma")
-        .await
-        .expect(200, None);
-    assert_eq!(get.body["data"]["connected"], false);
-    assert!(get.body["data"]["token_last4"].is_null());
-    let put = s
-        .call(
-            Method::PUT,
-            "/v1/integrations/figma",
-            Some(&st.org.key),
-            Some(json!({"access_token": TOKEN})),
-        )
-        .await
-        .expect(200, None);
-    assert_eq!(put.body["data"]["connected"], true);
-    assert_eq!(put.body["data"]["token_last4"], "wXc4");
-    let get = s
-        .get(&st.org, "/v1/integrations/figma")
-        .await
-        .expect(200, None);
-    assert_eq!(get.body["data"]["token_last4"], "wXc4");
-    assert!(!put.body.to_string().contains(TOKEN) && !get.body.to_string().contains(TOKEN));
-    // At rest: sealed, not the token, not even a piece of it beyond the last four.
-    let (sealed,): (String,) =
-        adforge_api::store::query_as("SELECT token_sealed FROM figma_connections WHERE org_id = ?")
-            .bind(&st.org.id)
-            .fetch_one(&s.db.read)
-            .await
-            .unwrap();
-    assert!(
-        sealed.starts_with("v1.") && !sealed.contains("figd_") && !sealed.contains("TestToken")
-    );
-    // Opened with the server's key, it is the token.
-    let key = adforge_worker::secrets::SecretKey::from_base64(KEY_B64).unwrap();
-    let plain = key
-        .open(
-            &sealed,
-            &adforge_worker::protocol::token_context(&st.org.id),
-        )
-        .unwrap();
-    assert_eq!(plain, TOKEN.as_bytes());
-    // Bad tokens and the scopes.
-    for bad in [
-        json!({"access_token": "short"}),
-        json!({"access_token": "has a space in it"}),
-        json!({}),
-    ] {
-        s.call(
-            Method::PUT,
-            "/v1/integrations/figma",
-            Some(&st.org.key),
-            Some(bad),
-        )
-        .await
-        .expect(400, Some("VALIDATION_ERROR"));
-    }
-    let read_only = s.key(&st.org.id, "integrations:read", None).await;
-    s.call(
-        Method::PUT,
-        "/v1/integrations/figma",
-        Some(&read_only),
-        Some(json!({"access_token": TOKEN})),
-    )
-    .await
-    .expect(403, Some("FORBIDDEN"));
-    s.call(
-        Method::DELETE,
-        "/v1/integrations/figma",
-        Some(&read_only),
-        None,
-    )
-    .await
-    .expect(403, Some("FORBIDDEN"));
-    let ads_only = s.key(&st.org.id, "image_ads:read", None).await;
-    s.call(Method::GET, "/v1/integrations/figma", Some(&ads_only), None)
-        .await
-        .expect(403, Some("FORBIDDEN"));
-    // Another organisation sees nothing of it.
-    let other = s.org("Other").await;
-    let o = s
-        .get(&other, "/v1/integrations/figma")
-        .await
-        .expect(200, None);
-    assert_eq!(o.body["data"]["connected"], false);
-    // Disconnect: idempotent, and the row is gone.
-    for _ in 0..2 {
-        let d = s
-            .delete(&st.org, "/v1/integrations/figma")
-            .await
-            .expect(200, None);
-        assert_eq!(d.body["data"]["connected"], false);
-    }
-    let n: (i64,) =
-        adforge_api::store::query_as("SELECT count(*) FROM figma_connections WHERE org_id = ?")
-            .bind(&st.org.id)
-            .fetch_one(&s.db.read)
-            .await
-            .unwrap();
-    assert_eq!(n.0, 0);
 }
 
 // ---------------------------------------------------------------------------------------
@@ -569,185 +459,6 @@ async fn fill_slots_fills_the_frame_like_a_blueprint() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn figmas_refusals_become_codes_on_the_ad() {
-    let st = setup_with("figd_the-server-expects-another").await;
-    st.connect().await;
-    let (balance0, _) = st.wallet().await;
-    // 403: Figma refuses the token.
-    let id = st.sync(st.body(json!({}))).await;
-    let ad = st.settled(&id).await;
-    assert_eq!(ad["status"], "failed");
-    assert_eq!(ad["error"]["code"], "FIGMA_TOKEN_INVALID", "{ad}");
-    assert!(
-        ad["error"]["message"]
-            .as_str()
-            .unwrap()
-            .contains("PUT /v1/integrations/figma")
-    );
-    assert!(!ad["error"]["message"].as_str().unwrap().contains(TOKEN));
-    assert_eq!(
-        st.wallet().await,
-        (balance0, 0),
-        "a failed sync is not charged"
-    );
-
-    let st = setup().await;
-    st.connect().await;
-    // 404: no such file; and a file without the node.
-    let id = st
-        .sync(
-            st.body(json!({"figma_url": "https://www.figma.com/design/NoSuchFile/x?node-id=1-2"})),
-        )
-        .await;
-    let ad = st.settled(&id).await;
-    assert_eq!(ad["error"]["code"], "FIGMA_NOT_FOUND", "{ad}");
-    let body =
-        st.body(json!({"figma_url": null, "figma_file_key": AD_FILE, "figma_node_id": "99-99"}));
-    let id = st.sync(body).await;
-    let ad = st.settled(&id).await;
-    assert_eq!(ad["error"]["code"], "FIGMA_NOT_FOUND", "{ad}");
-    assert!(ad["error"]["message"].as_str().unwrap().contains("99:99"));
-    // 429 asking for a wait longer than the job waits: failed at once, with the wait.
-    st.figma.plan(&[Planned::RateLimited(3600)]);
-    let id = st.sync(st.body(json!({}))).await;
-    let ad = st.settled(&id).await;
-    assert_eq!(ad["error"]["code"], "FIGMA_RATE_LIMITED", "{ad}");
-    assert!(ad["error"]["message"].as_str().unwrap().contains("3600"));
-    // 429 with a short Retry-After: waited out, then synced; the retry came no sooner than
-    // Figma asked.
-    let before = st.figma.hits().len();
-    st.figma.plan(&[Planned::RateLimited(1)]);
-    let id = st.sync(st.body(json!({}))).await;
-    let ad = st.settled(&id).await;
-    assert_eq!(ad["status"], "completed", "{ad}");
-    let nodes_calls: Vec<_> = st.figma.hits()[before..]
-        .iter()
-        .filter(|h| h.path.ends_with("/nodes"))
-        .cloned()
-        .collect();
-    assert_eq!(nodes_calls.len(), 2);
-    assert!(nodes_calls[1].at.duration_since(nodes_calls[0].at) >= Duration::from_secs(1));
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn sync_requests_are_checked_before_anything_is_queued() {
-    let st = setup().await;
-    // Not connected: 422 FIGMA_NOT_CONNECTED, nothing held.
-    st.s.post(&st.org, "/v1/image-ads/sync", st.body(json!({})))
-        .await
-        .expect(422, Some("FIGMA_NOT_CONNECTED"));
-    st.connect().await;
-    for (body, field) in [
-        (
-            st.body(json!({"figma_url": "https://evil.example/design/K/x?node-id=1-2"})),
-            "figma_url",
-        ),
-        (
-            st.body(json!({"figma_url": "https://www.figma.com/design/K/x"})),
-            "figma_url",
-        ),
-        (st.body(json!({"figma_url": null})), "figma_url"),
-        (st.body(json!({"figma_file_key": "K"})), "figma_url"),
-        (
-            st.body(json!({"figma_url": null, "figma_file_key": "K!", "figma_node_id": "1:2"})),
-            "figma_file_key",
-        ),
-        (json!({"figma_url": FigmaServer::ad_link()}), "brand_id"),
-        (
-            json!({"image_ad_id": "ia_x", "brand_id": st.brand}),
-            "brand_id",
-        ),
-    ] {
-        let r =
-            st.s.post(&st.org, "/v1/image-ads/sync", body)
-                .await
-                .expect(400, Some("VALIDATION_ERROR"));
-        assert_eq!(r.body["error"]["details"][0]["field"], field, "{}", r.body);
-    }
-    st.s.post(
-        &st.org,
-        "/v1/image-ads/sync",
-        json!({"image_ad_id": "ia_missing"}),
-    )
-    .await
-    .expect(404, Some("IMAGE_AD_NOT_FOUND"));
-    // Relations as POST /v1/image-ads checks them.
-    let other = st.s.catalog(&st.org).await;
-    st.s.post(
-        &st.org,
-        "/v1/image-ads/sync",
-        st.body(json!({"product_id": other.product})),
-    )
-    .await
-    .expect(422, Some("PRODUCT_BRAND_MISMATCH"));
-    // Balance.
-    adforge_api::store::query("UPDATE wallets SET balance_cents = 100 WHERE org_id = ?")
-        .bind(&st.org.id)
-        .execute(&st.s.db.write)
-        .await
-        .unwrap();
-    st.s.post(&st.org, "/v1/image-ads/sync", st.body(json!({})))
-        .await
-        .expect(402, Some("INSUFFICIENT_BALANCE"));
-    adforge_api::store::query("UPDATE wallets SET balance_cents = 5000 WHERE org_id = ?")
-        .bind(&st.org.id)
-        .execute(&st.s.db.write)
-        .await
-        .unwrap();
-    // A re-sync while processing: 422 IMAGE_AD_NOT_COMPLETED.
-    st.figma.plan(&[Planned::Slow(Duration::from_secs(3))]);
-    let id = st.sync(st.body(json!({}))).await;
-    st.s.post(&st.org, "/v1/image-ads/sync", json!({"image_ad_id": id}))
-        .await
-        .expect(422, Some("IMAGE_AD_NOT_COMPLETED"));
-    assert_eq!(st.settled(&id).await["status"], "completed");
-    // Another frame for a synced ad: 400.
-    st.s.post(
-        &st.org,
-        "/v1/image-ads/sync",
-        json!({"image_ad_id": id, "figma_url": "https://www.figma.com/design/Other/x?node-id=1-2"}),
-    )
-    .await
-    .expect(400, Some("VALIDATION_ERROR"));
-    // An ad not made from Figma (this one, its frame forgotten): 422 IMAGE_AD_NOT_SYNCED.
-    adforge_api::store::query(
-        "UPDATE image_ads SET figma_file_key = NULL, figma_node_id = NULL WHERE id = ?",
-    )
-    .bind(&id)
-    .execute(&st.s.db.write)
-    .await
-    .unwrap();
-    st.s.post(&st.org, "/v1/image-ads/sync", json!({"image_ad_id": id}))
-        .await
-        .expect(422, Some("IMAGE_AD_NOT_SYNCED"));
-    // Disconnected: a re-sync is refused, and the stored jobs no longer hold the token.
-    let (id2,) = (st.sync(st.body(json!({}))).await,);
-    st.settled(&id2).await;
-    st.s.delete(&st.org, "/v1/integrations/figma")
-        .await
-        .expect(200, None);
-    st.s.post(&st.org, "/v1/image-ads/sync", json!({"image_ad_id": id2}))
-        .await
-        .expect(422, Some("FIGMA_NOT_CONNECTED"));
-    let (job,): (String,) = adforge_api::store::query_as("SELECT job FROM image_ads WHERE id = ?")
-        .bind(&id2)
-        .fetch_one(&st.s.db.read)
-        .await
-        .unwrap();
-    assert!(job.contains("\"token_sealed\":\"\""), "{job}");
-    // The scope: image_ads:write.
-    let read = st.s.key(&st.org.id, "image_ads:read", None).await;
-    st.s.call(
-        Method::POST,
-        "/v1/image-ads/sync",
-        Some(&read),
-        Some(st.body(json!({}))),
-    )
-    .await
-    .expect(403, Some("FORBIDDEN"));
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_design_template_from_a_frame() {
     let st = setup().await;
     st.s.post(
@@ -889,154 +600,4 @@ async fn the_real_frame_with_figmas_render() {
         share * 100.0
     );
     assert!(mean <= 0.5 && share <= 0.01, "mean {mean}, share {share}");
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_secrets_key_of_the_embedded_default_and_of_a_cluster() {
-    // No key given: SQLite alone (the embedded default) generates one into the data dir;
-    // with --database-url (a cluster's shared database) none is made up, and storing a
-    // token says how to set one.
-    let s = TestServer::start().await;
-    let org = s.org_unlimited("Keys").await;
-    let put = s
-        .call(
-            Method::PUT,
-            "/v1/integrations/figma",
-            Some(&org.key),
-            Some(json!({"access_token": TOKEN})),
-        )
-        .await;
-    let file = s.data_dir.join("secrets.key");
-    if std::env::var_os("ADFORGE_TEST_POSTGRES").is_some_and(|v| v == "1") {
-        let r = put.expect(503, Some("SERVICE_UNAVAILABLE"));
-        assert!(
-            r.body["error"]["message"]
-                .as_str()
-                .unwrap()
-                .contains("ADFORGE_SECRETS_KEY")
-        );
-        assert!(!file.exists());
-    } else {
-        put.expect(200, None);
-        let text = std::fs::read_to_string(&file).unwrap();
-        adforge_worker::secrets::SecretKey::from_base64(&text).unwrap();
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::PermissionsExt;
-            let mode = std::fs::metadata(&file).unwrap().permissions().mode();
-            assert_eq!(mode & 0o777, 0o600);
-        }
-    }
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_dashboard_connects_syncs_and_shows_both_renders() {
-    use adforge_dashboard::members::Role;
-    let st = setup().await;
-    let b = crate::dashboard::member(
-        &st.s,
-        &st.org.id,
-        "designer@example.com",
-        Role::Member,
-        false,
-    )
-    .await;
-    let page = b.get("/dashboard/figma").await;
-    assert_eq!(page.status, 200, "{}", page.text);
-    assert!(page.text.contains("Not connected"));
-    // Connect: the page shows the last four characters, never the token.
-    let done = b
-        .submit(
-            "/dashboard/figma",
-            "/dashboard/figma/connect",
-            &[("access_token", TOKEN)],
-        )
-        .await;
-    assert_eq!(done.status, 303, "{}", done.text);
-    let page = b.get("/dashboard/figma").await;
-    assert!(page.text.contains("…wXc4"), "{}", page.text);
-    assert!(!page.text.contains(TOKEN));
-    // A bad link is the form's error, with the API's status.
-    let bad = b
-        .submit(
-            "/dashboard/figma",
-            "/dashboard/figma/sync",
-            &[
-                ("figma_url", "https://example.com/x"),
-                ("brand_id", &st.brand),
-                ("product_id", &st.product),
-                ("audience_id", &st.audience),
-            ],
-        )
-        .await;
-    assert_eq!(bad.status, 400, "{}", bad.text);
-    assert!(bad.text.contains("figma.com"), "{}", bad.text);
-    // Sync a pasted frame link.
-    let link = FigmaServer::ad_link();
-    let done = b
-        .submit(
-            "/dashboard/figma",
-            "/dashboard/figma/sync",
-            &[
-                ("figma_url", &link),
-                ("brand_id", &st.brand),
-                ("product_id", &st.product),
-                ("audience_id", &st.audience),
-            ],
-        )
-        .await;
-    assert_eq!(done.status, 303, "{}", done.text);
-    let id = done.location().split('#').nth(1).unwrap().to_owned();
-    assert!(id.starts_with("ia_"), "{}", done.location());
-    let ad = st.settled(&id).await;
-    assert_eq!(ad["status"], "completed", "{ad}");
-    // Our render beside Figma's.
-    let page = b.get("/dashboard/figma").await;
-    for url in [
-        ad["image_url"].as_str().unwrap(),
-        ad["figma_render_url"].as_str().unwrap(),
-    ] {
-        assert!(
-            page.text.contains(&format!(r#"src="{url}""#)),
-            "{url} in {}",
-            page.text
-        );
-    }
-    assert!(
-        page.text.contains("Helvetica Neue"),
-        "the missing font is named"
-    );
-    // Sync again (the frame is unchanged: still one version), then disconnect.
-    let done = b
-        .submit(
-            "/dashboard/figma",
-            &format!("/dashboard/figma/{id}/resync"),
-            &[],
-        )
-        .await;
-    assert_eq!(done.status, 303, "{}", done.text);
-    assert_eq!(st.settled(&id).await["status"], "completed");
-    assert_eq!(st.versions(&id).await.len(), 1);
-    let done = b
-        .submit("/dashboard/figma", "/dashboard/figma/disconnect", &[])
-        .await;
-    assert_eq!(done.status, 303);
-    assert!(
-        b.get("/dashboard/figma")
-            .await
-            .text
-            .contains("Not connected")
-    );
-    // Another organisation's ad is not found.
-    let other = st.s.org("Elsewhere").await;
-    let stranger =
-        crate::dashboard::member(&st.s, &other.id, "x@example.com", Role::Member, false).await;
-    let r = stranger
-        .submit(
-            "/dashboard/figma",
-            &format!("/dashboard/figma/{id}/resync"),
-            &[],
-        )
-        .await;
-    assert_eq!(r.status, 404);
 }

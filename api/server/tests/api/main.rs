@@ -21,6 +21,8 @@ mod engines;
 mod envelope;
 mod error_shapes;
 mod figma;
+mod figma_connection;
+mod figma_errors;
 // Also `#[path]`-included by the Figma benchmark.
 #[allow(dead_code)]
 mod figma_server;

@@ -29,10 +29,14 @@
 //! Image fills and SVG exports are named by placeholders (`figma-image:REF`,
 //! `figma-svg:NODE`) that the sync replaces with our own files' URLs.
 
+mod layout;
 mod paints;
 mod sanitize;
+mod shapes;
 
 use std::collections::{BTreeMap, BTreeSet, HashSet};
+
+use shapes::{is_arc, needs_export};
 
 use adforge_renderer::tree::{SLOT_NAMES, TreeDoc};
 use serde_json::{Map, Value, json};
@@ -84,16 +88,17 @@ const REPLACED: [&str; 11] = [
 ];
 
 /// Figma's container types that become a FRAME.
-const FRAME_LIKE: [&str; 5] = ["FRAME", "COMPONENT", "COMPONENT_SET", "INSTANCE", "SECTION"];
+pub(super) const FRAME_LIKE: [&str; 5] =
+    ["FRAME", "COMPONENT", "COMPONENT_SET", "INSTANCE", "SECTION"];
 
 /// Where a node sits: what the placement of its children needs.
 #[derive(Clone, Copy)]
-struct Parent {
+pub(super) struct Parent {
     /// The parent's `absoluteBoundingBox` origin.
-    abs: Option<(f64, f64)>,
+    pub(super) abs: Option<(f64, f64)>,
 }
 
-struct Importer<'a> {
+pub(super) struct Importer<'a> {
     opts: &'a Options<'a>,
     nodes: Map<String, Value>,
     image_refs: BTreeSet<String>,
@@ -157,12 +162,12 @@ pub(super) fn str_of<'v>(f: &'v Map<String, Value>, key: &str) -> &'v str {
     f.get(key).and_then(Value::as_str).unwrap_or_default()
 }
 
-fn num(v: Option<&Value>) -> Option<f64> {
+pub(super) fn num(v: Option<&Value>) -> Option<f64> {
     v.and_then(Value::as_f64).filter(|x| x.is_finite())
 }
 
 /// `size`, else `absoluteBoundingBox`'s.
-fn size_of(f: &Map<String, Value>) -> (f64, f64) {
+pub(super) fn size_of(f: &Map<String, Value>) -> (f64, f64) {
     if let Some(s) = f.get("size") {
         return (
             num(s.get("x")).unwrap_or(0.0).max(0.0),
@@ -176,7 +181,7 @@ fn size_of(f: &Map<String, Value>) -> (f64, f64) {
     )
 }
 
-fn abs_origin(f: &Map<String, Value>) -> Option<(f64, f64)> {
+pub(super) fn abs_origin(f: &Map<String, Value>) -> Option<(f64, f64)> {
     let b = f.get("absoluteBoundingBox")?;
     Some((num(b.get("x"))?, num(b.get("y"))?))
 }
@@ -193,7 +198,7 @@ pub(super) fn aside(n: &mut Map<String, Value>, key: &str, value: Value) {
 }
 
 /// Rounds to 1/1000 of a pixel (or degree): Figma's float noise out, precision kept.
-fn r3(v: f64) -> Value {
+pub(super) fn r3(v: f64) -> Value {
     let r = (v * 1000.0).round() / 1000.0;
     if r == r.trunc() && r.abs() < 1e15 {
         Value::from(r as i64)
@@ -203,7 +208,7 @@ fn r3(v: f64) -> Value {
 }
 
 /// Position relative to the parent and rotation: `(x, y, rotation°, flipped)`.
-fn placement(f: &Map<String, Value>, parent: Option<Parent>) -> (f64, f64, f64, bool) {
+pub(super) fn placement(f: &Map<String, Value>, parent: Option<Parent>) -> (f64, f64, f64, bool) {
     if let Some(Value::Array(rows)) = f.get("relativeTransform")
         && let [Value::Array(r0), Value::Array(r1)] = rows.as_slice()
         && let (Some(a), Some(c), Some(tx)) = (num(r0.first()), num(r0.get(1)), num(r0.get(2)))
@@ -236,7 +241,13 @@ impl Importer<'_> {
         id
     }
 
-    fn unmapped(&mut self, node: &str, f: &Map<String, Value>, feature: &str, reason: &str) {
+    pub(super) fn unmapped(
+        &mut self,
+        node: &str,
+        f: &Map<String, Value>,
+        feature: &str,
+        reason: &str,
+    ) {
         self.report.unmapped.push(Unmapped {
             node: node.to_owned(),
             figma_id: str_of(f, "id").to_owned(),
@@ -390,7 +401,7 @@ impl Importer<'_> {
     }
 
     /// Counts the nodes of a subtree that is read but not imported node by node.
-    fn count_subtree(&mut self, children: &[&Map<String, Value>]) {
+    pub(super) fn count_subtree(&mut self, children: &[&Map<String, Value>]) {
         for c in children {
             self.report.nodes += 1;
             *self
@@ -406,350 +417,6 @@ impl Importer<'_> {
             self.count_subtree(&grand);
         }
     }
-
-    /// A node drawn from Figma's SVG export: a RECTANGLE over the node's rendered bounds
-    /// whose fill is the SVG.
-    fn svg_export(
-        &mut self,
-        id: &str,
-        f: &Map<String, Value>,
-        parent: Option<Parent>,
-        why: &str,
-    ) -> String {
-        let figma_id = str_of(f, "id").to_owned();
-        // Figma's export covers the rendered bounds (strokes and effects included).
-        let bounds = f
-            .get("absoluteRenderBounds")
-            .filter(|b| b.is_object())
-            .or_else(|| f.get("absoluteBoundingBox"));
-        let (x, y, w, h) = match (bounds, parent.and_then(|p| p.abs)) {
-            (Some(b), Some((px, py))) => (
-                num(b.get("x")).unwrap_or(px) - px,
-                num(b.get("y")).unwrap_or(py) - py,
-                num(b.get("width")).unwrap_or(0.0),
-                num(b.get("height")).unwrap_or(0.0),
-            ),
-            _ => {
-                let (x, y, _, _) = placement(f, parent);
-                let (w, h) = size_of(f);
-                (x, y, w, h)
-            }
-        };
-        let mut n = Map::new();
-        n.insert("id".into(), Value::from(id));
-        n.insert("type".into(), Value::from("RECTANGLE"));
-        n.insert("name".into(), Value::from(str_of(f, "name")));
-        n.insert("figmaId".into(), Value::from(figma_id.clone()));
-        n.insert("figmaType".into(), Value::from(str_of(f, "type")));
-        n.insert("figmaExport".into(), Value::from("svg"));
-        n.insert("x".into(), r3(x));
-        n.insert("y".into(), r3(y));
-        n.insert("width".into(), r3(w.max(0.0)));
-        n.insert("height".into(), r3(h.max(0.0)));
-        if let Some(v) = f.get("visible") {
-            n.insert("visible".into(), v.clone());
-        }
-        for key in [
-            "layoutPositioning",
-            "layoutAlign",
-            "layoutGrow",
-            "layoutSizingHorizontal",
-            "layoutSizingVertical",
-            "constraints",
-        ] {
-            if let Some(v) = f.get(key) {
-                n.insert(key.into(), v.clone());
-            }
-        }
-        n.insert(
-            "fills".into(),
-            json!([{"type": "IMAGE", "imageFillUrl": format!("{SVG_PLACEHOLDER}{figma_id}"), "scaleMode": "STRETCH"}]),
-        );
-        self.nodes.insert(id.to_owned(), Value::Object(n));
-        self.svg_exports.push((figma_id, id.to_owned()));
-        let children: Vec<&Map<String, Value>> = f
-            .get("children")
-            .and_then(Value::as_array)
-            .map(|c| c.iter().filter_map(Value::as_object).collect())
-            .unwrap_or_default();
-        self.count_subtree(&children);
-        self.unmapped(
-            id,
-            f,
-            str_of(f, "type"),
-            &format!("drawn from Figma's SVG export of the node (an image, not editable node by node): {why}"),
-        );
-        id.to_owned()
-    }
-
-    /// Auto layout and frame sizing.
-    fn frame(
-        &mut self,
-        id: &str,
-        f: &Map<String, Value>,
-        n: &mut Map<String, Value>,
-        is_root: bool,
-    ) {
-        let mode = str_of(f, "layoutMode");
-        match mode {
-            "" | "NONE" | "HORIZONTAL" | "VERTICAL" => {}
-            other => {
-                n.insert("layoutMode".into(), Value::from("NONE"));
-                aside(n, "layoutMode", Value::from(other));
-                self.unmapped(
-                    id,
-                    f,
-                    &format!("layoutMode {other}"),
-                    "the children stay where Figma placed them; they do not re-flow",
-                );
-            }
-        }
-        if matches!(mode, "HORIZONTAL" | "VERTICAL") {
-            // The frame's own sizing: REST's layoutSizing* when given, else the axis modes.
-            let (primary, counter) = (
-                str_of(f, "primaryAxisSizingMode"),
-                str_of(f, "counterAxisSizingMode"),
-            );
-            let sizing = |m: &str| if m == "AUTO" { "HUG" } else { "FIXED" };
-            let (h_mode, v_mode) = if mode == "HORIZONTAL" {
-                (sizing(primary), sizing(counter))
-            } else {
-                (sizing(counter), sizing(primary))
-            };
-            if !f.contains_key("layoutSizingHorizontal") || is_root {
-                n.insert("layoutSizingHorizontal".into(), Value::from(h_mode));
-            }
-            if !f.contains_key("layoutSizingVertical") || is_root {
-                n.insert("layoutSizingVertical".into(), Value::from(v_mode));
-            }
-            if is_root {
-                // The ad is the frame's size.
-                n.insert("layoutSizingHorizontal".into(), Value::from("FIXED"));
-                n.insert("layoutSizingVertical".into(), Value::from("FIXED"));
-            }
-            if f.get("itemReverseZIndex").and_then(Value::as_bool) == Some(true) {
-                self.unmapped(
-                    id,
-                    f,
-                    "itemReverseZIndex",
-                    "children are stacked first-on-top in Figma; drawn last-on-top",
-                );
-            }
-            if f.get("strokesIncludedInLayout").and_then(Value::as_bool) == Some(true) {
-                self.unmapped(
-                    id,
-                    f,
-                    "strokesIncludedInLayout",
-                    "strokes do not take space in the layout",
-                );
-            }
-            if str_of(f, "counterAxisAlignContent") == "SPACE_BETWEEN" {
-                self.unmapped(
-                    id,
-                    f,
-                    "counterAxisAlignContent SPACE_BETWEEN",
-                    "wrapped rows are packed at the start",
-                );
-            }
-            if str_of(f, "primaryAxisAlignItems") == "SPACE_BETWEEN"
-                && f.get("layoutWrap").and_then(Value::as_str) == Some("WRAP")
-            {
-                // Supported as is; nothing to report.
-            }
-        }
-        for key in ["minWidth", "maxWidth", "minHeight", "maxHeight"] {
-            if f.get(key).is_some_and(|v| !v.is_null()) {
-                self.unmapped(
-                    id,
-                    f,
-                    key,
-                    "not enforced: the node keeps the size Figma laid it out at",
-                );
-            }
-        }
-        if is_root {
-            n.remove("layoutPositioning");
-            n.remove("layoutGrow");
-            n.remove("layoutAlign");
-            n.insert("clipsContent".into(), Value::Bool(true));
-        }
-    }
-
-    /// TEXT: `characters`, `style` and the per-range overrides are the tree's own fields;
-    /// what the renderer does not draw is reported.
-    fn text(&mut self, id: &str, f: &Map<String, Value>) {
-        let style = f.get("style").and_then(Value::as_object);
-        let get = |k: &str| style.and_then(|s| s.get(k));
-        for key in ["paragraphSpacing", "paragraphIndent", "listSpacing"] {
-            if num(get(key)).is_some_and(|v| v != 0.0) {
-                self.unmapped(
-                    id,
-                    f,
-                    key,
-                    "not drawn: paragraphs are set without extra spacing or indent",
-                );
-            }
-        }
-        if get("opentypeFlags")
-            .and_then(Value::as_object)
-            .is_some_and(|o| !o.is_empty())
-        {
-            self.unmapped(
-                id,
-                f,
-                "opentypeFlags",
-                "OpenType feature toggles are not applied",
-            );
-        }
-        if f.get("lineTypes")
-            .and_then(Value::as_array)
-            .is_some_and(|l| l.iter().any(|t| t.as_str().is_some_and(|t| t != "NONE")))
-        {
-            self.unmapped(
-                id,
-                f,
-                "lineTypes",
-                "list markers (bullets, numbers) are not drawn",
-            );
-        }
-        if get("textCase")
-            .and_then(Value::as_str)
-            .is_some_and(|c| c.starts_with("SMALL_CAPS"))
-        {
-            self.unmapped(id, f, "textCase SMALL_CAPS", "drawn in the original case");
-        }
-        if let Some(Value::Object(table)) = f.get("styleOverrideTable") {
-            for (k, o) in table {
-                for key in ["lineHeightPx", "textCase", "paragraphSpacing"] {
-                    if o.get(key).is_some() {
-                        self.unmapped(id, f, &format!("styleOverrideTable.{k}.{key}"), "per-range line heights, cases and paragraph spacing are not drawn; the node's own are used");
-                    }
-                }
-            }
-        }
-    }
-
-    /// VECTOR and friends: the geometry, and open strokes as a geometry of their own.
-    fn vector(
-        &mut self,
-        f: &Map<String, Value>,
-        n: &mut Map<String, Value>,
-    ) -> Vec<(String, Value)> {
-        let fill_geo: Vec<Value> = f
-            .get("fillGeometry")
-            .and_then(Value::as_array)
-            .cloned()
-            .unwrap_or_default();
-        let stroke_geo: Vec<Value> = f
-            .get("strokeGeometry")
-            .and_then(Value::as_array)
-            .cloned()
-            .unwrap_or_default();
-        n.remove("strokeGeometry");
-        n.remove("vectorPaths");
-        n.insert("fillGeometry".into(), Value::Array(fill_geo.clone()));
-        let visible_strokes = n.get("strokes").and_then(Value::as_array).is_some_and(|s| {
-            s.iter()
-                .any(|p| p.get("visible") != Some(&Value::Bool(false)))
-        });
-        let open = fill_geo.is_empty() || str_of(f, "type") == "LINE";
-        // Figma's own outline of the stroke (caps, joins, dashes, open ends) is exact for a
-        // CENTER stroke (a vector's default) and for open paths; an INSIDE or OUTSIDE
-        // stroke of a closed path is the renderer's own, which aligns it.
-        let center = matches!(
-            n.get("strokeAlign").and_then(Value::as_str),
-            None | Some("CENTER")
-        );
-        if !(visible_strokes && !stroke_geo.is_empty() && (open || center)) {
-            return Vec::new();
-        }
-        // The stroke as Figma's outline of it, filled with the stroke's paints.
-        let strokes = n.remove("strokes").unwrap_or(Value::Array(Vec::new()));
-        if fill_geo.is_empty() {
-            n.insert("fillGeometry".into(), Value::Array(stroke_geo));
-            n.insert("fills".into(), strokes);
-            return Vec::new();
-        }
-        let stroke_id = crate::generate::fill::node_uuid(
-            &format!("figma:{}", self.opts.file_key),
-            &format!("{}:stroke", str_of(f, "id")),
-        );
-        let mut s = Map::new();
-        s.insert("id".into(), Value::from(stroke_id.clone()));
-        s.insert("type".into(), Value::from("VECTOR"));
-        s.insert(
-            "name".into(),
-            Value::from(format!("{} (stroke)", str_of(f, "name"))),
-        );
-        for key in [
-            "x",
-            "y",
-            "width",
-            "height",
-            "rotation",
-            "opacity",
-            "visible",
-            "blendMode",
-            "layoutPositioning",
-        ] {
-            if let Some(v) = n.get(key) {
-                s.insert(key.into(), v.clone());
-            }
-        }
-        s.insert("fillGeometry".into(), Value::Array(stroke_geo));
-        s.insert("fills".into(), strokes);
-        for key in [
-            "strokeDashes",
-            "strokeCap",
-            "strokeJoin",
-            "strokeWeight",
-            "strokeAlign",
-        ] {
-            if let Some(v) = n.remove(key) {
-                s.insert(key.into(), v);
-            }
-        }
-        vec![(stroke_id, Value::Object(s))]
-    }
-}
-
-/// True when a node can only be drawn from Figma's export: a vector without geometry, or
-/// a container of nothing but such nodes.
-fn needs_export(f: &Map<String, Value>) -> bool {
-    let kind = str_of(f, "type");
-    let has_geometry = f.contains_key("fillGeometry") || f.contains_key("strokeGeometry");
-    if matches!(
-        kind,
-        "VECTOR" | "STAR" | "REGULAR_POLYGON" | "BOOLEAN_OPERATION" | "LINE"
-    ) {
-        return !has_geometry;
-    }
-    if FRAME_LIKE.contains(&kind) || kind == "GROUP" {
-        let children = f.get("children").and_then(Value::as_array);
-        let has_paint = |list: &str| {
-            f.get(list).and_then(Value::as_array).is_some_and(|p| {
-                p.iter()
-                    .any(|p| p.get("visible") != Some(&Value::Bool(false)))
-            })
-        };
-        return !has_paint("fills")
-            && !has_paint("strokes")
-            && children.is_some_and(|c| {
-                !c.is_empty() && c.iter().filter_map(Value::as_object).all(needs_export)
-            });
-    }
-    false
-}
-
-/// An ELLIPSE that is an arc or a ring (not a whole ellipse).
-fn is_arc(f: &Map<String, Value>) -> bool {
-    let Some(a) = f.get("arcData") else {
-        return false;
-    };
-    let start = num(a.get("startingAngle")).unwrap_or(0.0);
-    let end = num(a.get("endingAngle")).unwrap_or(std::f64::consts::TAU);
-    let inner = num(a.get("innerRadius")).unwrap_or(0.0);
-    inner > 1e-6 || ((end - start).abs() - std::f64::consts::TAU).abs() > 1e-4
 }
 
 /// The nodes named like slots, in painting order.

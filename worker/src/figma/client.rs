@@ -212,6 +212,24 @@ mod tests {
     }
 
     #[test]
+    fn the_base_url_and_downloads_go_through_the_address_policy() {
+        // Operator configuration, still dialled only when public unless private addresses
+        // are allowed: no connection is attempted to these.
+        let client = FigmaClient::new("http://127.0.0.1:9", "figd_x-token".into(), false);
+        let e = client.get_json("/v1/files/K/nodes?ids=1%3A2").unwrap_err();
+        assert!(
+            matches!(&e, FigmaError::Transport(m) if m.contains(adforge_renderer::address::REFUSED)),
+            "{e:?}"
+        );
+        assert!(matches!(
+            crate::figma::sync::job_error(e, "K"),
+            crate::runner::JobError::Abort { .. }
+        ));
+        let d = client.download("http://10.1.2.3/image.png").unwrap_err();
+        assert!(d.contains(adforge_renderer::address::REFUSED), "{d}");
+    }
+
+    #[test]
     fn error_texts_never_carry_the_token() {
         let body = br#"{"status":403,"err":"Invalid token figd_SECRET123"}"#;
         assert_eq!(

@@ -188,3 +188,62 @@ async fn sync_requests_are_checked_before_anything_is_queued() {
     .await
     .expect(403, Some("FORBIDDEN"));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failed_edit_then_a_resync_numbers_on() {
+    // A synced ad, an edit whose render fails (an image that 404s), then a re-sync of the
+    // changed frame: the new import is version 3, after the failed edit's version 2.
+    let st = setup().await;
+    st.connect().await;
+    let id = st.sync(st.body(json!({}))).await;
+    let ad = st.settled(&id).await;
+    assert_eq!(ad["status"], "completed", "{ad}");
+    let mut tree = ad["current_json_tree"].clone();
+    let photo = tree["nodes"]
+        .as_object()
+        .unwrap()
+        .iter()
+        .find(|(_, n)| n["name"] == "photo")
+        .unwrap()
+        .0
+        .clone();
+    tree["nodes"][&photo]["fills"][0]["imageFillUrl"] =
+        json!(format!("{}/downloads/images/missing", st.figma.base));
+    st.s.patch(
+        &st.org,
+        &format!("/v1/image-ads/{id}"),
+        json!({"current_json_tree": tree}),
+    )
+    .await
+    .expect(200, None);
+    let failed = st.settled(&id).await;
+    assert_eq!(failed["status"], "failed", "{failed}");
+    st.figma.put_file(
+        AD_FILE,
+        crate::figma_server::fixture("handmade-ad.v2.nodes.json"),
+    );
+    st.s.post(&st.org, "/v1/image-ads/sync", json!({"image_ad_id": id}))
+        .await
+        .expect(202, None);
+    let v3 = st.settled(&id).await;
+    assert_eq!(v3["status"], "completed", "{v3}");
+    let numbers: Vec<(i64, String)> = st
+        .versions(&id)
+        .await
+        .iter()
+        .map(|v| {
+            (
+                v["version_number"].as_i64().unwrap(),
+                v["status"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        numbers,
+        [
+            (1, "completed".to_owned()),
+            (2, "failed".to_owned()),
+            (3, "completed".to_owned())
+        ]
+    );
+}

@@ -166,12 +166,16 @@ pub async fn completed(db: &Db, c: &AdCompleted, f: &FigmaSynced) -> ApiResult<O
 /// # Errors
 /// Database failures.
 pub async fn after_failed(conn: &mut sqlx::AnyConnection, ad_id: &str) -> ApiResult<()> {
+    // Only when the failed version has no row of its own (a sync's; a PATCH's failed
+    // render keeps its row and its number).
     crate::store::query(
         "UPDATE image_ads SET current_version = (SELECT max(version_number) FROM image_ad_versions \
          WHERE ad_id = ? AND status = 'completed') \
          WHERE id = ? AND figma_file_key IS NOT NULL AND EXISTS (SELECT 1 FROM image_ad_versions \
-         WHERE ad_id = ? AND status = 'completed')",
+         WHERE ad_id = ? AND status = 'completed') AND NOT EXISTS (SELECT 1 FROM image_ad_versions \
+         WHERE ad_id = ? AND version_number = image_ads.current_version)",
     )
+    .bind(ad_id)
     .bind(ad_id)
     .bind(ad_id)
     .bind(ad_id)

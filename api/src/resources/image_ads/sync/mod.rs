@@ -362,11 +362,6 @@ pub async fn resync(
         ));
     }
     let token_sealed = token(state, org_id).await?;
-    let Ok(Job::SyncFigma(before)) = serde_json::from_str::<Job>(&ad.job) else {
-        return Err(ApiError::internal(format!(
-            "ad {id} has no stored sync job"
-        )));
-    };
     let mut sync_state: FigmaSyncState = ad
         .figma_sync
         .as_deref()
@@ -382,12 +377,33 @@ pub async fn resync(
         _ => None,
     };
     sync_state.fill_slots = fill_slots;
-    let version = ad.current_version + 1;
+    let version = store::next_version(&state.db.read, id, ad.current_version).await?;
     let version_u32 = u32::try_from(version).unwrap_or(u32::MAX);
-    let inputs = before.inputs.map(|mut i| {
-        i.version = version_u32;
-        i
-    });
+    // The ad's inputs as they are now (a brand's new logo fills the logo slot), resolved
+    // as a new ad's are.
+    let r = super::create::resolve_ids(
+        state,
+        org_id,
+        &ad.brand_id,
+        &ad.product_id,
+        &ad.audience_id,
+        ad.product_variant_id.as_deref(),
+    )
+    .await?;
+    let inputs = Some(Box::new(GenerateAdJob {
+        ad_id: id.to_owned(),
+        org_id: org_id.to_owned(),
+        version: version_u32,
+        editable: true,
+        reference_ad_url: ad.reference_ad_url.clone(),
+        prompt: ad.prompt.clone(),
+        brand: r.brand,
+        product: r.product,
+        audience: r.audience,
+        variant_image_urls: r.variant_image_urls,
+        variant: Some(r.variant),
+        template: None,
+    }));
     let job = Job::SyncFigma(FigmaSyncJob {
         subject_id: id.to_owned(),
         org_id: org_id.to_owned(),

@@ -3,6 +3,7 @@
 
 use adforge_worker::Job;
 use adforge_worker::figma::url::FrameRef;
+
 use sqlx::{AnyConnection, FromRow};
 
 use crate::error::{ApiError, ApiResult, ErrorCode};
@@ -15,7 +16,12 @@ pub(super) struct SyncedAd {
     pub status: String,
     pub current_version: i64,
     pub charged_at: Option<String>,
-    pub job: String,
+    pub brand_id: String,
+    pub product_id: String,
+    pub audience_id: String,
+    pub product_variant_id: Option<String>,
+    pub prompt: Option<String>,
+    pub reference_ad_url: String,
     pub figma_file_key: Option<String>,
     pub figma_node_id: Option<String>,
     pub figma_sync: Option<String>,
@@ -27,7 +33,8 @@ pub(super) async fn load_synced<'e, E: sqlx::AnyExecutor<'e>>(
     id: &str,
 ) -> ApiResult<SyncedAd> {
     crate::store::query_as::<SyncedAd>(
-        "SELECT status, current_version, charged_at, job, figma_file_key, figma_node_id, figma_sync \
+        "SELECT status, current_version, charged_at, brand_id, product_id, audience_id, product_variant_id, \
+         prompt, reference_ad_url, figma_file_key, figma_node_id, figma_sync \
          FROM image_ads WHERE id = ? AND org_id = ? AND deleted_at IS NULL",
     )
     .bind(id)
@@ -35,6 +42,22 @@ pub(super) async fn load_synced<'e, E: sqlx::AnyExecutor<'e>>(
     .fetch_optional(ex)
     .await?
     .ok_or_else(|| ApiError::not_found(ErrorCode::ImageAdNotFound, "image ad", id))
+}
+
+/// The number a re-sync's version takes: after every version the ad has had (a failed
+/// edit's included) and its current one.
+pub(super) async fn next_version<'e, E: sqlx::AnyExecutor<'e>>(
+    ex: E,
+    id: &str,
+    current: i64,
+) -> ApiResult<i64> {
+    let highest: Option<i64> = crate::store::query_scalar(
+        "SELECT max(version_number) FROM image_ad_versions WHERE ad_id = ?",
+    )
+    .bind(id)
+    .fetch_one(ex)
+    .await?;
+    Ok(highest.unwrap_or(0).max(current) + 1)
 }
 
 /// Records the frame a new ad is synced from.

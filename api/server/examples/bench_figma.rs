@@ -385,11 +385,19 @@ async fn main() {
     );
     println!("| stage | median ms |");
     println!("|---|---|");
-    for (k, v) in &stages {
-        println!("| {k} | {:.1} |", median(v.clone()));
+    // In the order the job runs them.
+    for k in ["read", "import", "assets", "render", "store"] {
+        if let Some(v) = stages.get(k) {
+            println!("| {k} | {:.1} |", median(v.clone()));
+        }
     }
-    for (k, v) in &render_stages {
-        println!("| render: {k} (4K) | {:.1} |", median(v.clone()));
+    for k in ["images", "layout", "scene", "raster", "encode"] {
+        if let Some(v) = render_stages.get(k) {
+            println!(
+                "| … of which the 4K render's {k} | {:.1} |",
+                median(v.clone())
+            );
+        }
     }
     let total = median(totals.clone());
     println!("| **total** | **{total:.1}** |");

@@ -240,6 +240,14 @@ pub async fn show(
     if all.is_empty() {
         vs.push_str(r#"<li class="empty">No version yet: the analysis has not completed.</li>"#);
     }
+    let edit = if !t.deleted && t.status == "completed" && t.current_json_tree.is_some() {
+        format!(
+            r#"<a class="button secondary" href="/dashboard/templates/{}/edit">Open in the editor</a> "#,
+            esc(&t.id)
+        )
+    } else {
+        String::new()
+    };
     let action = if t.deleted {
         post_button(
             &format!("/dashboard/templates/{}/restore", t.id),
@@ -285,7 +293,7 @@ pub async fn show(
 <dt>Version</dt><dd>{v}</dd>
 <dt>Created</dt><dd>{created}</dd>{error}{note}
 </dl></div>
-<div class="pack-archive">{action}</div>
+<div class="pack-archive">{edit}{action}</div>
 <h2>Versions</h2><ul class="designs">{vs}</ul>"#,
         badge = status_badge(&t),
         sf = t

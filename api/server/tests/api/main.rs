@@ -14,6 +14,7 @@ mod copy_facts;
 mod cutouts;
 mod dashboard;
 mod dashboard_ads;
+mod dashboard_editor;
 mod dashboard_library;
 mod design_templates;
 mod embedded;

@@ -539,7 +539,8 @@ pub struct DesignTemplateUpdate {
     pub change_summary: Option<String>,
 }
 
-fn change_summary_schema() -> utoipa::openapi::RefOr<utoipa::openapi::Schema> {
+/// The OpenAPI schema of a `change_summary` (design templates' and image ads' PATCH).
+pub(crate) fn change_summary_schema() -> utoipa::openapi::RefOr<utoipa::openapi::Schema> {
     super::common::text_schema::text(
         CHANGE_SUMMARY_MAX,
         "What changed, at most 500 characters; tab and line breaks allowed, other control characters and bidirectional overrides not",
@@ -572,6 +573,23 @@ async fn update_template(
     caller.require(Scope::DesignTemplatesWrite)?;
     load_row(&state.db.read, &caller.org_id, &id, Deletion::LiveOnly).await?;
     let body = body.parse()?;
+    Ok(envelope::ok(
+        update(&state, &caller.org_id, &id, &body).await?,
+    ))
+}
+
+/// PATCH /v1/design-templates/{id} after the scope check and the body's parse (the web
+/// dashboard's editor calls it too): the summary's check, the tree's check as an editable
+/// ad's, the version snapshot and the preview's job, in one transaction.
+///
+/// # Errors
+/// Every error PATCH /v1/design-templates/{id} lists.
+pub async fn update(
+    state: &AppState,
+    org_id: &str,
+    id: &str,
+    body: &DesignTemplateUpdate,
+) -> ApiResult<DesignTemplate> {
     let mut errors = Vec::new();
     let summary = check_text(
         "change_summary",
@@ -580,18 +598,18 @@ async fn update_template(
         &mut errors,
     );
     super::common::finish(errors)?;
-    let row = load_row(&state.db.read, &caller.org_id, &id, Deletion::LiveOnly).await?;
+    let row = load_row(&state.db.read, org_id, id, Deletion::LiveOnly).await?;
     require_ready(&row, "edit it")?;
-    let text = super::image_ads::validate_tree(&state, &body.current_json_tree).await?;
+    let text = super::image_ads::validate_tree(state, &body.current_json_tree).await?;
 
     let mut tx = state.db.begin_write().await?;
-    let row = load_row(&mut *tx, &caller.org_id, &id, Deletion::LiveOnly).await?;
+    let row = load_row(&mut *tx, org_id, id, Deletion::LiveOnly).await?;
     require_ready(&row, "edit it")?;
     let now = crate::timestamp::now();
     let version = row.json_tree_version + 1;
     let job = Job::RenderDesignTemplatePreview(DesignTemplateJob {
-        template_id: id.clone(),
-        org_id: caller.org_id.clone(),
+        template_id: id.to_owned(),
+        org_id: org_id.to_owned(),
         version: u32::try_from(version).unwrap_or(u32::MAX),
         reference_image_url: row.reference_image_url.clone(),
         json_tree: Some(body.current_json_tree.clone()),
@@ -599,7 +617,7 @@ async fn update_template(
     });
     store::start_version(
         &mut tx,
-        &caller.org_id,
+        org_id,
         &row,
         &store::NextVersion {
             version,
@@ -611,11 +629,11 @@ async fn update_template(
     )
     .await?;
     Jobs::stage(&mut tx, &job).await?;
-    let row = load_row(&mut *tx, &caller.org_id, &id, Deletion::Any).await?;
+    let row = load_row(&mut *tx, org_id, id, Deletion::Any).await?;
     let jobs = state.jobs.clone();
     tx.after_commit(move || jobs.kick());
     tx.commit().await?;
-    Ok(envelope::ok(row.into_api()))
+    Ok(row.into_api())
 }
 
 /// Delete a design template

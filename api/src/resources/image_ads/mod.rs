@@ -438,6 +438,11 @@ pub struct ImageAdUpdate {
     /// VALIDATION_ERROR naming the node and field.
     #[schema(value_type = Object)]
     pub current_json_tree: Value,
+    /// What changed, at most 500 characters; kept with the version this PATCH makes
+    /// (`change_summary` of GET /v1/image-ads/{id}/versions), as design templates keep theirs.
+    #[serde(default)]
+    #[schema(schema_with = super::design_templates::change_summary_schema)]
+    pub change_summary: Option<String>,
 }
 
 /// Edit an editable image ad
@@ -469,7 +474,7 @@ async fn update_ad(
     caller.require(Scope::ImageAdsWrite)?;
     store::load(&state.db.read, &caller.org_id, &id).await?;
     let body = body.parse()?;
-    let ad = update(&state, &caller.org_id, &id, &body.current_json_tree).await?;
+    let ad = update(&state, &caller.org_id, &id, &body).await?;
     Ok(envelope::ok(ad))
 }
 
@@ -520,6 +525,9 @@ pub struct ImageAdVersion {
     #[sqlx(try_from = "crate::store::JsonText")]
     #[schema(value_type = Object)]
     pub json_tree: Value,
+    /// What the PATCH that made this version said it changed; null for version 1 and for
+    /// edits that gave none.
+    pub change_summary: Option<String>,
     pub created_at: String,
     pub completed_at: Option<String>,
 }

@@ -200,6 +200,8 @@ pub(super) struct NewVersion<'a> {
     pub version: i64,
     /// The tree's JSON text.
     pub tree: &'a str,
+    /// What changed, as the PATCH said (checked by the caller).
+    pub change_summary: Option<&'a str>,
     pub progress: &'a Progress,
     pub job: &'a Job,
     pub now: &'a str,
@@ -212,13 +214,14 @@ pub(super) struct NewVersion<'a> {
 /// Database failures.
 pub(super) async fn start_version(conn: &mut AnyConnection, v: &NewVersion<'_>) -> ApiResult<()> {
     crate::store::query(
-        "INSERT INTO image_ad_versions (id, ad_id, org_id, version_number, json_tree, status, created_at) VALUES (?, ?, ?, ?, ?, 'processing', ?)",
+        "INSERT INTO image_ad_versions (id, ad_id, org_id, version_number, json_tree, change_summary, status, created_at) VALUES (?, ?, ?, ?, ?, ?, 'processing', ?)",
     )
     .bind(v.version_id)
     .bind(v.ad_id)
     .bind(v.org_id)
     .bind(v.version)
     .bind(v.tree)
+    .bind(v.change_summary)
     .bind(v.now)
     .execute(&mut *conn)
     .await?;
@@ -250,7 +253,7 @@ pub(super) async fn soft_delete(conn: &mut AnyConnection, id: &str) -> ApiResult
     Ok(())
 }
 
-const VERSION_COLUMNS: &str = "id, ad_id AS image_ad_id, version_number, image_url, width, height, status, json_tree, created_at, completed_at";
+const VERSION_COLUMNS: &str = "id, ad_id AS image_ad_id, version_number, image_url, width, height, status, json_tree, change_summary, created_at, completed_at";
 
 /// The versions of ad `id`, oldest first (the ad's existence is the caller's check).
 ///

@@ -28,10 +28,12 @@
 //! - Image ads ([`ads`]) call the functions the `/v1/image-ads` and `/v1/images` handlers
 //!   call; a page showing a processing ad refreshes itself with `<meta http-equiv=refresh>`
 //!   every 4 seconds (no script), and pages with images allow their origin in `img-src`.
+//! - Figma ([`figma`]): connect, sync a frame, each synced ad's render beside Figma's.
 
 mod ads;
 mod brands;
 mod cutouts;
+mod figma;
 pub mod editor;
 pub mod html;
 mod keys;
@@ -145,6 +147,7 @@ pub fn router<S: Clone + Send + Sync + 'static>(state: DashboardState) -> Router
         .merge(packs::routes())
         .merge(templates::routes())
         .merge(brands::routes())
+        .merge(figma::routes())
         .merge(editor::routes())
         .fallback(|| async { DashError::NotFound })
         .with_state(state)

@@ -175,6 +175,9 @@ pub async fn create(State(state): State<AppState>, me: SignedIn, body: Bytes) ->
     let body = DesignTemplateCreate {
         reference_image_url: filled("reference_image_url"),
         swipe_file_id: filled("swipe_file_id"),
+        figma_url: filled("figma_url"),
+        figma_file_key: None,
+        figma_node_id: None,
     };
     match design_templates::create(&state, &m.org_id, body).await {
         Ok(t) => Ok(redirect(&format!("/dashboard/templates/{}", t.id))),

@@ -113,6 +113,9 @@ pub struct GenerateConfig {
     /// Reads the words of references' text blocks (their roles, the format, the words the
     /// copy follows). Default: Tesseract when it is on the PATH; `None` reads none.
     pub words: Option<Arc<dyn crate::blueprint::detect::WordReader>>,
+    /// Opens the sealed third-party tokens jobs carry (Figma sync); `None`: such jobs are
+    /// left to a worker that has the key.
+    pub secrets: Option<Arc<crate::secrets::SecretKey>>,
 }
 
 impl GenerateConfig {
@@ -128,7 +131,14 @@ impl GenerateConfig {
             words: crate::ocr::Tesseract::on_path()
                 .map(|t| Arc::new(t.warm()) as Arc<dyn crate::blueprint::detect::WordReader>),
             cutter: Arc::new(Cutter::default()),
+            secrets: None,
         }
+    }
+
+    /// Opens sealed tokens with `key` (the deployment's `ADFORGE_SECRETS_KEY`).
+    pub fn with_secrets(mut self, key: Option<Arc<crate::secrets::SecretKey>>) -> Self {
+        self.secrets = key;
+        self
     }
 
     /// Cuts products out with `cutter` (the process's one, shared with the API).
@@ -187,6 +197,8 @@ pub struct GenerateAdHandler {
     classifier: Option<Arc<dyn design_template::Classifier>>,
     cutter: Arc<Cutter>,
     copy_model: Option<Arc<dyn llm::SlotProposer>>,
+    secrets: Option<Arc<crate::secrets::SecretKey>>,
+    allow_private: bool,
 }
 
 /// The deterministic blob key of an ad version; a redo overwrites it.
@@ -197,6 +209,7 @@ pub fn blob_key(ad_id: &str, version: u32) -> String {
 impl GenerateAdHandler {
     /// A handler with `config`. Builds the renderer's font database (a few hundred ms).
     pub fn new(config: GenerateConfig) -> Self {
+        let allow_private = config.fetch_limits.allow_private;
         let fetcher =
             Arc::new(ShelfFetcher::new(config.fetch_limits).with_own_files(config.blobs.clone()));
         let renderer = Arc::new(Renderer::new(config.fonts, fetcher.clone()).with_gpu(config.gpu));
@@ -215,6 +228,8 @@ impl GenerateAdHandler {
             classifier: config.classifier,
             cutter: config.cutter,
             copy_model: config.copy_model,
+            secrets: config.secrets,
+            allow_private,
         }
     }
 
@@ -231,6 +246,18 @@ impl GenerateAdHandler {
     /// The renderer (to re-render a returned tree and compare).
     pub fn renderer(&self) -> &Arc<Renderer> {
         &self.renderer
+    }
+
+    /// What a Figma sync uses of this handler ([`crate::figma::sync`]).
+    pub fn figma_parts(&self) -> crate::figma::sync::Parts {
+        crate::figma::sync::Parts {
+            renderer: self.renderer.clone(),
+            fetcher: self.fetcher.clone(),
+            blobs: self.blobs.clone(),
+            secrets: self.secrets.clone(),
+            allow_private: self.allow_private,
+            copy_model: self.copy_model.clone(),
+        }
     }
 
     /// The fetcher the renderer reads images through (for [`preflight`] in tests).
@@ -492,6 +519,7 @@ impl GenerateAdHandler {
             design_template: None,
             render: Some(timings),
             copy: Some(Box::new(copy_report)),
+            figma: None,
         })
     }
 
@@ -698,6 +726,7 @@ impl GenerateAdHandler {
             design_template: None,
             render: Some(timings),
             copy: None,
+            figma: None,
         })
     }
 
@@ -726,6 +755,7 @@ impl JobHandler for GenerateAdHandler {
                 )),
                 Job::AnalyzeDesignTemplate(j) => self.analyse_template(j, progress).await,
                 Job::RenderDesignTemplatePreview(j) => self.preview_template(j, progress).await,
+                Job::SyncFigma(j) => crate::figma::sync::run(self.figma_parts(), j, progress).await,
             }
         })
     }

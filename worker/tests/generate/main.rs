@@ -8,6 +8,7 @@
 mod blueprint;
 mod copy;
 mod cutout;
+mod figma;
 mod fixtures;
 mod formats;
 mod llm;

@@ -156,6 +156,7 @@ pub fn completed(job: &Job) -> AdCompleted {
         design_template: None,
         render: None,
         copy: None,
+        figma: None,
     }
 }
 

@@ -118,14 +118,14 @@ pub async fn create_from(
 }
 
 /// The relations of a create, resolved into what the job carries.
-struct Resolved {
-    brand: JobBrand,
-    product: JobProduct,
-    audience: JobAudience,
-    variant_id: String,
-    variant: JobVariant,
-    variant_image_urls: Vec<String>,
-    search_name: String,
+pub(super) struct Resolved {
+    pub brand: JobBrand,
+    pub product: JobProduct,
+    pub audience: JobAudience,
+    pub variant_id: String,
+    pub variant: JobVariant,
+    pub variant_image_urls: Vec<String>,
+    pub search_name: String,
 }
 
 fn money(p: variants::Price) -> Money {
@@ -152,8 +152,8 @@ async fn resolve(state: &AppState, org_id: &str, body: &ImageAdCreate) -> ApiRes
     .await
 }
 
-/// [`resolve`] by ids.
-async fn resolve_ids(
+/// [`resolve`] by ids (a sync from Figma resolves its inputs with it too).
+pub(super) async fn resolve_ids(
     state: &AppState,
     org_id: &str,
     brand_id: &str,

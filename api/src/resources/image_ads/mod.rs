@@ -15,6 +15,7 @@
 mod create;
 mod edit;
 mod store;
+pub mod sync;
 
 // The ad's `copy` report is the worker's wire type, schema included (its `utoipa` feature).
 pub use adforge_worker::protocol::{
@@ -51,7 +52,7 @@ pub fn router() -> OpenApiRouter<AppState> {
         .routes(routes!(get_ad, update_ad, delete_ad))
         .routes(routes!(list_versions))
         .routes(routes!(get_version))
-        .routes(routes!(sync_ads))
+        .routes(routes!(sync::sync_ads))
 }
 
 const PROMPT_MAX: usize = 2_000;
@@ -75,7 +76,10 @@ pub struct Progress {
 #[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct AdError {
     /// PIPELINE_ERROR, or another code a worker chose (e.g. REFERENCE_AD_URL_INVALID when the
-    /// reference stopped being reachable after create).
+    /// reference stopped being reachable after create). An ad synced from Figma
+    /// (POST /v1/image-ads/sync) may fail with FIGMA_TOKEN_INVALID (Figma refused the
+    /// organisation's token: 403), FIGMA_NOT_FOUND (no such file or node: 404) or
+    /// FIGMA_RATE_LIMITED (429 after waiting as Figma asked; the message gives the wait).
     pub code: String,
     pub message: String,
 }
@@ -121,8 +125,14 @@ pub struct ImageAd {
     /// The JSON tree of the current version (editable ads, once completed).
     #[schema(value_type = Option<Object>)]
     pub current_json_tree: Option<Value>,
+    /// Figma's own render of the frame at the latest sync (POST /v1/image-ads/sync), stored
+    /// as this server's file; null for ads not synced from Figma.
     pub figma_render_url: Option<String>,
+    /// Figma's own render of the frame at the first sync, stored as this server's file.
     pub initial_figma_render_url: Option<String>,
+    /// The Figma frame the ad is synced from, its last sync and the import report; null for
+    /// ads not made from Figma.
+    pub figma: Option<crate::resources::integrations::FigmaSync>,
     pub error: Option<AdError>,
     /// Worker wall-clock time of the last render.
     pub duration_ms: Option<i64>,
@@ -578,19 +588,4 @@ async fn get_version(
             &version_id,
         )
     })
-}
-
-/// Sync from a design tool (not supported yet)
-///
-/// Design-tool sync is not available in adforge yet; the endpoint answers 404 NOT_FOUND
-/// saying so, rather than pretending to sync.
-#[utoipa::path(post, path = "/v1/image-ads/sync", tag = "image ads",
-    responses((status = 404, description = "NOT_FOUND: not supported yet", body = crate::error::ErrorBody)),
-    security(("api_key" = ["image_ads:write"])))]
-async fn sync_ads(Auth(caller): Auth) -> ApiResult<Response> {
-    caller.require(Scope::ImageAdsWrite)?;
-    Err(ApiError::new(
-        ErrorCode::NotFound,
-        "Syncing image ads from a design tool is not supported yet",
-    ))
 }

@@ -242,6 +242,9 @@ pub async fn sync_new(state: &AppState, org_id: &str, body: &ImageAdSync) -> Api
         variant_image_urls: r.variant_image_urls,
         variant: Some(r.variant),
         template: None,
+        // The moment the copy is written for (an offer's end date is judged against it on
+        // every retry of the job).
+        created_at: Some(crate::timestamp::now()),
     };
     let job = Job::SyncFigma(FigmaSyncJob {
         subject_id: id.clone(),
@@ -403,6 +406,8 @@ pub async fn resync(
         variant_image_urls: r.variant_image_urls,
         variant: Some(r.variant),
         template: None,
+        // A re-sync writes a new version now: an offer that has ended since is not stated.
+        created_at: Some(crate::timestamp::now()),
     }));
     let job = Job::SyncFigma(FigmaSyncJob {
         subject_id: id.to_owned(),

@@ -296,6 +296,8 @@ impl GenerateAdHandler {
                 .generate_from_template(job, layout, progress, fetched)
                 .await;
         }
+        let started = std::time::Instant::now();
+        let ms = |t: std::time::Instant| t.elapsed().as_millis() as u64;
         progress
             .report("fetching_reference", "Fetching the reference ad", 10)
             .await;
@@ -321,6 +323,7 @@ impl GenerateAdHandler {
         let (analysis, blueprint) = (&readings.0, &readings.1);
         let (product, logos) = assets?;
         let product_image = product.as_ref().map(|(url, _)| url.clone());
+        let analysed_ms = ms(started);
 
         progress
             .report("choosing_layout", "Choosing a layout", 40)
@@ -497,16 +500,28 @@ impl GenerateAdHandler {
         };
         copy_report.facts = slot_keys(stated, &copy_report);
 
+        let composed_ms = ms(started);
         progress.report("rendering", "Rendering at 4K", 75).await;
         let renderer = self.renderer.clone();
         let fetcher = self.fetcher.clone();
         let to_render = tree.clone();
         let (png, width, height, timings) =
             blocking(move || render_png_timed(&renderer, &fetcher, &to_render)).await??;
+        let rendered_ms = ms(started);
 
         progress.report("storing", "Storing the image", 90).await;
         let key = blob_key(&job.ad_id, job.version);
         self.store(&key, png).await?;
+        // Where an ad's time went, cumulative from the job's start: the reference read and
+        // the assets fetched; the layout, words and check renders; the 4K render; stored.
+        tracing::info!(
+            ad_id = %job.ad_id,
+            analysed_ms,
+            composed_ms,
+            rendered_ms,
+            stored_ms = ms(started),
+            "ad generated"
+        );
         Ok(AdCompleted {
             ad_id: job.ad_id.clone(),
             version: job.version,

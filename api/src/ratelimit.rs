@@ -39,6 +39,12 @@ pub trait RateLimiter: Send + Sync {
     /// Counts one request of `key_id` against `limit` per rolling minute (a refused
     /// request is not counted).
     fn hit<'a>(&'a self, key_id: &'a str, limit: u32) -> BoxFuture<'a, RateDecision>;
+
+    /// The same, for a limiter that decides without waiting (in memory): no future is
+    /// boxed on the hot path. `None` means "ask [`RateLimiter::hit`]".
+    fn hit_now(&self, _key_id: &str, _limit: u32) -> Option<RateDecision> {
+        None
+    }
 }
 
 #[derive(Clone, Copy)]
@@ -111,10 +117,25 @@ impl Window {
     }
 }
 
-/// The in-process limiter (one API node).
-#[derive(Default)]
+/// Shards of the in-process limiter: keys spread over this many locks.
+const SHARDS: usize = 16;
+/// Windows per shard before the idle ones are swept.
+const SHARD_SWEEP_AT: usize = 50_000 / SHARDS;
+
+/// The in-process limiter (one API node). Its hot path (issue 26) is one uncontended
+/// lock of one of [`SHARDS`] maps (chosen by a hash of the key id), a lookup by `&str`
+/// with no allocation (a key's first request stores its id), and the window's 60-bucket
+/// sum; a lock-free window was not needed: the lock is held for that sum only.
 pub struct MemoryRateLimiter {
-    windows: Mutex<HashMap<String, Window>>,
+    shards: Box<[Mutex<HashMap<String, Window>>]>,
+}
+
+impl Default for MemoryRateLimiter {
+    fn default() -> Self {
+        Self {
+            shards: (0..SHARDS).map(|_| Mutex::new(HashMap::new())).collect(),
+        }
+    }
 }
 
 fn now_secs() -> u64 {
@@ -125,7 +146,12 @@ fn now_secs() -> u64 {
 
 impl MemoryRateLimiter {
     fn decide_at(&self, key_id: &str, limit: u32, now: u64) -> RateDecision {
-        let Ok(mut map) = self.windows.lock() else {
+        // FNV-1a over the id: cheap, and ids are random, so shards fill evenly.
+        let hash = key_id.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
+            (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+        });
+        let shard = &self.shards[(hash % self.shards.len() as u64) as usize];
+        let Ok(mut map) = shard.lock() else {
             // A poisoned lock means a panic elsewhere; failing open beats refusing all.
             return RateDecision {
                 allowed: true,
@@ -135,7 +161,10 @@ impl MemoryRateLimiter {
                 retry_after_secs: 0,
             };
         };
-        if map.len() > 50_000 {
+        if let Some(w) = map.get_mut(key_id) {
+            return w.decide(now, limit);
+        }
+        if map.len() > SHARD_SWEEP_AT {
             map.retain(|_, w| w.stamps.iter().any(|s| s + WINDOW_SECS > now));
         }
         map.entry(key_id.to_string())
@@ -148,6 +177,10 @@ impl RateLimiter for MemoryRateLimiter {
     fn hit<'a>(&'a self, key_id: &'a str, limit: u32) -> BoxFuture<'a, RateDecision> {
         let d = self.decide_at(key_id, limit, now_secs());
         Box::pin(async move { d })
+    }
+
+    fn hit_now(&self, key_id: &str, limit: u32) -> Option<RateDecision> {
+        Some(self.decide_at(key_id, limit, now_secs()))
     }
 }
 
@@ -183,9 +216,7 @@ fn set_headers(res: &mut Response, d: &RateDecision) {
         ("ratelimit-remaining", u64::from(d.remaining)),
         ("ratelimit-reset", d.reset_secs),
     ] {
-        if let Ok(v) = HeaderValue::from_str(&value.to_string()) {
-            h.insert(name, v);
-        }
+        h.insert(name, HeaderValue::from(value));
     }
 }
 
@@ -204,10 +235,11 @@ pub async fn enforce(State(rate): State<RateState>, req: Request, next: Next) ->
             "previews",
         )
     } else {
-        (
-            rate.limiter.hit(&caller.key_id, caller.rate_limit).await,
-            "requests",
-        )
+        let d = match rate.limiter.hit_now(&caller.key_id, caller.rate_limit) {
+            Some(d) => d,
+            None => rate.limiter.hit(&caller.key_id, caller.rate_limit).await,
+        };
+        (d, "requests")
     };
     let mut res = if d.allowed {
         next.run(req).await

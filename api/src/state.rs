@@ -35,7 +35,9 @@ pub struct AppState {
     /// Fetches reference ads through the public-address guard.
     pub reference_fetcher: Arc<HttpFetcher>,
     /// Where INSUFFICIENT_BALANCE sends people to top up.
-    pub dashboard_url: String,
+    /// (`Arc<str>`: the state is cloned several times per request, by each layer and
+    /// extractor, and a `String` would be copied each time.)
+    pub dashboard_url: Arc<str>,
     /// Operators may allow loopback/private URLs (tests, local demos).
     pub allow_private_urls: bool,
     /// The swipe-file models (query embedding), or why they are missing.

@@ -186,6 +186,9 @@ pub async fn revoke(
     auth::revoke_key(&state.db, Some(&me.0.org_id), &id)
         .await?
         .ok_or(DashError::NotFound)?;
+    // Refused from the next request on in this process; other API nodes within the
+    // cache's time (`auth::KEY_CACHE_TTL`).
+    state.keys.forget_key(&id);
     Ok(redirect("/dashboard/keys"))
 }
 

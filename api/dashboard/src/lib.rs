@@ -33,8 +33,8 @@
 mod ads;
 mod brands;
 mod cutouts;
-mod figma;
 pub mod editor;
+mod figma;
 pub mod html;
 mod keys;
 pub mod members;

@@ -218,10 +218,11 @@ impl Server {
         if resumed > 0 {
             tracing::info!(resumed, "resumed processing image ads");
         }
-        let dashboard_url = args
-            .dashboard_url
-            .clone()
-            .unwrap_or_else(|| format!("{public_url}/dashboard/wallet"));
+        let dashboard_url: Arc<str> = Arc::from(
+            args.dashboard_url
+                .clone()
+                .unwrap_or_else(|| format!("{public_url}/dashboard/wallet")),
+        );
         let reference_fetcher = Arc::new(HttpFetcher::new(FetchLimits {
             max_bytes: adforge_api::http::middleware::MAX_BODY_BYTES as u64,
             allow_private: args.allow_private_urls,

@@ -7,7 +7,7 @@
 //! revokes it from another process.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, PoisonError, RwLock};
 use std::time::{Duration, Instant};
 
 use axum::extract::{Request, State};
@@ -248,56 +248,115 @@ impl Caller {
 
 /// Hex SHA-256 of a whole key.
 pub fn hash_key(key: &str) -> String {
-    let digest = Sha256::digest(key.as_bytes());
-    digest.iter().map(|b| format!("{b:02x}")).collect()
+    hex(&key_digest(key))
 }
 
-/// Cache of verified keys by hash.
-#[derive(Default)]
+/// SHA-256 of a whole key: the cache's key (the stored form is its hex, [`hash_key`]).
+fn key_digest(key: &str) -> [u8; 32] {
+    Sha256::digest(key.as_bytes()).into()
+}
+
+fn hex(bytes: &[u8]) -> String {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let mut out = String::with_capacity(bytes.len() * 2);
+    for b in bytes {
+        out.push(char::from(DIGITS[usize::from(b >> 4)]));
+        out.push(char::from(DIGITS[usize::from(b & 15)]));
+    }
+    out
+}
+
+/// Shards of the key cache: requests of different keys seldom meet on one lock, and a
+/// hit takes its shard's lock shared.
+const KEY_CACHE_SHARDS: usize = 16;
+/// Entries per shard before the shard is emptied (a flood of distinct valid keys cannot
+/// grow the cache without bound).
+const KEY_CACHE_SHARD_CAP: usize = 100_000 / KEY_CACHE_SHARDS;
+
+/// Cache of verified keys by the SHA-256 of the key (issue 26: the hot path of every
+/// request is a shared lock on one of [`KEY_CACHE_SHARDS`] maps and an `Arc` clone, with
+/// no allocation). An entry is trusted for [`KEY_CACHE_TTL`] after it was read from the
+/// database; [`KeyCache::forget_key`] drops a key's entries at once when this process
+/// revokes it (the dashboard), while a revocation by another process (the admin CLI,
+/// another API node) takes effect when the entry expires.
 pub struct KeyCache {
-    entries: Mutex<HashMap<String, (Caller, Instant)>>,
+    shards: Box<[RwLock<HashMap<[u8; 32], (Arc<Caller>, Instant)>>]>,
+}
+
+impl Default for KeyCache {
+    fn default() -> Self {
+        Self {
+            shards: (0..KEY_CACHE_SHARDS)
+                .map(|_| RwLock::new(HashMap::new()))
+                .collect(),
+        }
+    }
 }
 
 impl KeyCache {
-    async fn lookup(&self, db: &Db, hash: &str) -> ApiResult<Option<Caller>> {
-        if let Ok(map) = self.entries.lock()
-            && let Some((caller, at)) = map.get(hash)
+    fn shard(&self, digest: &[u8; 32]) -> &RwLock<HashMap<[u8; 32], (Arc<Caller>, Instant)>> {
+        &self.shards[usize::from(digest[0]) % self.shards.len()]
+    }
+
+    async fn lookup(&self, db: &Db, digest: &[u8; 32]) -> ApiResult<Option<Arc<Caller>>> {
+        if let Some((caller, at)) = self
+            .shard(digest)
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(digest)
             && at.elapsed() < KEY_CACHE_TTL
         {
             return Ok(Some(caller.clone()));
         }
         let now = crate::timestamp::now();
-        let row: Option<(String, String, String, Option<i64>, Option<String>)> = crate::store::query_as(
+        let mut reader = db.reader().await?;
+        let row: Result<Option<(String, String, String, Option<i64>, Option<String>)>, _> = crate::store::query_as(
             "SELECT id, org_id, scopes, rate_limit, last_used_at FROM api_keys WHERE secret_hash = ? AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > ?)",
         )
-        .bind(hash)
+        .bind(hex(digest))
         .bind(&now)
-        .fetch_optional(&db.read)
-        .await?;
+        .fetch_optional(reader.conn()?)
+        .await;
+        let row = reader.check(row)?;
         if let Some((key_id, _, _, _, last_used)) = &row {
             note_use(db, key_id, last_used.as_deref());
         }
-        let caller = row.map(|(key_id, org_id, scopes, rate_limit, _)| Caller {
-            key_id,
-            org_id,
-            grants: Grants::from_stored(&scopes),
-            rate_limit: rate_limit
-                .map_or(DEFAULT_RATE_LIMIT, |n| n.clamp(1, u32::MAX as i64) as u32),
+        let caller = row.map(|(key_id, org_id, scopes, rate_limit, _)| {
+            Arc::new(Caller {
+                key_id,
+                org_id,
+                grants: Grants::from_stored(&scopes),
+                rate_limit: rate_limit
+                    .map_or(DEFAULT_RATE_LIMIT, |n| n.clamp(1, u32::MAX as i64) as u32),
+            })
         });
-        if let Ok(mut map) = self.entries.lock() {
-            match &caller {
-                Some(c) => {
-                    if map.len() > 100_000 {
-                        map.clear();
-                    }
-                    map.insert(hash.to_string(), (c.clone(), Instant::now()));
+        let mut map = self
+            .shard(digest)
+            .write()
+            .unwrap_or_else(PoisonError::into_inner);
+        match &caller {
+            Some(c) => {
+                if map.len() >= KEY_CACHE_SHARD_CAP {
+                    map.clear();
                 }
-                None => {
-                    map.remove(hash);
-                }
+                map.insert(*digest, (c.clone(), Instant::now()));
+            }
+            None => {
+                map.remove(digest);
             }
         }
         Ok(caller)
+    }
+
+    /// Forgets key `key_id` at once (its next request reads the database): called after
+    /// this process revokes it.
+    pub fn forget_key(&self, key_id: &str) {
+        for shard in &self.shards {
+            shard
+                .write()
+                .unwrap_or_else(PoisonError::into_inner)
+                .retain(|_, (caller, _)| caller.key_id != key_id);
+        }
     }
 }
 
@@ -401,7 +460,8 @@ pub async fn issue_key(
 }
 
 /// Revokes a key (of `org_id` when given); `None` when there is no such key there. It stops
-/// working within [`KEY_CACHE_TTL`].
+/// working within [`KEY_CACHE_TTL`] (at once in a process that also calls
+/// [`KeyCache::forget_key`]).
 ///
 /// # Errors
 /// Database failures.
@@ -581,11 +641,11 @@ pub async fn authenticate(
     let key = key_from_headers(req.headers())?;
     let caller = state
         .keys
-        .lookup(&state.db, &hash_key(key))
+        .lookup(&state.db, &key_digest(key))
         .await?
         .ok_or_else(|| unauthorized("Unknown or revoked API key"))?;
     tracing::Span::current().record("org_id", caller.org_id.as_str());
-    req.extensions_mut().insert(Arc::new(caller));
+    req.extensions_mut().insert(caller);
     Ok(next.run(req).await)
 }
 

@@ -47,3 +47,12 @@ fn readme_lists_every_scope() {
         );
     }
 }
+
+#[test]
+fn key_hash_is_lowercase_hex_sha256() {
+    assert_eq!(
+        hash_key("abc"),
+        "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+    );
+    assert_eq!(hex(&key_digest("abc")), hash_key("abc"));
+}

@@ -3,7 +3,7 @@
 
 use std::time::Instant;
 
-use axum::body::Body;
+use axum::body::{Body, HttpBody as _};
 use axum::extract::Request;
 use axum::http::{HeaderValue, Method, Uri, header};
 use axum::middleware::Next;
@@ -68,8 +68,13 @@ fn too_large() -> ApiError {
 
 /// Reads the body into memory up to [`MAX_BODY_BYTES`]. A declared `Content-Length` over
 /// the limit is refused before a byte is read; a chunked body is refused as soon as it
-/// passes the limit, so the excess is never buffered.
+/// passes the limit, so the excess is never buffered. A request that has no body (most
+/// GETs and DELETEs: no `Content-Length` or `0`, and not chunked) passes untouched, so it
+/// pays for no collection and no second body (issue 26).
 pub async fn limit_body(req: Request, next: Next) -> Result<Response, ApiError> {
+    if req.body().is_end_stream() {
+        return Ok(next.run(req).await);
+    }
     let declared = req
         .headers()
         .get(header::CONTENT_LENGTH)

@@ -259,6 +259,30 @@ impl Table {
         .ok_or_else(|| ApiError::not_found(self.not_found, self.kind, id))
     }
 
+    /// [`Table::load`] on a held read connection ([`Db::reader`]): the hot path of
+    /// `GET /v1/{resource}/{id}`.
+    ///
+    /// # Errors
+    /// The table's 404 code; database failures.
+    pub async fn read<T>(&self, db: &Db, org_id: &str, id: &str) -> Result<T, ApiError>
+    where
+        T: for<'r> sqlx::FromRow<'r, sqlx::any::AnyRow> + Send + Unpin,
+    {
+        let sql = format!(
+            "SELECT {} FROM {} AS t WHERE t.id = ? AND t.org_id = ? AND t.deleted_at IS NULL",
+            self.columns, self.name
+        );
+        let mut reader = db.reader().await?;
+        let row = crate::store::query_as::<T>(&sql)
+            .bind(id)
+            .bind(org_id)
+            .fetch_optional(reader.conn()?)
+            .await;
+        reader
+            .check(row)?
+            .ok_or_else(|| ApiError::not_found(self.not_found, self.kind, id))
+    }
+
     /// Soft-deletes a live row of the organisation (a leaf: no children to check).
     ///
     /// # Errors

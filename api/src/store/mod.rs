@@ -26,14 +26,19 @@
 //!
 //! Create one [`Db`] per process; it is cheap to clone.
 
+mod inline;
 pub mod list;
+mod readers;
 mod sql;
 mod tx;
 
+pub use inline::{InlineReaders, json_column};
+pub use readers::{Reader, Readers};
 pub use sql::{Flag, JsonText, query, query_as, query_scalar};
 pub use tx::{Deferred, DeferredCommit, WriteTx};
 
 use std::path::Path;
+use std::sync::Arc;
 use std::time::Duration;
 
 use sqlx::any::{AnyConnectOptions, AnyPoolOptions};
@@ -69,8 +74,16 @@ pub struct Db {
     pub read: AnyPool,
     /// The writer pool (one connection on SQLite); take it with [`Db::begin_write`].
     pub write: AnyPool,
+    /// Connections held for point reads ([`Db::reader`]).
+    readers: Arc<Readers>,
+    /// SQLite only: point reads on the calling thread ([`Db::inline`]).
+    inline: Option<Arc<InlineReaders>>,
     engine: Engine,
 }
+
+/// Held point-read connections per process (see [`readers`]): enough to keep both engines
+/// busy on a few cores; more only add threads (SQLite) or server connections.
+const HELD_READERS: usize = 4;
 
 impl Db {
     /// Opens (creating if needed) `DIR/adforge.sqlite3` and runs pending migrations.
@@ -118,25 +131,29 @@ impl Db {
             .connect_with(url("rwc").parse::<AnyConnectOptions>()?)
             .await?;
         MIGRATOR_SQLITE.run(&write).await?;
+        let ro = url("ro").parse::<AnyConnectOptions>()?;
         let read = AnyPoolOptions::new()
             .max_connections(8)
             .min_connections(2)
             .after_connect(|conn, _| Box::pin(sqlite_pragmas(conn)))
-            .connect_with(url("ro").parse::<AnyConnectOptions>()?)
+            .connect_with(ro.clone())
             .await?;
         Ok(Self {
             read,
             write,
+            readers: Arc::new(Readers::new(ro, HELD_READERS, true)),
+            inline: Some(Arc::new(InlineReaders::new(path, HELD_READERS))),
             engine: Engine::Sqlite,
         })
     }
 
     async fn open_postgres(url: &str) -> Result<Self, sqlx::Error> {
+        let options = url.parse::<AnyConnectOptions>()?;
         let pool = AnyPoolOptions::new()
             .max_connections(16)
             .min_connections(1)
             .acquire_timeout(Duration::from_secs(10))
-            .connect_with(url.parse::<AnyConnectOptions>()?)
+            .connect_with(options.clone())
             .await?;
         // Migrations of several nodes starting at once are serialised by sqlx's own
         // advisory lock on PostgreSQL.
@@ -144,8 +161,25 @@ impl Db {
         Ok(Self {
             read: pool.clone(),
             write: pool,
+            readers: Arc::new(Readers::new(options, HELD_READERS, false)),
+            inline: None,
             engine: Engine::Postgres,
         })
+    }
+
+    /// A held connection for one point read (a key, a row by id) in autocommit: cheaper than
+    /// a query on [`Db::read`] (see [`readers`]). Pass the statement's result through
+    /// [`Reader::check`].
+    ///
+    /// # Errors
+    /// When a connection has to be opened and cannot be.
+    pub async fn reader(&self) -> Result<Reader<'_>, sqlx::Error> {
+        self.readers.get().await
+    }
+
+    /// SQLite's point reads on the calling thread (see [`inline`]); `None` on PostgreSQL.
+    pub fn inline(&self) -> Option<&InlineReaders> {
+        self.inline.as_deref()
     }
 
     /// The engine this handle runs on.

@@ -27,7 +27,7 @@ pub enum ModelState {
     /// Loaded; shared by the API (query embedding) and the in-process workers (ingest).
     Ready(Arc<Models>),
     /// Not loaded: swipe-file uploads and searches answer 503 with this reason.
-    Missing(String),
+    Missing(Arc<str>),
 }
 
 impl ModelState {
@@ -40,10 +40,10 @@ impl ModelState {
             }
             Err(e) => {
                 tracing::warn!(models_dir = %dir.display(), error = %e, "swipe-file models not loaded; swipe-file uploads and search answer 503 until scripts/fetch-models has run");
-                ModelState::Missing(format!(
+                ModelState::Missing(Arc::from(format!(
                     "The swipe-file models are not installed on this server ({e}). An operator runs `scripts/fetch-models` (into {}) and restarts the server.",
                     dir.display()
-                ))
+                )))
             }
         }
     }
@@ -55,9 +55,10 @@ impl ModelState {
     pub fn require(&self) -> Result<&Arc<Models>, ApiError> {
         match self {
             ModelState::Ready(m) => Ok(m),
-            ModelState::Missing(why) => {
-                Err(ApiError::new(ErrorCode::ServiceUnavailable, why.clone()))
-            }
+            ModelState::Missing(why) => Err(ApiError::new(
+                ErrorCode::ServiceUnavailable,
+                why.to_string(),
+            )),
         }
     }
 

@@ -5,7 +5,7 @@
 //! functions; they hold no SQL themselves.
 
 pub mod catalog;
-pub mod figma;
 pub mod editor;
+pub mod figma;
 pub mod members;
 pub mod wallet;

@@ -202,7 +202,7 @@ async fn get_audience(
 ) -> ApiResult<Response> {
     caller.require(Scope::AudiencesRead)?;
     Ok(envelope::ok(
-        load(&state.db.read, &caller.org_id, &id).await?,
+        store::read(&state.db, &caller.org_id, &id).await?,
     ))
 }
 

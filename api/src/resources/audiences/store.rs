@@ -39,6 +39,14 @@ pub async fn load<'e, E: sqlx::AnyExecutor<'e>>(
     TABLE.load(ex, org_id, id).await
 }
 
+/// [`load`] on a held read connection (`GET /v1/audiences/{id}`).
+///
+/// # Errors
+/// As [`load`].
+pub async fn read(db: &Db, org_id: &str, id: &str) -> ApiResult<Audience> {
+    TABLE.read(db, org_id, id).await
+}
+
 /// The active audiences of a product, oldest first.
 pub async fn active_of_product(
     ex: &mut sqlx::AnyConnection,

@@ -260,7 +260,7 @@ async fn get_brand(
 ) -> ApiResult<Response> {
     caller.require(Scope::BrandsRead)?;
     Ok(envelope::ok(
-        load(&state.db.read, &caller.org_id, &id).await?,
+        store::read(&state.db, &caller.org_id, &id).await?,
     ))
 }
 

@@ -248,7 +248,7 @@ async fn get_product(
 ) -> ApiResult<Response> {
     caller.require(Scope::ProductsRead)?;
     Ok(envelope::ok(
-        load(&state.db.read, &caller.org_id, &id).await?,
+        store::read(&state.db, &caller.org_id, &id).await?,
     ))
 }
 

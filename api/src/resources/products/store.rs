@@ -39,6 +39,14 @@ pub async fn load<'e, E: sqlx::AnyExecutor<'e>>(
     TABLE.load(ex, org_id, id).await
 }
 
+/// [`load`] on a held read connection (`GET /v1/products/{id}`).
+///
+/// # Errors
+/// As [`load`].
+pub async fn read(db: &Db, org_id: &str, id: &str) -> ApiResult<Product> {
+    TABLE.read(db, org_id, id).await
+}
+
 /// Inserts product `p` of `org_id` as it is (ids and timestamps included).
 ///
 /// # Errors

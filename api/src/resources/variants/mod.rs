@@ -373,7 +373,7 @@ async fn get_variant(
 ) -> ApiResult<Response> {
     caller.require(Scope::ProductVariantsRead)?;
     Ok(envelope::ok(
-        load(&state.db.read, &caller.org_id, &id).await?,
+        store::read(&state.db, &caller.org_id, &id).await?,
     ))
 }
 

@@ -39,6 +39,14 @@ pub async fn load<'e, E: sqlx::AnyExecutor<'e>>(
     TABLE.load(ex, org_id, id).await
 }
 
+/// [`load`] on a held read connection (`GET /v1/variants/{id}`).
+///
+/// # Errors
+/// As [`load`].
+pub async fn read(db: &Db, org_id: &str, id: &str) -> ApiResult<ProductVariant> {
+    TABLE.read(db, org_id, id).await
+}
+
 /// The active (not archived, not deleted) variants of a product, oldest first.
 pub async fn active_of_product(
     ex: &mut sqlx::AnyConnection,

@@ -26,13 +26,11 @@
 //!
 //! Create one [`Db`] per process; it is cheap to clone.
 
-mod inline;
 pub mod list;
 mod readers;
 mod sql;
 mod tx;
 
-pub use inline::{InlineReaders, json_column};
 pub use readers::{Reader, Readers};
 pub use sql::{Flag, JsonText, query, query_as, query_scalar};
 pub use tx::{Deferred, DeferredCommit, WriteTx};
@@ -76,14 +74,17 @@ pub struct Db {
     pub write: AnyPool,
     /// Connections held for point reads ([`Db::reader`]).
     readers: Arc<Readers>,
-    /// SQLite only: point reads on the calling thread ([`Db::inline`]).
-    inline: Option<Arc<InlineReaders>>,
     engine: Engine,
 }
 
-/// Held point-read connections per process (see [`readers`]): enough to keep both engines
-/// busy on a few cores; more only add threads (SQLite) or server connections.
-const HELD_READERS: usize = 4;
+/// Held point-read connections per process (see [`readers`]) on SQLite: enough to keep it
+/// busy on a few cores (each connection is a thread of sqlx's; more only add threads).
+const HELD_READERS_SQLITE: usize = 4;
+
+/// On PostgreSQL a read waits on the network, so more held connections overlap more reads
+/// (four serialised 64 concurrent reads: p99 19 -> 37 ms in `docs/performance.md`); half the
+/// pool's 16, so a node holds at most 24 server connections.
+const HELD_READERS_POSTGRES: usize = 8;
 
 impl Db {
     /// Opens (creating if needed) `DIR/adforge.sqlite3` and runs pending migrations.
@@ -141,8 +142,7 @@ impl Db {
         Ok(Self {
             read,
             write,
-            readers: Arc::new(Readers::new(ro, HELD_READERS, true)),
-            inline: Some(Arc::new(InlineReaders::new(path, HELD_READERS))),
+            readers: Arc::new(Readers::new(ro, HELD_READERS_SQLITE, true)),
             engine: Engine::Sqlite,
         })
     }
@@ -161,8 +161,7 @@ impl Db {
         Ok(Self {
             read: pool.clone(),
             write: pool,
-            readers: Arc::new(Readers::new(options, HELD_READERS, false)),
-            inline: None,
+            readers: Arc::new(Readers::new(options, HELD_READERS_POSTGRES, false)),
             engine: Engine::Postgres,
         })
     }
@@ -175,11 +174,6 @@ impl Db {
     /// When a connection has to be opened and cannot be.
     pub async fn reader(&self) -> Result<Reader<'_>, sqlx::Error> {
         self.readers.get().await
-    }
-
-    /// SQLite's point reads on the calling thread (see [`inline`]); `None` on PostgreSQL.
-    pub fn inline(&self) -> Option<&InlineReaders> {
-        self.inline.as_deref()
     }
 
     /// The engine this handle runs on.

@@ -8,16 +8,14 @@
 //!
 //! [`WriteTx`]: crate::store::WriteTx
 
-use std::sync::LazyLock;
-
 use sqlx::AnyConnection;
 
 use super::Brand;
-use crate::error::{ApiError, ApiResult, ChildCounts, ErrorCode};
+use crate::error::{ApiResult, ChildCounts, ErrorCode};
 use crate::http::envelope::Page;
 use crate::resources::common::Table;
 use crate::store::list::{ListParams, ListQuery};
-use crate::store::{Db, json_column, to_json_text};
+use crate::store::{Db, to_json_text};
 
 const COLUMNS: &str = "t.id, t.name, t.description, t.color_palettes, t.fonts, t.logo_image_ids, t.details, \
                        t.duplicated_from_id, t.created_at, t.updated_at";
@@ -37,51 +35,12 @@ pub async fn load<'e, E: sqlx::AnyExecutor<'e>>(ex: E, org_id: &str, id: &str) -
     TABLE.load(ex, org_id, id).await
 }
 
-/// [`load`] for `GET /v1/brands/{id}`: on SQLite on the request's thread
-/// ([`crate::store::InlineReaders`]), else (or when SQLite is busy) on a held read
-/// connection.
+/// [`load`] for `GET /v1/brands/{id}`, on a held read connection.
 ///
 /// # Errors
 /// As [`load`].
 pub async fn read(db: &Db, org_id: &str, id: &str) -> ApiResult<Brand> {
-    if let Some(found) = db
-        .inline()
-        .and_then(|r| r.read(|c| read_inline(c, org_id, id)))
-    {
-        return found.ok_or_else(|| ApiError::not_found(ErrorCode::BrandNotFound, "brand", id));
-    }
     TABLE.read(db, org_id, id).await
-}
-
-/// [`load`]'s statement, for rusqlite.
-static INLINE_LOAD: LazyLock<String> = LazyLock::new(|| {
-    format!(
-        "SELECT {COLUMNS} FROM brands AS t WHERE t.id = ?1 AND t.org_id = ?2 AND t.deleted_at IS NULL"
-    )
-});
-
-fn read_inline(
-    c: &rusqlite::Connection,
-    org_id: &str,
-    id: &str,
-) -> rusqlite::Result<Option<Brand>> {
-    use rusqlite::OptionalExtension;
-    c.prepare_cached(&INLINE_LOAD)?
-        .query_row((id, org_id), |r| {
-            Ok(Brand {
-                id: r.get(0)?,
-                name: r.get(1)?,
-                description: r.get(2)?,
-                color_palettes: json_column(r, 3)?,
-                fonts: json_column(r, 4)?,
-                logo_image_ids: json_column(r, 5)?,
-                details: json_column(r, 6)?,
-                duplicated_from_id: r.get(7)?,
-                created_at: r.get(8)?,
-                updated_at: r.get(9)?,
-            })
-        })
-        .optional()
 }
 
 /// Inserts brand `b` of `org_id` as it is (ids and timestamps included).

@@ -62,7 +62,9 @@ pub fn handler_with_models(
     cutter: Arc<Cutter>,
     copy_model: Option<Arc<dyn crate::generate::llm::SlotProposer>>,
 ) -> Arc<dyn JobHandler> {
-    let ingest = models.map(|m| Arc::new(Ingestor::new(m, blobs.clone(), models_dir)));
+    let ingest = models.map(|m| {
+        Arc::new(Ingestor::new(m, blobs.clone(), models_dir).allow_private_urls(allow_private_urls))
+    });
     let classifier = ingest
         .clone()
         .map(|i| Arc::new(TemplateClassifier(i)) as Arc<dyn Classifier>);

@@ -30,6 +30,7 @@ mod ads;
 mod brands;
 mod cutouts;
 pub mod html;
+mod imports;
 mod keys;
 pub mod members;
 mod packs;
@@ -123,6 +124,8 @@ pub fn router<S: Clone + Send + Sync + 'static>(state: DashboardState) -> Router
         .route("/ads/{id}/thumb", get(ads::thumb))
         .route("/ads/{id}/edit", get(ads::edit_form).post(ads::edit_submit))
         .route("/cutouts", get(cutouts::list))
+        .route("/imports", get(imports::list))
+        .route("/imports/{id}", get(imports::detail))
         .route("/keys", get(keys::list).post(keys::create))
         .route("/keys/{id}/revoke", post(keys::revoke))
         .route("/keys/{id}/rotate", post(keys::rotate))

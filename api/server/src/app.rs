@@ -237,7 +237,9 @@ impl Server {
             models,
             cutter,
             ops,
-            search_index: Arc::default(),
+            search_index: Arc::new(adforge_api::swipe::index::SearchIndex::new(
+                args.swipe_index.config(&args.db.data_dir),
+            )),
             previews,
         };
         let dashboard = Arc::new(adforge_dashboard::Config::new(&args.dashboard, &public_url));

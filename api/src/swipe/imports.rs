@@ -722,7 +722,7 @@ mod tests {
         let jsonl = dir.path().join("m.jsonl");
         std::fs::write(
             &jsonl,
-            "{\"path\": \"a.png\", \"industry\": \"food_beverages\"}\n\n{\"url\": \"https://example.com/b.jpg\", \"caption\": \"Two shoes\"}\nnot json\n{\"path\": \"c.png\", \"url\": \"https://example.com/c.png\"}\n{\"path\": \"d.png\", \"ad_format\": \"poster\"}\n",
+            "{\"path\": \"a.png\", \"industry\": \"food_beverages_tobacco\"}\n\n{\"url\": \"https://example.com/b.jpg\", \"caption\": \"Two shoes\"}\nnot json\n{\"path\": \"c.png\", \"url\": \"https://example.com/c.png\"}\n{\"path\": \"d.png\", \"ad_format\": \"poster\"}\n",
         )
         .unwrap();
         let e = manifest_entries(&jsonl).unwrap();

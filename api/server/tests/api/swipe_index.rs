@@ -51,7 +51,7 @@ async fn design(
     let mut tx = node.db.begin_write().await.unwrap();
     adforge_api::store::query(
         "INSERT INTO swipe_files (id, org_id, data_source_id, source, blob_key, status, aspect_ratio, industry, created_at, updated_at) \
-         VALUES (?, ?, ?, 'upload', 'x', 'ready', '1:1', 'food_beverages', '2026-01-01T00:00:00.000Z', '2026-01-01T00:00:00.000Z')",
+         VALUES (?, ?, ?, 'upload', 'x', 'ready', '1:1', 'food_beverages_tobacco', '2026-01-01T00:00:00.000Z', '2026-01-01T00:00:00.000Z')",
     )
     .bind(id)
     .bind(org)
@@ -228,7 +228,7 @@ async fn two_api_nodes_answer_what_sql_says_after_every_kind_of_change() {
             node,
             &org,
             "sf_query",
-            json!({"industry": "food_beverages"}),
+            json!({"industry": "food_beverages_tobacco"}),
         )
         .await;
         assert!(!ids.contains(&"sf_dup_own".to_string()), "{ids:?}");

@@ -112,13 +112,8 @@ impl Base {
     }
 
     /// Vectors in the graph.
-    pub fn len(&self) -> usize {
+    pub(super) fn size(&self) -> usize {
         self.index.size()
-    }
-
-    /// Whether the graph is empty.
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
     }
 
     /// Opens the graph file of a generation as a memory map.

@@ -228,18 +228,19 @@ struct In<'a> {
     path: &'a Path,
 }
 
-impl In<'_> {
+impl<'a> In<'a> {
     fn bad(&self, why: &'static str) -> DiskError {
         DiskError::Format {
             path: self.path.to_path_buf(),
             why,
         }
     }
-    fn take(&mut self, n: usize) -> Result<&[u8], DiskError> {
+    fn take(&mut self, n: usize) -> Result<&'a [u8], DiskError> {
         if self.b.len() < n {
             return Err(self.bad("cut short"));
         }
-        let (h, t) = self.b.split_at(n);
+        let b: &'a [u8] = self.b;
+        let (h, t) = b.split_at(n);
         self.b = t;
         Ok(h)
     }
@@ -259,7 +260,7 @@ impl In<'_> {
         a.copy_from_slice(b);
         Ok(i64::from_le_bytes(a))
     }
-    fn str(&mut self) -> Result<&str, DiskError> {
+    fn str(&mut self) -> Result<&'a str, DiskError> {
         let n = self.u32()? as usize;
         let b = self.take(n)?;
         std::str::from_utf8(b).map_err(|_| DiskError::Format {

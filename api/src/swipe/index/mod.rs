@@ -277,7 +277,7 @@ impl SearchIndex {
             s.in_memory = x.in_memory();
             s.marker = x.marker;
             if let Some(b) = &x.base {
-                s.in_graph = b.len();
+                s.in_graph = b.size();
                 s.generation = Some(b.generation.clone());
             }
         }

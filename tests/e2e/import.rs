@@ -123,12 +123,26 @@ async fn an_import_survives_a_killed_worker_and_resumes_without_doing_anything_t
         .expect(200, None);
     assert_eq!(listed.body["total_count"], 9, "{}", listed.body);
     let designs = listed.body["data"].as_array().unwrap();
-    // The manifest's words win over the classifier's; the URL's design has its original.
+    // The manifest's words win over the classifier's (the caption is what text search
+    // embeds); the URL's design has its stored original.
     assert!(
         designs
             .iter()
-            .any(|d| d["industry"] == "apparel_accessories"
-                && d["caption"].as_str().unwrap_or("").contains("red boots"))
+            .any(|d| d["industry"] == "apparel_accessories")
+    );
+    let hits = c
+        .call(
+            Method::POST,
+            "/v1/swipe-files/search",
+            &org,
+            Some(json!({"query": "A manifest caption about red boots", "include_own": false})),
+        )
+        .await
+        .expect(200, None);
+    assert_eq!(
+        hits.body["data"][0]["industry"], "apparel_accessories",
+        "{}",
+        hits.body
     );
     assert!(
         designs

@@ -111,7 +111,7 @@ impl Default for IndexConfig {
             exact_below: DEFAULT_EXACT_BELOW,
             build_at: 20_000,
             rebuild_after: 20_000,
-            ef_search: 128,
+            ef_search: 400,
         }
     }
 }
@@ -141,7 +141,7 @@ pub struct SwipeIndexArgs {
     )]
     pub swipe_index_rebuild_after: usize,
     /// Candidates a graph walk keeps (HNSW's ef at search time).
-    #[arg(long, env = "ADFORGE_SWIPE_INDEX_EF", default_value_t = 128)]
+    #[arg(long, env = "ADFORGE_SWIPE_INDEX_EF", default_value_t = 400)]
     pub swipe_index_ef: usize,
 }
 

@@ -329,15 +329,16 @@ pub async fn query_child(work: &Path) {
         status_kb("RssAnon:") / 1024.0,
         status_kb("RssFile:") / 1024.0,
     );
-    // The planner's threshold: the same by-example queries under the 10 % and 1 % filters,
-    // once forced through the graph and once forced to score every candidate exactly.
+    // The planner's threshold: the same by-example queries under the 50, 10, 1 and 0.1 %
+    // filters, once forced through the graph and once forced to score every candidate
+    // exactly.
     let mut sweep = String::new();
     for (name, exact_below) in [("graph", 0usize), ("exact", usize::MAX)] {
         let forced = SearchIndex::new(IndexConfig {
             exact_below,
             ..config(&work.join("index"))
         });
-        for f in [2usize, 3] {
+        for f in [1usize, 2, 3, 4] {
             let rows: Vec<&Q> = queries
                 .iter()
                 .filter(|q| q.kind == 0 && q.filter == f)

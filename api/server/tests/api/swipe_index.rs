@@ -199,7 +199,7 @@ async fn two_api_nodes_answer_what_sql_says_after_every_kind_of_change() {
         assert!(
             ids.iter().all(|id| {
                 let n: usize = id.trim_start_matches("sf_two").parse().unwrap_or(0);
-                !id.starts_with("sf_two") || n % 2 == 0
+                !id.starts_with("sf_two") || n.is_multiple_of(2)
             }),
             "only own designs: {ids:?}"
         );

@@ -8,6 +8,8 @@
 //!   the base's key of a vector is the slot it was built from.
 //! - `live` holds exactly the slots whose vector is somewhere (`at != DEAD`); `in_base` the
 //!   slots whose current vector is the base's key `slot`.
+//! - `vector_rev[slot]` moves whenever the slot's vector changes or moves, so a build that
+//!   copied a vector earlier can tell whether it is still the current one.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -186,6 +188,8 @@ pub(super) struct KindIndex {
     pub(super) in_base: Bits,
     /// Slot → (block or [`BASE`], position); (`DEAD`, `DEAD`) without a vector.
     pub(super) at: Vec<(u32, u32)>,
+    /// Slot → a counter bumped at every change of its vector (see the invariants).
+    pub(super) vector_rev: Vec<u32>,
     pub(super) blocks: Vec<Block>,
     pub(super) base: Option<Arc<Base>>,
 }
@@ -206,7 +210,61 @@ impl KindIndex {
             self.blocks[b as usize].slots[p as usize] = DEAD;
         }
         self.at[slot as usize] = (DEAD, DEAD);
+        self.bump(slot);
         self.live.put(slot, false);
+    }
+
+    fn bump(&mut self, slot: u32) {
+        let r = &mut self.vector_rev[slot as usize];
+        *r = r.wrapping_add(1);
+    }
+
+    /// Copies the slot's vector into `out` when it is one of `model` with `out.len()`
+    /// dimensions; returns its scale and its `vector_rev`.
+    pub(super) fn copy_vector(&self, slot: u32, model: &str, out: &mut [i8]) -> Option<(f32, u32)> {
+        let dim = out.len();
+        let (b, p) = *self.at.get(slot as usize)?;
+        let scale = if b == BASE {
+            let base = self.base.as_ref()?;
+            if base.model_id != model || base.dim != dim || !base.vector(slot, out) {
+                return None;
+            }
+            base.scales[slot as usize]
+        } else {
+            let block = self.blocks.get(b as usize)?;
+            if block.model_id != model || block.dim != dim {
+                return None;
+            }
+            let p = p as usize;
+            out.copy_from_slice(&block.data[p * dim..(p + 1) * dim]);
+            block.scales[p]
+        };
+        Some((scale, self.vector_rev[slot as usize]))
+    }
+
+    /// The slots whose vector is one of `model` with `dim` dimensions.
+    pub(super) fn slots_of_model(&self, model: &str, dim: usize) -> Vec<u32> {
+        let base_has = self
+            .base
+            .as_ref()
+            .is_some_and(|base| base.model_id == model && base.dim == dim);
+        let blocks: Vec<bool> = self
+            .blocks
+            .iter()
+            .map(|b| b.model_id == model && b.dim == dim)
+            .collect();
+        self.at
+            .iter()
+            .enumerate()
+            .filter(|(_, (b, _))| {
+                if *b == BASE {
+                    base_has
+                } else {
+                    blocks.get(*b as usize).copied().unwrap_or(false)
+                }
+            })
+            .map(|(s, _)| s as u32)
+            .collect()
     }
 
     /// A new slot for `id` with every column NULL and no vector.
@@ -226,6 +284,7 @@ impl KindIndex {
             c.set_code(s, 0);
         }
         self.at.push((DEAD, DEAD));
+        self.vector_rev.push(0);
         s
     }
 
@@ -275,6 +334,7 @@ impl KindIndex {
                 let p = p as usize;
                 block.scales[p] = scale;
                 block.data[p * dim..(p + 1) * dim].copy_from_slice(&values);
+                self.bump(slot);
                 return;
             }
             self.detach(slot);
@@ -309,6 +369,7 @@ impl KindIndex {
         block.scales.push(scale);
         block.data.extend_from_slice(values);
         self.at[slot as usize] = (b as u32, p as u32);
+        self.bump(slot);
         self.live.put(slot, true);
     }
 
@@ -337,7 +398,7 @@ impl KindIndex {
             .iter()
             .map(|c| c.bytes())
             .sum::<usize>()
-            + self.at.len() * 8
+            + self.at.len() * 12
             + self
                 .blocks
                 .iter()

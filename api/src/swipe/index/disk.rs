@@ -155,9 +155,13 @@ impl Out {
     }
 }
 
-/// Writes `x`'s slots to `path`; slots in `in_base` are marked as the base's keys, the
-/// other vectors are written inline.
-pub(super) fn write_columns(path: &Path, x: &KindIndex, in_base: &Bits) -> Result<(), DiskError> {
+/// `x`'s slots as [`write_columns`] stores them: slots in `in_base` are marked as the
+/// base's keys, the other vectors are written inline. `path` only names errors.
+pub(super) fn encode_columns(
+    path: &Path,
+    x: &KindIndex,
+    in_base: &Bits,
+) -> Result<Vec<u8>, DiskError> {
     let mut o = Out(Vec::with_capacity(x.ids.len() * 48));
     o.0.extend_from_slice(MAGIC);
     o.i64(x.marker);
@@ -207,8 +211,13 @@ pub(super) fn write_columns(path: &Path, x: &KindIndex, in_base: &Bits) -> Resul
         }
     }
     o.0.extend_from_slice(MAGIC);
+    Ok(o.0)
+}
+
+/// Writes what [`encode_columns`] made to `path`, synced.
+pub(super) fn write_columns(path: &Path, bytes: &[u8]) -> Result<(), DiskError> {
     let mut f = std::fs::File::create(path).map_err(io(path))?;
-    f.write_all(&o.0).map_err(io(path))?;
+    f.write_all(bytes).map_err(io(path))?;
     f.sync_all().map_err(io(path))?;
     Ok(())
 }

@@ -613,7 +613,8 @@ async fn adopt(db: &Db, kind: &'static str, k: &Arc<KindShared>, mut x: KindInde
     .map_err(task_failed)
 }
 
-/// Copies the live index, builds a generation from the copy, opens it and swaps it in.
+/// Builds a generation from the live index (streamed, see [`ann::build`]), opens it and
+/// swaps it in.
 async fn build_and_swap(
     db: &Db,
     kind: &'static str,
@@ -633,21 +634,10 @@ async fn build_and_swap(
     let t = Instant::now();
     let k2 = k.clone();
     let built_root = root.clone();
-    let built = tokio::task::spawn_blocking(move || {
-        let copy = k2
-            .data
-            .read()
-            .unwrap_or_else(|e| e.into_inner())
-            .as_ref()
-            .cloned();
-        match copy {
-            Some(x) => ann::build(&x, &built_root, kind),
-            None => Ok(None),
-        }
-    })
-    .await
-    .map_err(|e| crate::Error::Invalid(e.to_string()))?
-    .map_err(disk_err)?;
+    let built = tokio::task::spawn_blocking(move || ann::build(&k2.data, &built_root, kind))
+        .await
+        .map_err(|e| crate::Error::Invalid(e.to_string()))?
+        .map_err(disk_err)?;
     drop(lock);
     let Some(name) = built else { return Ok(None) };
     tracing::info!(kind, generation = %name, secs = t.elapsed().as_secs_f64(), "swipe-file search index built");

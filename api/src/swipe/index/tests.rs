@@ -202,6 +202,10 @@ fn filters(pack: &str, sources: &[String]) -> Vec<SwipeFilter> {
     ]
 }
 
+#[expect(
+    clippy::too_many_arguments,
+    reason = "a test helper: every argument is one part of the fixture it compares over"
+)]
 async fn compare_all(
     db: &Db,
     index: &SearchIndex,

@@ -384,7 +384,7 @@ pub struct SearchBody {
 /// Large collections are searched approximately (an HNSW graph per API node) and re-scored
 /// exactly: `similarity` is always the exact cosine of the stored vectors, and recall@20
 /// against an exhaustive search is at least 0.98 under every filter; a filter that leaves
-/// few designs (8,000 by default) scores them all exactly. A design archived, restored,
+/// few designs (50,000 by default) scores them all exactly. A design archived, restored,
 /// deleted or finished a moment ago, and a subscription just toggled, count in the next
 /// search on every API node (what a node's graph lacks is scored exactly).
 /// Requires swipe_files:read although it is a POST.

@@ -68,6 +68,9 @@
 //! | 1 % | 2,044 | 243.5 ms | 1.2 ms |
 //! | 0.1 % | 200 | 379.8 ms | 1.3 ms |
 //!
+//! A second run (load 4.1–8.8) gave 36.0 / 57.8, 82.7 / 10.3, 271.6 / 1.5 and 414.9 / 1.3
+//! ms in the same rows.
+//!
 //! A filtered walk gets slower as the filter gets narrower (USearch's predicate walk
 //! visits the designs it rejects), while the exact cost follows the candidates (about
 //! 0.6–1.1 µs each, read back from the mapped graph). The crossover at 200k lies between

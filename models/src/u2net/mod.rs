@@ -337,7 +337,7 @@ impl U2Net {
             .to_dtype(candle_core::DType::F32)?
             .flatten_all()?
             .to_vec1::<f32>()?;
-        let mut outs: Vec<Vec<f32>> = vec![Vec::with_capacity(n * h * w); 7];
+        let mut outs: Vec<Vec<f32>> = (0..7).map(|_| Vec::with_capacity(n * h * w)).collect();
         for image in data.chunks_exact(c * h * w) {
             let mut bufs = Buffers::default();
             let input = channels_last(image, h, w, &mut bufs);

@@ -136,32 +136,25 @@ impl Conv3 {
         (self.co * self.ci_real * 9 * h * w) as u64
     }
 
-    /// Convolves `sources` (side by side, in order, at `out`'s size) into `out`, adding
-    /// `residual` (same shape as `out`) after the ReLU.
+    /// Convolves `sources` (side by side, in order, at `out`'s size) into `out`; with `add`,
+    /// the result (after the ReLU) is added to what `out` holds instead, which is how an RSU
+    /// block's residual is added without a buffer of its own (each output value is read
+    /// once, just before it is written).
     ///
     /// # Panics
-    /// When the sources' channels do not add up to the layer's input channels, or `out` or
-    /// `residual` has the wrong shape (bugs in the network's wiring).
-    pub(crate) fn run(&self, sources: &[Source<'_>], residual: Option<&Fm>, out: &mut Fm) {
-        self.run_on(Isa::detect(), sources, residual, out);
+    /// When the sources' channels do not add up to the layer's input channels, or `out` has
+    /// the wrong number of channels (bugs in the network's wiring).
+    pub(crate) fn run(&self, sources: &[Source<'_>], add: bool, out: &mut Fm) {
+        self.run_on(Isa::detect(), sources, add, out);
     }
 
     /// [`Conv3::run`] with the kernels of `isa` (which this CPU must have: the x86 ones fall
     /// back to the portable code otherwise); the tests compare every instruction set.
-    pub(crate) fn run_on(
-        &self,
-        isa: Isa,
-        sources: &[Source<'_>],
-        residual: Option<&Fm>,
-        out: &mut Fm,
-    ) {
+    pub(crate) fn run_on(&self, isa: Isa, sources: &[Source<'_>], add: bool, out: &mut Fm) {
         let total: usize = sources.iter().map(Source::channels).sum();
         assert_eq!(total, self.ci, "input channels");
         assert!(sources.iter().all(|s| s.channels() % 16 == 0));
         assert_eq!(out.c, self.co, "output channels");
-        if let Some(r) = residual {
-            assert!(r.c == out.c && r.same_size(out), "residual shape");
-        }
         let (h, w) = (out.h, out.w);
         if h == 0 || w == 0 {
             return;
@@ -174,14 +167,12 @@ impl Conv3 {
         };
         let band_rows = unit * BLOCK.div_ceil(per_row).max(1);
         let row_len = w * self.co;
-        let res = residual.map(Fm::data);
         out.data_mut()
             .par_chunks_mut(band_rows * row_len)
             .enumerate()
             .for_each(|(i, band)| {
                 let y0 = i * band_rows;
                 let rows = band.len() / row_len;
-                let res = res.map(|r| &r[y0 * row_len..(y0 + rows) * row_len]);
                 SCRATCH.with(|s| {
                     let s = &mut s.borrow_mut();
                     let job = Band {
@@ -192,11 +183,12 @@ impl Conv3 {
                         y0,
                         rows,
                         isa,
+                        add,
                     };
                     if self.dilation == 1 {
-                        job.winograd(band, res, s);
+                        job.winograd(band, s);
                     } else {
-                        job.im2col(band, res, s);
+                        job.im2col(band, s);
                     }
                 });
             });
@@ -274,6 +266,8 @@ struct Band<'a> {
     y0: usize,
     rows: usize,
     isa: Isa,
+    /// Add to the band's values instead of overwriting them (see [`Conv3::run`]).
+    add: bool,
 }
 
 impl Band<'_> {
@@ -282,46 +276,40 @@ impl Band<'_> {
         unsafe_code,
         reason = "calling a #[target_feature] function with the token that proves the feature"
     )]
-    fn winograd(&self, band: &mut [f32], res: Option<&[f32]>, s: &mut Scratch) {
+    fn winograd(&self, band: &mut [f32], s: &mut Scratch) {
         #[cfg(target_arch = "x86_64")]
         match self.isa {
             Isa::Avx512 => {
                 if let Some(t) = Avx512::new() {
                     // SAFETY: the token exists, so the CPU has AVX-512F.
-                    return unsafe { self.winograd_avx512(t, band, res, s) };
+                    return unsafe { self.winograd_avx512(t, band, s) };
                 }
             }
             Isa::Avx2 => {
                 if let Some(t) = Avx2::new() {
                     // SAFETY: the token exists, so the CPU has AVX2 and FMA.
-                    return unsafe { self.winograd_avx2(t, band, res, s) };
+                    return unsafe { self.winograd_avx2(t, band, s) };
                 }
             }
             Isa::Portable => {}
         }
-        self.winograd_body(Portable, band, res, s);
+        self.winograd_body(Portable, band, s);
     }
 
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx512f")]
-    fn winograd_avx512(&self, t: Avx512, band: &mut [f32], res: Option<&[f32]>, s: &mut Scratch) {
-        self.winograd_body(t, band, res, s);
+    fn winograd_avx512(&self, t: Avx512, band: &mut [f32], s: &mut Scratch) {
+        self.winograd_body(t, band, s);
     }
 
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx2,fma")]
-    fn winograd_avx2(&self, t: Avx2, band: &mut [f32], res: Option<&[f32]>, s: &mut Scratch) {
-        self.winograd_body(t, band, res, s);
+    fn winograd_avx2(&self, t: Avx2, band: &mut [f32], s: &mut Scratch) {
+        self.winograd_body(t, band, s);
     }
 
     #[inline(always)]
-    fn winograd_body<S: Simd>(
-        &self,
-        simd: S,
-        band: &mut [f32],
-        res: Option<&[f32]>,
-        s: &mut Scratch,
-    ) {
+    fn winograd_body<S: Simd>(&self, simd: S, band: &mut [f32], s: &mut Scratch) {
         let c = self.conv;
         let (h, w) = (self.h, self.w);
         let tw = w.div_ceil(4);
@@ -451,7 +439,7 @@ impl Band<'_> {
                         let out = at6(simd, row);
                         for (q, v) in out.into_iter().enumerate() {
                             if 4 * tx + q < w {
-                                self.store(simd, band, res, y, 4 * tx + q, cb, v);
+                                self.store(simd, band, y, 4 * tx + q, cb, v);
                             }
                         }
                     }
@@ -460,7 +448,7 @@ impl Band<'_> {
         }
     }
 
-    fn im2col(&self, band: &mut [f32], res: Option<&[f32]>, s: &mut Scratch) {
+    fn im2col(&self, band: &mut [f32], s: &mut Scratch) {
         let c = self.conv;
         let k = 9 * c.ci;
         let d = c.dilation as isize;
@@ -492,25 +480,16 @@ impl Band<'_> {
                 let (y, x) = (self.y0 + (first + p) / self.w, (first + p) % self.w);
                 for cb in (0..c.co_pad).step_by(16) {
                     let v = Portable.load(&product[p * c.co_pad + cb..]);
-                    self.store(Portable, band, res, y, x, cb, v);
+                    self.store(Portable, band, y, x, cb, v);
                 }
             }
         }
     }
 
-    /// Output pixel `(y, x)`, channels `cb..`: bias, ReLU, residual, stored.
+    /// Output pixel `(y, x)`, channels `cb..`: bias, ReLU, stored (or added, see
+    /// [`Band::add`]).
     #[inline(always)]
-    #[allow(clippy::too_many_arguments)]
-    fn store<S: Simd>(
-        &self,
-        simd: S,
-        band: &mut [f32],
-        res: Option<&[f32]>,
-        y: usize,
-        x: usize,
-        cb: usize,
-        v: S::V,
-    ) {
+    fn store<S: Simd>(&self, simd: S, band: &mut [f32], y: usize, x: usize, cb: usize, v: S::V) {
         let c = self.conv;
         let at = ((y - self.y0) * self.w + x) * c.co + cb;
         let mut v = simd.add(v, simd.load(&c.bias[cb..]));
@@ -518,8 +497,8 @@ impl Band<'_> {
             v = simd.relu(v);
         }
         if c.co - cb >= 16 {
-            if let Some(res) = res {
-                v = simd.add(v, simd.load(&res[at..]));
+            if self.add {
+                v = simd.add(v, simd.load(&band[at..]));
             }
             simd.store(v, &mut band[at..]);
         } else {
@@ -527,8 +506,8 @@ impl Band<'_> {
             let n = c.co - cb;
             let mut lanes = [0f32; 16];
             simd.store(v, &mut lanes);
-            if let Some(res) = res {
-                for (l, r) in lanes.iter_mut().zip(&res[at..at + n]) {
+            if self.add {
+                for (l, r) in lanes.iter_mut().zip(&band[at..at + n]) {
                     *l += r;
                 }
             }

@@ -47,9 +47,11 @@ impl Buffers {
     /// A map of `c` channels at `h x w` with unspecified contents.
     pub(crate) fn take(&mut self, c: usize, h: usize, w: usize) -> Fm {
         let len = c * h * w;
-        // The smallest free buffer that is long enough.
+        // The smallest free buffer that is long enough and at most twice as long: a small
+        // map never takes a full-resolution buffer a later full-resolution map will need
+        // (that would make the pass hold three 26 MB buffers instead of two).
         let fit = (0..self.free.len())
-            .filter(|&i| self.free[i].len() >= len)
+            .filter(|&i| (len..=2 * len).contains(&self.free[i].len()))
             .min_by_key(|&i| self.free[i].len());
         let data = match fit {
             Some(i) if self.free[i].len() >= len => self.free.swap_remove(i),

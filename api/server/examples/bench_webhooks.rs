@@ -139,6 +139,7 @@ async fn main() {
         models_dir: None,
         default_collection: None,
         previews: Default::default(),
+        figma: Default::default(),
         dashboard: Default::default(),
     };
     let server = Server::bind(&args).await.unwrap();
@@ -240,6 +241,7 @@ async fn main() {
             design_template: None,
             render: None,
             copy: None,
+            figma: None,
         })
     };
     let wait_all = |ids: Vec<String>| {

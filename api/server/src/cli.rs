@@ -82,6 +82,8 @@ pub struct ServeArgs {
     pub dashboard: adforge_dashboard::DashboardArgs,
     #[command(flatten)]
     pub previews: adforge_api::resources::previews::PreviewArgs,
+    #[command(flatten)]
+    pub figma: adforge_api::resources::integrations::FigmaArgs,
     /// The models folder (`scripts/fetch-models` fills it). Default:
     /// `$ADFORGE_MODELS_DIR`, else `~/.cache/adforge/models`. Without models the server
     /// serves everything but swipe-file uploads and search, which answer 503.

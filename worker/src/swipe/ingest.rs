@@ -202,6 +202,7 @@ impl Ingestor {
             design_template: None,
             render: None,
             copy: None,
+            figma: None,
         })
     }
 }

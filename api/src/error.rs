@@ -88,6 +88,11 @@ pub enum ErrorCode {
     DesignPackFull,
     /// 404: the data source does not exist.
     DataSourceNotFound,
+    /// 422: a sync from Figma, but the organisation has not connected Figma
+    /// (PUT /v1/integrations/figma).
+    FigmaNotConnected,
+    /// 422: a re-sync (`image_ad_id`) of an ad that was not made from a Figma frame.
+    ImageAdNotSynced,
 }
 
 impl ErrorCode {
@@ -127,7 +132,9 @@ impl ErrorCode {
             | ImageAdNotCompleted
             | ImageAdNotEditable
             | DesignTemplateNotReady
-            | ImageCutoutFailed => StatusCode::UNPROCESSABLE_ENTITY,
+            | ImageCutoutFailed
+            | FigmaNotConnected
+            | ImageAdNotSynced => StatusCode::UNPROCESSABLE_ENTITY,
         }
     }
 }

@@ -301,6 +301,11 @@ async fn completed(
             wallet: None,
         }));
     }
+    if let Some(f) = &c.figma
+        && c.ad_id.starts_with("ia_")
+    {
+        return crate::resources::image_ads::sync::apply::completed(db, c, f).await;
+    }
     if c.ad_id.starts_with("dt_") {
         let changed = crate::resources::design_templates::apply::completed(db, c).await?;
         return Ok(changed.then_some(Applied {
@@ -440,6 +445,8 @@ async fn failed(
     .bind(i64::from(f.version))
     .execute(&mut *tx)
     .await?;
+    // A failed sync from Figma leaves the ad at its last completed version.
+    crate::resources::image_ads::sync::apply::after_failed(&mut tx, &f.ad_id).await?;
     let release = ad.charged_at.is_none();
     if release {
         // The first generation failed: no charge, and the hold goes back.
@@ -457,7 +464,7 @@ async fn failed(
 
 /// Writes the webhook event of an ad's state change, with the ad as GET shows it now, in
 /// the transaction of the change.
-async fn record_ad_event(
+pub(crate) async fn record_ad_event(
     conn: &mut AnyConnection,
     org_id: &str,
     ad_id: &str,

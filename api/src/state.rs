@@ -49,6 +49,8 @@ pub struct AppState {
     pub search_index: Arc<SearchIndex>,
     /// The preview renderer (POST /v1/previews, the dashboard's editor).
     pub previews: Arc<Previewer>,
+    /// Design-tool sync: Figma's API base URL and the secrets key tokens are sealed with.
+    pub figma: Arc<crate::resources::integrations::FigmaConfig>,
 }
 
 /// What authentication reads: the keys' table and the cache in front of it.

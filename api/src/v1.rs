@@ -25,6 +25,7 @@ pub fn api_router() -> OpenApiRouter<AppState> {
         .merge(resources::design_packs::router())
         .merge(resources::design_templates::router())
         .merge(resources::previews::router())
+        .merge(resources::integrations::router())
 }
 
 /// The OpenAPI document as generated from the annotations and completed by

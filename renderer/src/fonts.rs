@@ -12,6 +12,22 @@ use crate::Error;
 /// Family used when a requested family is not in the library.
 pub const DEFAULT_FAMILY: &str = "Inter";
 
+/// The families of the bundled set a tree may name in `fontFamily` (what an editor
+/// offers). The Arabic, Hebrew and emoji faces are left out: they are reached per glyph by
+/// fallback, not chosen. A test checks each name against the bundled files.
+pub const FAMILIES: &[&str] = &[
+    "Inter",
+    "Roboto",
+    "Open Sans",
+    "Lato",
+    "League Spartan",
+    "Bebas Neue",
+    "Noto Sans",
+    "Noto Serif Display",
+    "EB Garamond",
+    "DejaVu Sans",
+];
+
 /// A set of font files. Cheap to clone (the bytes are shared).
 #[derive(Clone, Default)]
 pub struct FontLibrary {
@@ -162,4 +178,21 @@ fn collect(dir: &Path, out: &mut Vec<std::path::PathBuf>) -> Result<(), Error> {
         }
     }
     Ok(())
+}
+
+#[cfg(all(test, feature = "bundled-fonts"))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_offered_family_is_bundled() {
+        let db = FontLibrary::bundled().cosmic_db();
+        let names: std::collections::HashSet<String> = db
+            .faces()
+            .flat_map(|f| f.families.iter().map(|(n, _)| n.clone()))
+            .collect();
+        for family in FAMILIES {
+            assert!(names.contains(*family), "{family} is not in {names:?}");
+        }
+    }
 }

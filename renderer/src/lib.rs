@@ -43,7 +43,7 @@ pub use encode::encode_webp;
 pub use error::Error;
 pub use fonts::FontLibrary;
 pub use geometry::NodeBox;
-pub use image::{FetchLimits, HttpFetcher, ImageFetcher};
+pub use image::{FetchLimits, HttpFetcher, HttpReply, ImageFetcher};
 pub use render::{
     BackendChoice, DEFAULT_LONG_EDGE, LaidOut, MAX_EDGE, RenderOptions, Rendered, Renderer,
     TextMeasure, open_gpu, output_size,

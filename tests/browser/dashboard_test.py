@@ -3,8 +3,10 @@
 
 Signs in through a one-time link made by `adforge admin member add`, creates a key by
 keyboard and uses it against the API, revokes it and sees the API refuse it, tops up the
-wallet as an operator, and saves screenshots of every page at desktop (1280 px) and phone
-(390 px) width into target/screenshots/.
+wallet as an operator, edits an ad in the visual editor (tests/browser/editor.py), and saves
+screenshots of every page at desktop (1280 px) and phone (390 px) width into
+target/screenshots/. Every page screenshotted is also checked with axe-core
+(tests/browser/a11y.py): no serious or critical violation at either width.
 
 Run: .venv/bin/python tests/browser/dashboard_test.py  (ADFORGE_BIN overrides the binary,
 CHROMIUM_BIN the browser). Exits non-zero on the first failed check.
@@ -23,6 +25,8 @@ import urllib.request
 
 from playwright.sync_api import sync_playwright
 
+import a11y  # axe-core over every page (tests/browser/a11y.py)
+import editor  # the visual editor (tests/browser/editor.py)
 import library  # the swipe file and packs part (tests/browser/library.py)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -66,10 +70,11 @@ def wait_for(what, check, seconds=20):
 
 
 def shoot(page, name):
-    """Full-page screenshots of the current page at each width."""
+    """Full-page screenshots of the current page at each width, each checked by axe-core."""
     for label, width in WIDTHS.items():
         page.set_viewport_size({"width": width, "height": 900})
         page.screenshot(path=os.path.join(SHOTS, f"{name}-{label}.png"), full_page=True)
+        a11y.check(page, f"{name} ({label})")
     page.set_viewport_size({"width": WIDTHS["desktop"], "height": 900})
 
 
@@ -92,12 +97,14 @@ def main():
         wait_for("server up", lambda: _up(base))
         run(base, org, owner["sign_in_link"])
         run_ads(base, org, data_dir)
+        run_visual_editor(base, org, data_dir)
         run_library(base, org, data_dir)
     finally:
         server.terminate()
         server.wait(timeout=30)
         shutil.rmtree(data_dir, ignore_errors=True)
         shutil.rmtree(empty, ignore_errors=True)
+    print(a11y.report())
     print("browser test passed; screenshots in", SHOTS)
 
 
@@ -344,8 +351,32 @@ def run_ads(base, org, data_dir):
         # An unknown id (as another organisation's) is the not-found page.
         page.goto(base + "/dashboard/ads/ia_000000000000000000000000")
         assert "There is nothing here in your organisation." in page.content()
+        a11y.check(page, "not found")
+        page.goto(base + "/dashboard/cutouts")
+        a11y.check(page, "cutouts")
         browser.close()
 
+
+
+def run_visual_editor(base, org, data_dir):
+    """The visual editor (tests/browser/editor.py), by a member of its own."""
+    key = admin(data_dir, "key", "create", "--org", org, "--scopes", "all")["key"]
+    eve = admin(data_dir, "member", "add", "--org", org, "--email", "eve@acme.test",
+                "--name", "Eve Editor", "--role", "member", "--public-url", base)
+
+    def sign_in(page):
+        page.goto(eve["sign_in_link"])
+        page.get_by_label("New password").fill(PASSWORD)
+        page.get_by_label("Repeat the password").fill(PASSWORD)
+        page.get_by_role("button", name="Set password and sign in").click()
+        page.wait_for_url(base + "/dashboard/keys")
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True,
+                                    args=["--no-sandbox", "--disable-gpu"])
+        times = editor.run_editor(base, key, browser, sign_in, png)
+        browser.close()
+    print(editor.timing_line(times))
 
 
 def run_library(base, org, data_dir):

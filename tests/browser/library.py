@@ -5,13 +5,16 @@ after its other parts, against the same server (which ingests with the real mode
 A member uploads two references at once through the page's script (per-file requests with a
 progress bar), finds one by text and the other by "more like this", adds both to a new pack
 from the grid's checkboxes (the pack says who made it), and screenshots of the swipe file,
-packs, templates and brands pages are saved at desktop and phone width.
+packs, templates and brands pages are saved at desktop and phone width; the template is
+opened in the visual editor and saved as version 2 (editor.run_template_editor).
 """
 
 import json
 import os
 import struct
 import urllib.request
+
+import editor  # the template editor part (tests/browser/editor.py)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SAMPLES = os.path.join(ROOT, "assets", "samples")
@@ -116,6 +119,7 @@ def run_library(base, data_dir, org, admin, shoot, browser, password):
     page.locator("#t-status", has_text="completed").wait_for(timeout=180_000)
     assert coffee_id in page.inner_text("main")
     shoot(page, "template")
+    editor.run_template_editor(page, base)
     page.goto(base + "/dashboard/templates")
     shoot(page, "templates")
 

@@ -54,6 +54,7 @@ fn job(i: usize) -> Job {
         },
         variant_image_urls: vec!["https://example.com/variant.png".to_owned()],
         template: None,
+        created_at: None,
         variant: None,
     })
 }

@@ -19,6 +19,11 @@
 //! - [`cutout`]: products cut out of their photos (colour key or U²-Net-P), kept by content
 //!   hash in the blob store.
 //! - [`swipe`]: swipe-file ingest (measure, embed, classify, caption) and its taxonomy.
+//! - [`figma`]: design-tool sync: a Figma frame read through Figma's REST API and imported
+//!   into a tree (node kinds, text, auto layout, paints, effects; images and SVG exports
+//!   stored as our own files), with a report of what could not be mapped.
+//! - [`secrets`]: third-party tokens sealed at rest (AES-256-GCM under
+//!   `ADFORGE_SECRETS_KEY`), opened only by the worker that calls the third party.
 //! - [`imaging`]: the one way client image bytes are decoded, under a process-wide memory
 //!   budget (used by the API's uploads too).
 //! - [`blob`] and [`s3`]: the blob store (a local folder or an S3-compatible bucket).
@@ -42,12 +47,14 @@
 pub mod blob;
 pub mod blueprint;
 pub mod cutout;
+pub mod figma;
 pub mod generate;
 pub mod imaging;
 pub mod node;
 pub mod ocr;
 pub mod protocol;
 pub mod s3;
+pub mod secrets;
 pub mod swipe;
 /// The `redis` crate this one is built on, so that other Redis users of the process (the
 /// API's shared rate limiter) use the same version and can share

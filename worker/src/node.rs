@@ -12,7 +12,7 @@
 //! let dir = adforge_models::default_models_dir();
 //! let models = adforge_models::Models::load(&dir).ok().map(std::sync::Arc::new);
 //! let cutter = std::sync::Arc::new(adforge_worker::cutout::Cutter::load(&dir));
-//! let handler = node::handler_with_models(blobs, false, gpu, models, &dir, cutter, None);
+//! let handler = node::handler_with_models(blobs, false, gpu, models, &dir, cutter, None, None);
 //! node::spawn_in_process(queue, handler, 2);
 //! # Ok(()) }
 //! ```
@@ -52,7 +52,12 @@ pub fn open_backend(
 /// The ad generation handler wrapped by the swipe-file ingest (when `models` are loaded;
 /// `models_dir` is read for the ImageNet label order), cutting products out with `cutter`
 /// (the process's one: [`Cutter::load`]), with `copy_model` (the operator's model
-/// writer, when set) proposing candidate lines.
+/// writer, when set) proposing candidate lines, and opening sealed tokens (Figma sync)
+/// with `secrets`.
+#[expect(
+    clippy::too_many_arguments,
+    reason = "each is one process-wide service chosen at start-up; a struct would only rename them"
+)]
 pub fn handler_with_models(
     blobs: Arc<dyn BlobStore>,
     allow_private_urls: bool,
@@ -61,6 +66,7 @@ pub fn handler_with_models(
     models_dir: &Path,
     cutter: Arc<Cutter>,
     copy_model: Option<Arc<dyn crate::generate::llm::SlotProposer>>,
+    secrets: Option<Arc<crate::secrets::SecretKey>>,
 ) -> Arc<dyn JobHandler> {
     let ingest = models.map(|m| {
         Arc::new(Ingestor::new(m, blobs.clone(), models_dir).allow_private_urls(allow_private_urls))
@@ -74,7 +80,8 @@ pub fn handler_with_models(
             .with_gpu(gpu)
             .with_classifier(classifier)
             .with_cutter(cutter)
-            .with_copy_model(copy_model),
+            .with_copy_model(copy_model)
+            .with_secrets(secrets),
     ));
     Arc::new(SwipeAwareHandler::new(generate, ingest))
 }

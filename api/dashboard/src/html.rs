@@ -63,6 +63,7 @@ const NAV: &[(&str, &str)] = &[
     ("/dashboard/packs", "Packs"),
     ("/dashboard/templates", "Templates"),
     ("/dashboard/cutouts", "Cut-outs"),
+    ("/dashboard/figma", "Figma"),
     ("/dashboard/brands", "Brands"),
     ("/dashboard/keys", "API keys"),
     ("/dashboard/wallet", "Wallet"),

@@ -15,20 +15,26 @@
 //!   POST (forms before sign-in use a double-submit cookie); missing or wrong → a 403 page.
 //! - Isolation: every id in a URL is looked up within the session's organisation, so
 //!   another organisation's id is the same 404 page as an unknown one.
-//! - Almost no JavaScript: every action is a form POST followed by a redirect or a page;
-//!   htmx was not needed, so it is not vendored. The one script, `dashboard.js` (our own,
-//!   served from `/dashboard/assets/`, allowed by `script-src 'self'`), adds drag and drop
-//!   and per-file progress to the swipe file's upload form; without it the same form posts
-//!   every chosen file at once.
+//! - Little JavaScript: every action outside the visual editor is a form POST followed by
+//!   a redirect or a page; htmx was not needed, so it is not vendored. `dashboard.js` (our
+//!   own, served from `/dashboard/assets/`, allowed by `script-src 'self'`) adds drag and
+//!   drop and per-file progress to the swipe file's upload form; without it the same form
+//!   posts every chosen file at once. The visual editor of ads and templates ([`editor`]) is
+//!   a set of ES modules of our own (`/dashboard/assets/editor/`, no build step) under the
+//!   same policy; the plain form of an ad's texts, colours and images stays for browsers
+//!   without scripts.
 //! - Swipe file ([`swipe`]) and design packs ([`packs`]) call the functions the
 //!   `/v1/swipe-files` and `/v1/design-packs` handlers call.
 //! - Image ads ([`ads`]) call the functions the `/v1/image-ads` and `/v1/images` handlers
 //!   call; a page showing a processing ad refreshes itself with `<meta http-equiv=refresh>`
 //!   every 4 seconds (no script), and pages with images allow their origin in `img-src`.
+//! - Figma ([`figma`]): connect, sync a frame, each synced ad's render beside Figma's.
 
 mod ads;
 mod brands;
 mod cutouts;
+mod figma;
+pub mod editor;
 pub mod html;
 mod imports;
 mod keys;
@@ -122,7 +128,11 @@ pub fn router<S: Clone + Send + Sync + 'static>(state: DashboardState) -> Router
         .route("/ads/{id}", get(ads::detail))
         .route("/ads/{id}/download", get(ads::download))
         .route("/ads/{id}/thumb", get(ads::thumb))
-        .route("/ads/{id}/edit", get(ads::edit_form).post(ads::edit_submit))
+        .route(
+            "/ads/{id}/edit",
+            get(editor::ad_page).post(ads::edit_submit),
+        )
+        .route("/ads/{id}/edit/form", get(ads::edit_form))
         .route("/cutouts", get(cutouts::list))
         .route("/imports", get(imports::list))
         .route("/imports/{id}", get(imports::detail))
@@ -140,6 +150,8 @@ pub fn router<S: Clone + Send + Sync + 'static>(state: DashboardState) -> Router
         .merge(packs::routes())
         .merge(templates::routes())
         .merge(brands::routes())
+        .merge(figma::routes())
+        .merge(editor::routes())
         .fallback(|| async { DashError::NotFound })
         .with_state(state)
 }

@@ -175,6 +175,9 @@ pub async fn create(State(state): State<AppState>, me: SignedIn, body: Bytes) ->
     let body = DesignTemplateCreate {
         reference_image_url: filled("reference_image_url"),
         swipe_file_id: filled("swipe_file_id"),
+        figma_url: filled("figma_url"),
+        figma_file_key: None,
+        figma_node_id: None,
     };
     match design_templates::create(&state, &m.org_id, body).await {
         Ok(t) => Ok(redirect(&format!("/dashboard/templates/{}", t.id))),
@@ -237,6 +240,14 @@ pub async fn show(
     if all.is_empty() {
         vs.push_str(r#"<li class="empty">No version yet: the analysis has not completed.</li>"#);
     }
+    let edit = if !t.deleted && t.status == "completed" && t.current_json_tree.is_some() {
+        format!(
+            r#"<a class="button secondary" href="/dashboard/templates/{}/edit">Open in the editor</a> "#,
+            esc(&t.id)
+        )
+    } else {
+        String::new()
+    };
     let action = if t.deleted {
         post_button(
             &format!("/dashboard/templates/{}/restore", t.id),
@@ -282,7 +293,7 @@ pub async fn show(
 <dt>Version</dt><dd>{v}</dd>
 <dt>Created</dt><dd>{created}</dd>{error}{note}
 </dl></div>
-<div class="pack-archive">{action}</div>
+<div class="pack-archive">{edit}{action}</div>
 <h2>Versions</h2><ul class="designs">{vs}</ul>"#,
         badge = status_badge(&t),
         sf = t

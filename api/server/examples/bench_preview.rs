@@ -129,6 +129,7 @@ async fn main() {
             ..Default::default()
         },
         dashboard: Default::default(),
+        figma: Default::default(),
     };
     let server = Server::bind(&args).await.unwrap();
     let base = format!("http://{}", server.addr);

@@ -140,6 +140,7 @@ async fn main() {
         default_collection: None,
         previews: Default::default(),
         swipe_index: Default::default(),
+        figma: Default::default(),
         dashboard: Default::default(),
     };
     let server = Server::bind(&args).await.unwrap();
@@ -241,6 +242,7 @@ async fn main() {
             design_template: None,
             render: None,
             copy: None,
+            figma: None,
         })
     };
     let wait_all = |ids: Vec<String>| {

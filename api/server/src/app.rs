@@ -11,6 +11,7 @@ use axum::response::IntoResponse;
 use axum::routing::get;
 
 use adforge_renderer::{FetchLimits, HttpFetcher};
+use adforge_worker::secrets::SecretKey;
 use adforge_worker::{JobQueue, MemoryQueue, RedisQueue};
 
 use crate::cli::ServeArgs;
@@ -178,6 +179,11 @@ impl Server {
         } else {
             None
         };
+        let secrets = secrets_key(args)?;
+        let figma = Arc::new(
+            adforge_api::resources::integrations::FigmaConfig::new(&args.figma, secrets.clone())
+                .map_err(Error::Invalid)?,
+        );
         adforge_worker::node::spawn_in_process(
             queue.clone(),
             adforge_worker::node::handler_with_models(
@@ -188,6 +194,7 @@ impl Server {
                 &models_dir,
                 cutter.clone(),
                 args.copy_model.open()?,
+                secrets,
             ),
             args.workers,
         );
@@ -241,6 +248,7 @@ impl Server {
                 args.swipe_index.config(&args.db.data_dir),
             )),
             previews,
+            figma,
         };
         let dashboard = Arc::new(adforge_dashboard::Config::new(&args.dashboard, &public_url));
         let metrics_listener = metrics_listener.map(|l| {
@@ -315,6 +323,37 @@ impl Server {
         }
         Ok(())
     }
+}
+
+/// The secrets key third-party tokens are sealed with: `ADFORGE_SECRETS_KEY`, else
+/// `--secrets-key-file`; in the embedded default (no `--database-url`, no `--redis-url`)
+/// else a key generated into `DATA_DIR/secrets.key` on first use. A cluster without one has
+/// none: storing a token answers 503 until the operator gives every node the same key.
+///
+/// # Errors
+/// A variable or file that is not base64 of 32 bytes; a key file that cannot be read or
+/// written.
+fn secrets_key(args: &ServeArgs) -> Result<Option<Arc<SecretKey>>, Error> {
+    let invalid =
+        |e: adforge_worker::secrets::SecretsError| Error::Invalid(format!("secrets key: {e}"));
+    let embedded = args.db.database_url.is_none() && args.redis_url.is_none();
+    let key = match (
+        std::env::var(adforge_worker::secrets::ENV).is_ok_and(|v| !v.trim().is_empty()),
+        &args.figma.secrets_key_file,
+    ) {
+        (true, _) => SecretKey::from_env().map_err(invalid)?,
+        (false, Some(path)) => Some(SecretKey::from_file(path).map_err(invalid)?),
+        (false, None) if embedded => {
+            Some(SecretKey::load_or_create(&args.db.data_dir).map_err(invalid)?)
+        }
+        (false, None) => None,
+    };
+    if key.is_none() {
+        tracing::warn!(
+            "no ADFORGE_SECRETS_KEY: Figma cannot be connected on this cluster until every API node and worker has the same key"
+        );
+    }
+    Ok(key.map(Arc::new))
 }
 
 /// Resolves on SIGTERM or Ctrl-C.

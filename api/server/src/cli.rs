@@ -84,6 +84,8 @@ pub struct ServeArgs {
     pub previews: adforge_api::resources::previews::PreviewArgs,
     #[command(flatten)]
     pub swipe_index: adforge_api::swipe::index::SwipeIndexArgs,
+    #[command(flatten)]
+    pub figma: adforge_api::resources::integrations::FigmaArgs,
     /// The models folder (`scripts/fetch-models` fills it). Default:
     /// `$ADFORGE_MODELS_DIR`, else `~/.cache/adforge/models`. Without models the server
     /// serves everything but swipe-file uploads and search, which answer 503.

@@ -111,6 +111,12 @@ pub async fn run(args: WorkerArgs) -> Result<(), Error> {
     let models = adforge_api::swipe::ModelState::load(&models_dir);
     let gpu = open_backend(args.render.backend)?;
     let cutter = Arc::new(adforge_worker::cutout::Cutter::load(&models_dir));
+    // Figma sync jobs carry the organisation's token sealed with the API's key; this
+    // worker opens them only with the same ADFORGE_SECRETS_KEY (read from the environment,
+    // never a flag, so it stays out of process lists).
+    let secrets = adforge_worker::secrets::SecretKey::from_env()
+        .map_err(|e| Error::Invalid(format!("ADFORGE_SECRETS_KEY: {e}")))?
+        .map(Arc::new);
     let handler = node::handler_with_models(
         blobs,
         args.allow_private_urls,
@@ -119,6 +125,7 @@ pub async fn run(args: WorkerArgs) -> Result<(), Error> {
         &models_dir,
         cutter,
         args.copy_model.open()?,
+        secrets,
     );
     let mut options = WorkerOptions::new(adforge_worker::default_consumer_name());
     options.concurrency = args.concurrency.max(1);

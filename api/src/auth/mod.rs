@@ -73,10 +73,16 @@ pub enum Scope {
     /// Create, change, delete and rotate webhook endpoints; redeliver events.
     #[serde(rename = "webhooks:write")]
     WebhooksWrite,
+    /// See the organisation's design-tool connections (never their tokens).
+    #[serde(rename = "integrations:read")]
+    IntegrationsRead,
+    /// Connect and disconnect design tools (store and remove their tokens).
+    #[serde(rename = "integrations:write")]
+    IntegrationsWrite,
 }
 
 impl Scope {
-    pub const ALL: [Scope; 20] = [
+    pub const ALL: [Scope; 22] = [
         Scope::BrandsRead,
         Scope::BrandsWrite,
         Scope::ProductsRead,
@@ -97,6 +103,8 @@ impl Scope {
         Scope::DesignPacksWrite,
         Scope::WebhooksRead,
         Scope::WebhooksWrite,
+        Scope::IntegrationsRead,
+        Scope::IntegrationsWrite,
     ];
 
     pub fn name(self) -> &'static str {
@@ -121,6 +129,8 @@ impl Scope {
             Scope::DesignPacksWrite => "design_packs:write",
             Scope::WebhooksRead => "webhooks:read",
             Scope::WebhooksWrite => "webhooks:write",
+            Scope::IntegrationsRead => "integrations:read",
+            Scope::IntegrationsWrite => "integrations:write",
         }
     }
 

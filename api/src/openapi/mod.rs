@@ -32,6 +32,7 @@ const DESCRIPTION: &str = include_str!("description.md");
         (name = "design packs", description = "Named, organisation-wide collections of swipe-file designs"),
         (name = "design templates", description = "A reference's layout as an editable blueprint tree, its versions, and ads made from it"),
         (name = "previews", description = "A JSON tree rendered at once (PNG, WebP or laid-out boxes), free and not stored"),
+        (name = "integrations", description = "Design-tool connections (Figma): a token stored sealed, used by design-tool sync"),
     )
 )]
 pub struct ApiDoc;

@@ -11,6 +11,7 @@ pub mod facts;
 pub mod files;
 pub mod image_ads;
 pub mod images;
+pub mod integrations;
 pub mod previews;
 pub mod products;
 pub mod search;

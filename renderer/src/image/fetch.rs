@@ -101,6 +101,70 @@ impl HttpFetcher {
     }
 }
 
+/// What [`HttpFetcher::get_with_headers`] received: any status, with the body and the
+/// `Retry-After` header (seconds) of a 429 or 503.
+#[derive(Debug, Clone)]
+pub struct HttpReply {
+    /// The HTTP status code.
+    pub status: u16,
+    /// `Retry-After` in whole seconds, when the server sent a number.
+    pub retry_after: Option<u64>,
+    /// The body, at most [`FetchLimits::max_bytes`].
+    pub body: Vec<u8>,
+}
+
+impl HttpFetcher {
+    /// GETs the http(s) `url` through the same address policy and limits (size, time,
+    /// redirects) as image fetches, sending `headers` (a third-party API's token header:
+    /// it never appears in an error, which names only the URL), and returns the reply
+    /// whatever its status, so the caller can tell a 403 from a 429. For the worker's calls
+    /// to an operator-configured third-party API (Figma).
+    ///
+    /// # Errors
+    /// The refusal or the transport error, in words.
+    pub fn get_with_headers(
+        &self,
+        url: &str,
+        headers: &[(&str, &str)],
+    ) -> Result<HttpReply, String> {
+        let lower = url.to_ascii_lowercase();
+        if !(lower.starts_with("http://") || lower.starts_with("https://")) {
+            return Err("only http and https URLs are accepted".to_owned());
+        }
+        check_url(url, self.limits.allow_private)?;
+        let mut req = self.agent.get(url);
+        for (name, value) in headers {
+            req = req.header(*name, *value);
+        }
+        let mut resp = req
+            .config()
+            .http_status_as_error(false)
+            .build()
+            .call()
+            .map_err(|e| e.to_string())?;
+        let status = resp.status().as_u16();
+        let retry_after = resp
+            .headers()
+            .get("retry-after")
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.trim().parse::<u64>().ok());
+        let body = resp
+            .body_mut()
+            .with_config()
+            .limit(self.limits.max_bytes)
+            .read_to_vec()
+            .map_err(|e| match e {
+                ureq::Error::BodyExceedsLimit(n) => too_large(n),
+                e => e.to_string(),
+            })?;
+        Ok(HttpReply {
+            status,
+            retry_after,
+            body,
+        })
+    }
+}
+
 impl ImageFetcher for HttpFetcher {
     fn fetch(&self, url: &str) -> Result<Vec<u8>, String> {
         let lower = url.to_ascii_lowercase();

@@ -5,7 +5,7 @@ pub mod fetch;
 use std::collections::HashMap;
 use std::sync::Arc;
 
-pub use fetch::{FetchLimits, HttpFetcher, ImageFetcher};
+pub use fetch::{FetchLimits, HttpFetcher, HttpReply, ImageFetcher};
 use tiny_skia::Pixmap;
 
 use crate::tree::{Paint, Tree};

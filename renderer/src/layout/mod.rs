@@ -426,7 +426,7 @@ impl<'a> Ctx<'a> {
                 font_size: shaped.font_size,
             });
         }
-        if let Some(family) = &shaped.missing_family {
+        for family in &shaped.missing_families {
             self.warnings.push(Warning::MissingFont {
                 node: id.clone(),
                 family: family.clone(),

@@ -14,6 +14,71 @@ use cosmic_text::{
 use crate::fonts::{DEFAULT_FAMILY, FontLibrary};
 use crate::tree::{LineHeight, TextAlign, TextCase, TextDecoration, TextStyle};
 
+/// The text to lay out, after case and paragraph separators, cut into pieces: each piece's
+/// end (a byte offset into `text`) and the span of [`TextStyle::spans`] it is in (`None`:
+/// the node's own style). The pieces cover `text` in order.
+struct Styled {
+    text: String,
+    pieces: Vec<(usize, Option<usize>)>,
+}
+
+impl Styled {
+    fn new(style: &TextStyle) -> Self {
+        if style.spans.is_empty() {
+            let text = apply_case(&style.characters, style.case);
+            let end = text.len();
+            return Styled {
+                text,
+                pieces: vec![(end, None)],
+            };
+        }
+        let chars = &style.characters;
+        let mut ranges: Vec<(std::ops::Range<usize>, Option<usize>)> = Vec::new();
+        let mut at = 0;
+        for (k, sp) in style.spans.iter().enumerate() {
+            // Spans are in order and on character boundaries (the tree made them so).
+            let (start, end) = (sp.range.start.max(at), sp.range.end.min(chars.len()));
+            if start >= end || !chars.is_char_boundary(start) || !chars.is_char_boundary(end) {
+                continue;
+            }
+            if start > at {
+                ranges.push((at..start, None));
+            }
+            ranges.push((start..end, Some(k)));
+            at = end;
+        }
+        if at < chars.len() {
+            ranges.push((at..chars.len(), None));
+        }
+        let mut text = String::with_capacity(chars.len());
+        let mut pieces = Vec::with_capacity(ranges.len());
+        let mut word_start = true;
+        for (r, span) in ranges {
+            text.push_str(&case_of(&chars[r], style.case, &mut word_start));
+            pieces.push((text.len(), span));
+        }
+        Styled { text, pieces }
+    }
+
+    /// The pieces of `text[..cut]` followed by `tail` more bytes (an ellipsis) in the style
+    /// of the last kept character.
+    fn cut(&self, cut: usize, tail: usize) -> Vec<(usize, Option<usize>)> {
+        let mut out = Vec::new();
+        for &(end, span) in &self.pieces {
+            if end >= cut {
+                out.push((cut, span));
+                break;
+            }
+            out.push((end, span));
+        }
+        match out.last_mut() {
+            Some(last) => last.0 = cut + tail,
+            None => out.push((cut + tail, None)),
+        }
+        out
+    }
+}
+
 /// One positioned glyph, in the text box's coordinates (y is the baseline).
 #[derive(Debug, Clone)]
 pub struct PlacedGlyph {
@@ -24,14 +89,17 @@ pub struct PlacedGlyph {
     pub font_size: f32,
     pub weight: Weight,
     pub flags: CacheKeyFlags,
+    /// 0: the node's own style; `k`: span `k - 1` of [`TextStyle::spans`].
+    pub span: usize,
 }
 
 /// The result of laying out one TEXT node.
 #[derive(Debug, Clone, Default)]
 pub struct ShapedText {
     pub glyphs: Vec<PlacedGlyph>,
-    /// Underline / strikethrough rectangles `(x, y, w, h)`.
-    pub decorations: Vec<[f32; 4]>,
+    /// Underline / strikethrough rectangles `(x, y, w, h)`, each with the span of its
+    /// glyphs (as [`PlacedGlyph::span`]).
+    pub decorations: Vec<([f32; 4], usize)>,
     /// Widest line.
     pub width: f32,
     /// Total height of the lines.
@@ -46,8 +114,9 @@ pub struct ShapedText {
     pub broke_word: bool,
     /// True when lines were dropped (maxLines / truncation).
     pub truncated: bool,
-    /// The requested family when it was not found and [`DEFAULT_FAMILY`] was used.
-    pub missing_family: Option<String>,
+    /// The requested families (the node's, then its spans') that were not found, for which
+    /// [`DEFAULT_FAMILY`] was used.
+    pub missing_families: Vec<String>,
 }
 
 /// Owns the cosmic-text `FontSystem` (expensive: create once per process).
@@ -96,7 +165,8 @@ impl TextEngine {
         width: Option<f32>,
         max_height: Option<f32>,
     ) -> ShapedText {
-        let text = apply_case(&style.characters, style.case);
+        let styled = Styled::new(style);
+        let text = styled.text.clone();
         let line_height = line_height(style, font_size);
         let limit = match (style.max_lines, max_height) {
             (Some(n), _) => Some(n as usize),
@@ -106,6 +176,7 @@ impl TextEngine {
         let (mut out, starts) = self.run(
             style,
             &text,
+            &styled.pieces,
             font_size,
             width,
             limit.filter(|_| !style.ellipsis),
@@ -133,11 +204,16 @@ impl TextEngine {
             .map(|(i, _)| i)
             .chain([rest.len()])
             .collect();
-        let candidate = |k: usize| format!("{prefix}{}\u{2026}", rest[..cuts[k]].trim_end());
+        let candidate = |k: usize| {
+            let kept = format!("{prefix}{}", rest[..cuts[k]].trim_end());
+            let pieces = styled.cut(kept.len(), '\u{2026}'.len_utf8());
+            (format!("{kept}\u{2026}"), pieces)
+        };
         let (mut lo, mut hi) = (0usize, cuts.len() - 1);
         while lo < hi {
             let mid = (lo + hi).div_ceil(2);
-            let (s, _) = self.run(style, &candidate(mid), font_size, width, None);
+            let (text, pieces) = candidate(mid);
+            let (s, _) = self.run(style, &text, &pieces, font_size, width, None);
             if s.lines <= n {
                 lo = mid;
             } else {
@@ -145,29 +221,51 @@ impl TextEngine {
             }
         }
         let lines_before = out.lines;
-        (out, _) = self.run(style, &candidate(lo), font_size, width, Some(n));
+        let (text, pieces) = candidate(lo);
+        (out, _) = self.run(style, &text, &pieces, font_size, width, Some(n));
         out.truncated = lines_before > out.lines || lo + 1 < cuts.len();
         out
     }
 
-    /// One layout pass. Returns the shaped text and, per visual line, its paragraph index and
-    /// the logical byte offset where it starts.
+    /// One layout pass over `text`, cut into `pieces` of the node's style and of its spans.
+    /// Returns the shaped text and, per visual line, its paragraph index and the logical
+    /// byte offset where it starts.
     fn run(
         &mut self,
         style: &TextStyle,
         text: &str,
+        pieces: &[(usize, Option<usize>)],
         font_size: f32,
         width: Option<f32>,
         max_lines: Option<usize>,
     ) -> (ShapedText, Vec<(usize, usize)>) {
-        let (family, missing_family) = if self.has_family(&style.font_family) {
-            (style.font_family.as_str(), None)
-        } else {
-            (DEFAULT_FAMILY, Some(style.font_family.clone()))
+        let mut missing_families: Vec<String> = Vec::new();
+        let family_of = |name: &str, missing: &mut Vec<String>| -> String {
+            if self.families.contains(&name.to_lowercase()) {
+                name.to_owned()
+            } else {
+                if !missing.iter().any(|m| m == name) {
+                    missing.push(name.to_owned());
+                }
+                DEFAULT_FAMILY.to_owned()
+            }
         };
-        let metrics = Metrics::new(font_size, line_height(style, font_size));
+        let family = family_of(&style.font_family, &mut missing_families);
+        // The families of the spans, resolved the same way, before the buffer borrows them.
+        let span_families: Vec<Option<String>> = style
+            .spans
+            .iter()
+            .map(|sp| {
+                sp.font_family
+                    .as_deref()
+                    .map(|f| family_of(f, &mut missing_families))
+            })
+            .collect();
+        let scale = font_size / style.font_size;
+        let base_line = line_height(style, font_size);
+        let metrics = Metrics::new(font_size, base_line);
         let attrs = Attrs::new()
-            .family(Family::Name(family))
+            .family(Family::Name(&family))
             .weight(Weight(style.font_weight))
             .style(if style.italic {
                 Style::Italic
@@ -191,14 +289,60 @@ impl TextEngine {
             TextAlign::Right => Some(Align::Right),
             TextAlign::Justified => Some(Align::Justified),
         };
-        buffer.set_text(text, &attrs, Shaping::Advanced, align);
+        if style.spans.is_empty() {
+            buffer.set_text(text, &attrs, Shaping::Advanced, align);
+        } else {
+            let mut rich = Vec::with_capacity(pieces.len());
+            let mut start = 0;
+            for &(end, span) in pieces {
+                let end = end.min(text.len());
+                if end <= start || !text.is_char_boundary(end) {
+                    continue;
+                }
+                let a = match span.and_then(|k| style.spans.get(k).map(|sp| (k, sp))) {
+                    None => attrs.clone(),
+                    Some((k, sp)) => {
+                        let size = sp.font_size.unwrap_or(style.font_size);
+                        let mut a = attrs.clone().metadata(k + 1);
+                        if let Some(Some(f)) = span_families.get(k) {
+                            a = a.family(Family::Name(f));
+                        }
+                        if let Some(w) = sp.font_weight {
+                            a = a.weight(Weight(w));
+                        }
+                        if let Some(i) = sp.italic {
+                            a = a.style(if i { Style::Italic } else { Style::Normal });
+                        }
+                        let spacing = sp.letter_spacing.unwrap_or(style.letter_spacing);
+                        a = a.letter_spacing(spacing / size);
+                        if sp.font_size.is_some() {
+                            let line = match style.line_height {
+                                LineHeight::Auto => size * scale * 1.2,
+                                _ => base_line,
+                            };
+                            a = a.metrics(Metrics::new(size * scale, line.max(0.01)));
+                        }
+                        a
+                    }
+                };
+                rich.push((&text[start..end], a));
+                start = end;
+            }
+            buffer.set_rich_text(rich, &attrs, Shaping::Advanced, align);
+        }
         buffer.shape_until_scroll(&mut self.font_system, false);
 
         let mut out = ShapedText {
             font_size,
-            missing_family,
+            missing_families,
             min_x: f32::MAX,
             ..Default::default()
+        };
+        let decoration_of = |meta: usize| -> TextDecoration {
+            meta.checked_sub(1)
+                .and_then(|k| style.spans.get(k))
+                .and_then(|sp| sp.decoration)
+                .unwrap_or(style.decoration)
         };
         let mut starts = Vec::new();
         let mut prev_line: Option<(usize, usize)> = None;
@@ -236,6 +380,27 @@ impl TextEngine {
             out.height = run.line_top + run.line_height;
             let mut lo = f32::MAX;
             let mut hi = f32::MIN;
+            // Decorations: one rectangle per stretch of glyphs of one decoration and span.
+            let mut stretch: Option<(TextDecoration, usize, f32, f32, f32)> = None;
+            let close = |st: Option<(TextDecoration, usize, f32, f32, f32)>,
+                         out: &mut ShapedText| {
+                let Some((deco, span, a, b, size)) = st else {
+                    return;
+                };
+                if a > b {
+                    return;
+                }
+                let thick = (size / 14.0).max(0.5);
+                match deco {
+                    TextDecoration::None => {}
+                    TextDecoration::Underline => out
+                        .decorations
+                        .push(([a, run.line_y + size * 0.1, b - a, thick], span)),
+                    TextDecoration::Strikethrough => out
+                        .decorations
+                        .push(([a, run.line_y - size * 0.3, b - a, thick], span)),
+                }
+            };
             for g in run.glyphs {
                 out.glyphs.push(PlacedGlyph {
                     font_id: g.font_id,
@@ -245,25 +410,27 @@ impl TextEngine {
                     font_size: g.font_size,
                     weight: g.font_weight,
                     flags: g.cache_key_flags,
+                    span: g.metadata,
                 });
                 lo = lo.min(g.x);
                 hi = hi.max(g.x + g.w);
+                let deco = decoration_of(g.metadata);
+                match &mut stretch {
+                    Some((d, sp, a, b, size)) if *d == deco && *sp == g.metadata => {
+                        *a = a.min(g.x);
+                        *b = b.max(g.x + g.w);
+                        *size = size.max(g.font_size);
+                    }
+                    _ => {
+                        close(stretch.take(), &mut out);
+                        stretch = Some((deco, g.metadata, g.x, g.x + g.w, g.font_size));
+                    }
+                }
             }
+            close(stretch.take(), &mut out);
             if lo <= hi {
                 out.width = out.width.max(hi - lo);
                 out.min_x = out.min_x.min(lo);
-                let thick = (font_size / 14.0).max(0.5);
-                match style.decoration {
-                    TextDecoration::None => {}
-                    TextDecoration::Underline => {
-                        out.decorations
-                            .push([lo, run.line_y + font_size * 0.1, hi - lo, thick]);
-                    }
-                    TextDecoration::Strikethrough => {
-                        out.decorations
-                            .push([lo, run.line_y - font_size * 0.3, hi - lo, thick]);
-                    }
-                }
             }
         }
         if out.min_x == f32::MAX {
@@ -283,6 +450,11 @@ fn line_height(style: &TextStyle, font_size: f32) -> f32 {
 }
 
 fn apply_case(s: &str, case: TextCase) -> String {
+    case_of(s, case, &mut true)
+}
+
+/// [`apply_case`] of one piece of a text; `word_start` carries title case across pieces.
+fn case_of(s: &str, case: TextCase, word_start: &mut bool) -> String {
     // One paragraph separator ("\n") so paragraph indices agree with cosmic-text's, which
     // also splits on "\r", "\r\n" and "\n\r".
     let normalised;
@@ -301,14 +473,13 @@ fn apply_case(s: &str, case: TextCase) -> String {
         TextCase::Lower => s.to_lowercase(),
         TextCase::Title => {
             let mut out = String::with_capacity(s.len());
-            let mut start = true;
             for c in s.chars() {
-                if start && c.is_alphabetic() {
+                if *word_start && c.is_alphabetic() {
                     out.extend(c.to_uppercase());
                 } else {
                     out.push(c);
                 }
-                start = c.is_whitespace();
+                *word_start = c.is_whitespace();
             }
             out
         }

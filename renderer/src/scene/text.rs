@@ -9,7 +9,7 @@ use tiny_skia::{Path, PathBuilder, Rect, Transform};
 use super::DrawOp;
 use super::build::{Builder, with_alpha};
 use crate::layout::ShapedText;
-use crate::tree::{Node, Paint, VerticalAlign};
+use crate::tree::{BlendMode, Node, Paint, VerticalAlign};
 
 /// Glyph outlines are extracted once at this size and scaled, so one cache entry serves every
 /// font size (shrink-to-fit tries many).
@@ -24,10 +24,21 @@ impl Builder<'_> {
         s: &ShapedText,
         box_h: f32,
     ) -> (Option<Path>, Vec<(CacheKey, f32, f32, f32)>) {
+        self.glyph_path_of(n, s, box_h, |_| true)
+    }
+
+    /// [`Builder::glyph_path`] of the glyphs (and decorations) whose span `keep` accepts.
+    fn glyph_path_of(
+        &mut self,
+        n: &Node,
+        s: &ShapedText,
+        box_h: f32,
+        keep: impl Fn(usize) -> bool,
+    ) -> (Option<Path>, Vec<(CacheKey, f32, f32, f32)>) {
         let oy = text_offset(n, box_h, s);
         let mut pb = PathBuilder::new();
         let mut bitmaps = Vec::new();
-        for g in &s.glyphs {
+        for g in s.glyphs.iter().filter(|g| keep(g.span)) {
             let (key, _, _) = CacheKey::new(
                 g.font_id,
                 g.glyph_id,
@@ -66,7 +77,7 @@ impl Builder<'_> {
                 _ => bitmaps.push((key, gx, gy, g.font_size)),
             }
         }
-        for [x, y, w, h] in &s.decorations {
+        for ([x, y, w, h], _) in s.decorations.iter().filter(|(_, sp)| keep(*sp)) {
             if let Some(r) = Rect::from_xywh(*x, y + oy, *w, *h) {
                 pb.push_rect(r);
             }
@@ -80,15 +91,41 @@ impl Builder<'_> {
             return;
         };
         let b = self.layout.boxes[i];
-        let (path, bitmaps) = self.glyph_path(n, s, b.h);
-        let color = n.fills.iter().find_map(|p| match p {
-            Paint::Solid { color, opacity } => Some(with_alpha(*color, *opacity)),
-            _ => None,
-        });
-        if let Some(path) = path {
-            for (k, p) in n.fills.iter().enumerate() {
+        let spans = n
+            .text
+            .as_ref()
+            .map(|t| t.spans.as_slice())
+            .unwrap_or_default();
+        // Glyphs are painted in groups: the node's own fills, then each span with fills of
+        // its own (Figma's per-range fills).
+        let own_fills = |span: usize| -> Option<&[Paint]> {
+            span.checked_sub(1)
+                .and_then(|k| spans.get(k))
+                .and_then(|sp| sp.fills.as_deref())
+        };
+        let group_of = |span: usize| if own_fills(span).is_some() { span } else { 0 };
+        let mut groups: Vec<usize> = s.glyphs.iter().map(|g| group_of(g.span)).collect();
+        groups.extend(s.decorations.iter().map(|(_, sp)| group_of(*sp)));
+        groups.push(0);
+        groups.sort_unstable();
+        groups.dedup();
+        let mut bitmaps = Vec::new();
+        for group in groups {
+            let (path, mut group_bitmaps) =
+                self.glyph_path_of(n, s, b.h, |span| group_of(span) == group);
+            bitmaps.append(&mut group_bitmaps);
+            let Some(path) = path else { continue };
+            let (paints, blends): (&[Paint], &[BlendMode]) = match own_fills(group) {
+                Some(p) if group > 0 => (p, &[]),
+                _ => (&n.fills, &n.fill_blends),
+            };
+            let color = paints.iter().find_map(|p| match p {
+                Paint::Solid { color, opacity } => Some(with_alpha(*color, *opacity)),
+                _ => None,
+            });
+            for (k, p) in paints.iter().enumerate() {
                 if let Some(sp) = self.paint(n, p, b.w, b.h, fold) {
-                    let layer = self.push_paint_blend(n.fill_blends.get(k), &path, t, 0.0);
+                    let layer = self.push_paint_blend(blends.get(k), &path, t, 0.0);
                     self.ops.push(DrawOp::Text {
                         path: path.clone(),
                         transform: t,

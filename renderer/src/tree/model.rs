@@ -140,6 +140,34 @@ pub struct TextFitSpec {
     pub max_font_size: Option<f32>,
 }
 
+/// One entry of Figma's `styleOverrideTable`: what a range of a TEXT node's characters
+/// changes from the node's own style (a TypeStyle holding only the changed fields).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct StyleOverrideSpec {
+    #[serde(default)]
+    pub font_family: Option<String>,
+    #[serde(default)]
+    pub font_weight: Option<f32>,
+    #[serde(default)]
+    pub italic: Option<bool>,
+    #[serde(default)]
+    pub font_style: Option<String>,
+    #[serde(default)]
+    pub font_size: Option<f32>,
+    #[serde(default)]
+    pub letter_spacing: Option<f32>,
+    #[serde(default)]
+    pub text_decoration: Option<String>,
+    #[serde(default)]
+    pub fills: Option<Vec<PaintSpec>>,
+    /// Read only to report that per-range line heights and cases are not drawn.
+    #[serde(default)]
+    pub line_height_px: Option<f32>,
+    #[serde(default)]
+    pub text_case: Option<String>,
+}
+
 /// Figma-style line height object `{ "value": 120, "unit": "PERCENT" }` or a bare number of
 /// pixels.
 #[derive(Debug, Clone, Deserialize)]
@@ -263,6 +291,13 @@ pub struct NodeSpec {
     pub text_truncation: Option<String>,
     #[serde(default)]
     pub text_fit: Option<TextFitSpec>,
+    /// Figma's per-character style ids (0: the node's own style), one per UTF-16 code unit
+    /// of `characters`; trailing zeros may be left out.
+    #[serde(default)]
+    pub character_style_overrides: Vec<u32>,
+    /// Figma's style id → the fields that style changes.
+    #[serde(default)]
+    pub style_override_table: std::collections::BTreeMap<String, Option<StyleOverrideSpec>>,
     // vector
     #[serde(default)]
     pub vector_paths: Vec<VectorPathSpec>,

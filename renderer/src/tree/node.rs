@@ -286,6 +286,27 @@ pub struct TextStyle {
     pub ellipsis: bool,
     /// Our extension: `(min, max)` font size for shrink-to-fit.
     pub fit: Option<(f32, f32)>,
+    /// Ranges of `characters` in another style (Figma's `characterStyleOverrides`), in
+    /// order, not overlapping; the characters between them take the node's own style.
+    pub spans: Vec<TextSpan>,
+}
+
+/// A range of a TEXT node's characters with its own style: each `Some` field replaces the
+/// node's value for these characters.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct TextSpan {
+    /// Byte range in [`TextStyle::characters`] (on character boundaries).
+    pub range: std::ops::Range<usize>,
+    pub font_family: Option<String>,
+    pub font_weight: Option<u16>,
+    pub italic: Option<bool>,
+    /// Design pixels.
+    pub font_size: Option<f32>,
+    /// Pixels.
+    pub letter_spacing: Option<f32>,
+    pub decoration: Option<TextDecoration>,
+    /// Paints of these characters instead of the node's `fills`.
+    pub fills: Option<Vec<Paint>>,
 }
 
 #[derive(Debug, Clone, PartialEq)]

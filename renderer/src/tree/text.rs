@@ -1,8 +1,8 @@
 //! Validation and normalisation of TEXT properties.
 
-use super::model::{LineHeightSpec, NodeSpec};
+use super::model::{LineHeightSpec, NodeSpec, StyleOverrideSpec};
 use super::node::*;
-use super::values::{check_range, choice};
+use super::values::{check_range, choice, paint};
 use crate::Error;
 
 pub(super) fn text_style(
@@ -153,8 +153,10 @@ pub(super) fn text_style(
             Some((min, max))
         }
     };
+    let characters = s.characters.clone().unwrap_or_default();
+    let spans = spans(id, s, &characters, unsupported)?;
     Ok(TextStyle {
-        characters: s.characters.clone().unwrap_or_default(),
+        characters,
         font_family: s.font_family.clone().unwrap_or_else(|| "Inter".to_owned()),
         font_size,
         font_weight,
@@ -171,5 +173,134 @@ pub(super) fn text_style(
         // TRUNCATE auto-resize and whenever maxLines is set without an explicit DISABLED.
         ellipsis: truncation != Some("DISABLED"),
         fit,
+        spans,
+    })
+}
+
+/// The ranges of `characters` that Figma's `characterStyleOverrides` give another style of
+/// `styleOverrideTable`. The overrides count UTF-16 code units, as Figma's strings do; an
+/// id missing from the table (or 0) is the node's own style.
+fn spans(
+    id: &str,
+    s: &NodeSpec,
+    characters: &str,
+    unsupported: &mut Vec<String>,
+) -> Result<Vec<TextSpan>, Error> {
+    if s.character_style_overrides.iter().all(|&k| k == 0) {
+        return Ok(Vec::new());
+    }
+    let mut table: std::collections::HashMap<u32, TextSpan> = std::collections::HashMap::new();
+    for (key, spec) in &s.style_override_table {
+        let Ok(k) = key.parse::<u32>() else {
+            return Err(Error::node(
+                id,
+                format!("styleOverrideTable.{key}"),
+                "keys are the style ids of characterStyleOverrides (whole numbers)",
+            ));
+        };
+        let Some(spec) = spec else { continue };
+        table.insert(k, span_style(id, key, spec, unsupported)?);
+    }
+    let mut out: Vec<TextSpan> = Vec::new();
+    let mut unit = 0usize;
+    let mut current: Option<(u32, usize)> = None;
+    let close = |style: u32, start: usize, end: usize, out: &mut Vec<TextSpan>| {
+        if let Some(t) = table.get(&style)
+            && start < end
+        {
+            out.push(TextSpan {
+                range: start..end,
+                ..t.clone()
+            });
+        }
+    };
+    for (byte, c) in characters.char_indices() {
+        let style = s.character_style_overrides.get(unit).copied().unwrap_or(0);
+        unit += c.len_utf16();
+        match current {
+            Some((cur, _)) if cur == style => {}
+            Some((cur, start)) => {
+                close(cur, start, byte, &mut out);
+                current = Some((style, byte));
+            }
+            None => current = Some((style, byte)),
+        }
+    }
+    if let Some((cur, start)) = current {
+        close(cur, start, characters.len(), &mut out);
+    }
+    Ok(out)
+}
+
+fn span_style(
+    id: &str,
+    key: &str,
+    o: &StyleOverrideSpec,
+    unsupported: &mut Vec<String>,
+) -> Result<TextSpan, Error> {
+    let field = |f: &str| format!("styleOverrideTable.{key}.{f}");
+    if o.line_height_px.is_some() {
+        unsupported.push(format!(
+            "styleOverrideTable.{key}.lineHeightPx (per-range line heights are not supported yet; the node's is used)"
+        ));
+    }
+    if o.text_case.is_some() {
+        unsupported.push(format!(
+            "styleOverrideTable.{key}.textCase (per-range text case is not supported yet; the node's is used)"
+        ));
+    }
+    let font_weight = match o.font_weight {
+        Some(w) => Some(check_range(id, &field("fontWeight"), w, 1.0, 1000.0)? as u16),
+        None => None,
+    };
+    let font_size = match o.font_size {
+        Some(v) => Some(check_range(id, &field("fontSize"), v, 0.5, 10000.0)?),
+        None => None,
+    };
+    let letter_spacing = match o.letter_spacing {
+        Some(v) => Some(check_range(
+            id,
+            &field("letterSpacing"),
+            v,
+            -1000.0,
+            1000.0,
+        )?),
+        None => None,
+    };
+    let decoration = match choice(
+        id,
+        &field("textDecoration"),
+        o.text_decoration.as_deref(),
+        &["NONE", "UNDERLINE", "STRIKETHROUGH"],
+    )? {
+        Some("UNDERLINE") => Some(TextDecoration::Underline),
+        Some("STRIKETHROUGH") => Some(TextDecoration::Strikethrough),
+        Some(_) => Some(TextDecoration::None),
+        None => None,
+    };
+    let italic = o.italic.or_else(|| {
+        o.font_style
+            .as_deref()
+            .map(|st| st.to_ascii_lowercase().contains("italic"))
+    });
+    let fills = match &o.fills {
+        Some(list) => Some(
+            list.iter()
+                .enumerate()
+                .filter(|(_, p)| p.visible)
+                .map(|(k, p)| paint(id, &field(&format!("fills[{k}]")), p))
+                .collect::<Result<Vec<_>, _>>()?,
+        ),
+        None => None,
+    };
+    Ok(TextSpan {
+        range: 0..0,
+        font_family: o.font_family.clone(),
+        font_weight,
+        italic,
+        font_size,
+        letter_spacing,
+        decoration,
+        fills,
     })
 }

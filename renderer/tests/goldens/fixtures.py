@@ -243,6 +243,12 @@ F["text", "contrast_straddle"] = tree({
     "dark": rect(0, 0, 100, 57, [DARK]),
     "light": rect(0, 57, 100, 43, [solid(0.97, 0.95, 0.92)]),
     "t": text(8, 30, 84, None, "Half", size=36, fills=[solid(1, 1, 1)], fontWeight=700)})
+# Figma's per-range styles: a bold red "sale" a size up, an italic underlined blue "words".
+_ranges = "Big sale on these words"
+F["text", "style_ranges"] = T(_ranges, size=12,
+    characterStyleOverrides=[1 if 4 <= i < 8 else 2 if i >= 18 else 0 for i in range(len(_ranges))],
+    styleOverrideTable={"1": {"fontWeight": 700, "fontSize": 16, "fills": [RED]},
+                        "2": {"italic": True, "textDecoration": "UNDERLINE", "fills": [BLUE]}})
 F["text", "rotated"] = tree({"t": text(20, 80, None, None, "Rotated", 16, rotation=45)})
 
 def main():

@@ -26,7 +26,7 @@ goldens!(layout: horizontal_hug, vertical_hug, fixed_center, fixed_max, space_be
     wrap, absolute_child, hug_text_button, text_fill_width, baseline);
 goldens!(text: basic, bold_italic, family_serif, family_bebas, align_center, align_right, justified, vertical_center,
     vertical_bottom, line_height, letter_spacing, upper_case, title_case, underline, strikethrough, rtl_arabic,
-    rtl_fallback_hebrew, bidi_mixed, emoji, auto_width, gradient_fill, stroke, rotated);
+    rtl_fallback_hebrew, bidi_mixed, emoji, auto_width, gradient_fill, stroke, rotated, style_ranges);
 
 fn has(r: &adforge_renderer::Rendered, f: impl Fn(&Warning) -> bool) -> bool {
     r.report.warnings.iter().any(f)

@@ -8,24 +8,11 @@
 //! colours in the order given — brands list white or black first often enough that the
 //! ad would come out as a white field with no colour in it.
 
+use adforge_renderer::fonts::FAMILIES as BUNDLED_FAMILIES;
 use serde_json::Value;
 
 use super::analyse::{Analysis, Rgb, contrast, luminance};
 use crate::protocol::Brand;
-
-/// Families compiled into the renderer (`assets/fonts`).
-const BUNDLED_FAMILIES: &[&str] = &[
-    "Inter",
-    "Roboto",
-    "Open Sans",
-    "Lato",
-    "League Spartan",
-    "Bebas Neue",
-    "Noto Sans",
-    "Noto Serif Display",
-    "EB Garamond",
-    "DejaVu Sans",
-];
 
 /// The colours of one ad, by role.
 #[derive(Debug, Clone, PartialEq)]

@@ -168,6 +168,7 @@ impl GenerateAdHandler {
             })),
             render: None,
             copy: None,
+            figma: None,
         })
     }
 
@@ -222,6 +223,7 @@ impl GenerateAdHandler {
             })),
             render: None,
             copy: None,
+            figma: None,
         })
     }
 
@@ -367,6 +369,7 @@ impl GenerateAdHandler {
             design_template: None,
             render: Some(timings),
             copy: Some(Box::new(report)),
+            figma: None,
         })
     }
 }

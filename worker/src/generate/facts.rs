@@ -7,6 +7,7 @@
 
 use serde_json::Value;
 
+use super::voice::Tone;
 use crate::protocol::{GenerateAdJob, Money};
 
 /// One customer review.
@@ -51,8 +52,12 @@ pub struct Facts {
     pub discount: Option<u32>,
     /// The amount saved, computed from the two prices.
     pub saving: Option<Price>,
-    /// `details.offer` (its text).
+    /// `details.offer` (its text), unless its `ends_at` had passed when the ad was created
+    /// (then it is not stated at all, and its words are no input the grounding rule reads).
     pub offer: Option<String>,
+    /// The day a live offer ends, as an ad writes it (`June 30`): the only date an
+    /// urgency line ("Ends June 30") may state.
+    pub offer_ends: Option<String>,
     /// An offer the prompt names ("20% off").
     pub prompt_offer: Option<String>,
     pub benefits: Vec<String>,
@@ -72,6 +77,8 @@ pub struct Facts {
     pub mentions: Vec<String>,
     /// Words the brand's voice avoids (lower case).
     pub avoid: Vec<String>,
+    /// The tone the brand's voice description names ([`Tone`]).
+    pub tone: Tone,
     /// Every input string with its path (`product.details.benefits[0]`, `prompt`, …).
     pub sources: Vec<(String, String)>,
 }
@@ -137,12 +144,27 @@ impl Facts {
                 })
             })
             .collect();
+        let ends = match d.get("offer") {
+            Some(Value::Object(o)) => o.get("ends_at").and_then(Value::as_str).map(day),
+            _ => None,
+        };
+        // An offer with an end date is live through that day (UTC) for an ad created on or
+        // before it; without the ad's creation time it cannot be shown live, so it is not
+        // stated.
+        let live = match (&ends, job.created_at.as_deref().and_then(day)) {
+            (None, _) => true,
+            (Some(Some(end)), Some(created)) => created <= *end,
+            _ => false,
+        };
         f.offer = match d.get("offer") {
             Some(Value::String(s)) => Some(clean(s)),
             Some(Value::Object(o)) => o.get("text").and_then(Value::as_str).map(clean),
             _ => None,
         }
-        .filter(|s| !s.is_empty());
+        .filter(|s| live && !s.is_empty());
+        if f.offer.is_some() {
+            f.offer_ends = ends.flatten().map(|(_, m, dd)| spoken_day(m, dd));
+        }
         f.prompt_offer = super::copy::find_percent(&f.prompt);
         f.guarantee = d.get("guarantee").and_then(Value::as_str).map(clean);
         f.shipping = d.get("shipping").and_then(Value::as_str).map(clean);
@@ -156,12 +178,22 @@ impl Facts {
                 .map(|w| w.to_lowercase())
                 .collect();
         }
+        f.tone = Tone::of_brand(&job.brand.details);
         // Every input string, for the grounding checker.
         f.sources.push(("product.name".into(), p.name.clone()));
         if let Some(desc) = &p.description {
             f.sources.push(("product.description".into(), desc.clone()));
         }
         flatten("product.details", d, &mut f.sources);
+        if f.offer.is_none() {
+            // An ended offer grounds nothing: not its discount, not its date.
+            f.sources
+                .retain(|(path, _)| !path.starts_with("product.details.offer"));
+        }
+        if let Some(e) = &f.offer_ends {
+            f.sources
+                .push(("product.details.offer.ends_at".into(), e.clone()));
+        }
         f.sources
             .push(("brand.name".into(), job.brand.name.clone()));
         flatten("brand.details", &job.brand.details, &mut f.sources);
@@ -197,6 +229,7 @@ impl Facts {
             "compare_at_price": self.compare_at.as_ref().map(|p| &p.text),
             "discount_percent": self.discount,
             "offer": self.offer,
+            "offer_ends": self.offer_ends,
             "benefits": self.benefits,
             "features": self.features,
             "stats": self.stats.iter().map(|s| format!("{} {}", s.value, s.label)).collect::<Vec<_>>(),
@@ -206,6 +239,7 @@ impl Facts {
             "pain_points": self.pains,
             "motivations": self.motivations,
             "words_to_avoid": self.avoid,
+            "voice": self.tone.key(),
         })
     }
 
@@ -251,6 +285,36 @@ pub fn price(money: &Money) -> Price {
         _ => format!("{number} {}", code.to_uppercase()),
     };
     Price { text, amount }
+}
+
+/// The calendar day of an ISO 8601 date or timestamp (its first ten characters,
+/// `YYYY-MM-DD`, as the API checked them), for comparing.
+fn day(s: &str) -> Option<(i32, u32, u32)> {
+    let d = s.trim().get(..10)?;
+    let mut parts = d.split('-');
+    let y: i32 = parts.next()?.parse().ok()?;
+    let m: u32 = parts.next()?.parse().ok()?;
+    let dd: u32 = parts.next()?.parse().ok()?;
+    ((1..=12).contains(&m) && (1..=31).contains(&dd)).then_some((y, m, dd))
+}
+
+/// A day as an ad says it: `June 30`.
+fn spoken_day(month: u32, day: u32) -> String {
+    const MONTHS: [&str; 12] = [
+        "January",
+        "February",
+        "March",
+        "April",
+        "May",
+        "June",
+        "July",
+        "August",
+        "September",
+        "October",
+        "November",
+        "December",
+    ];
+    format!("{} {day}", MONTHS[(month.clamp(1, 12) - 1) as usize])
 }
 
 /// 1200 → "1,200".

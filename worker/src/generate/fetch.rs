@@ -100,6 +100,15 @@ impl ShelfFetcher {
         Ok(bytes)
     }
 
+    /// Puts bytes the job already has (a file it just stored) on the shelf under `url`, so
+    /// the render does not read them back.
+    pub fn keep(&self, url: &str, bytes: Vec<u8>) {
+        self.shelf
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(url.to_owned(), Arc::new(bytes));
+    }
+
     /// Forgets the bytes of `urls` (the job that fetched them is done).
     pub fn release(&self, urls: &[String]) {
         let mut shelf = self.shelf.lock().unwrap_or_else(PoisonError::into_inner);

@@ -90,6 +90,24 @@ pub struct Filled {
     pub tree: Value,
     /// One entry per TEXT node.
     pub texts: Vec<TextPlacement>,
+    /// The logo slot, when the ad shows one: [`relogo`] places it again against the ground
+    /// the check render measured behind it.
+    pub logo: Option<LogoSlot>,
+}
+
+/// What placing the logo again needs.
+#[derive(Debug, Clone)]
+pub struct LogoSlot {
+    /// The logo node's UUID.
+    pub id: String,
+    /// The node as filled before the logo was placed in it.
+    node: Map<String, Value>,
+    logos: Vec<LogoChoice>,
+    brand: String,
+    palette: Palette,
+    align: String,
+    font: String,
+    scrim: Option<String>,
 }
 
 /// Fills `template` (one aspect's tree from a layout file).
@@ -128,6 +146,7 @@ pub fn fill(template: &Value, inputs: &FillInputs<'_>) -> Result<Filled, String>
 
     let mut out = Map::new();
     let mut texts = Vec::new();
+    let mut logo_slot = None;
     for (key, node) in nodes {
         let Some(src) = node.as_object() else {
             return Err(format!("layout node {key} is not an object"));
@@ -266,13 +285,26 @@ pub fn fill(template: &Value, inputs: &FillInputs<'_>) -> Result<Filled, String>
                 }
                 let bg = backdrop.unwrap_or([255, 255, 255]);
                 let align = src.get("$align").and_then(Value::as_str).unwrap_or("LEFT");
-                place_logo(&mut n, inputs, bg, align, &heading);
+                let slot = LogoSlot {
+                    id: uuid.clone(),
+                    node: n.clone(),
+                    logos: inputs.logos.to_vec(),
+                    brand: inputs.brand.name.clone(),
+                    palette: inputs.palette.clone(),
+                    align: align.to_owned(),
+                    font: heading.clone(),
+                    scrim: on_scrim.then(|| on.map(id_of)).flatten(),
+                };
+                place_logo(&mut n, &slot, bg);
                 if n.get("type").and_then(Value::as_str) == Some("TEXT") {
                     texts.push(TextPlacement {
                         id: uuid.clone(),
-                        scrim: on_scrim.then(|| on.map(id_of)).flatten(),
+                        scrim: slot.scrim.clone(),
                         backdrop: (!on_scrim).then_some(bg),
                     });
+                }
+                if !inputs.no_logo {
+                    logo_slot = Some(slot);
                 }
             }
             _ => {}
@@ -295,7 +327,35 @@ pub fn fill(template: &Value, inputs: &FillInputs<'_>) -> Result<Filled, String>
     Ok(Filled {
         tree: json!({"root": id_of(root), "nodes": Value::Object(out)}),
         texts,
+        logo: logo_slot,
     })
+}
+
+/// Places the logo again against `ground`, the colour the check render measured behind
+/// its box (a photo's, where the template could only guess): the variant that reads best
+/// there, else the brand's name as a wordmark in black or white. Returns whether the
+/// logo changed (false when the same variant is chosen again, or there is no logo).
+pub fn relogo(filled: &mut Filled, ground: Rgb) -> bool {
+    let Some(slot) = filled.logo.clone() else {
+        return false;
+    };
+    let before = filled.tree["nodes"][&slot.id].clone();
+    let mut n = slot.node.clone();
+    place_logo(&mut n, &slot, ground);
+    let n = Value::Object(n);
+    if n == before {
+        return false;
+    }
+    filled.tree["nodes"][&slot.id] = n;
+    filled.texts.retain(|t| t.id != slot.id);
+    if filled.tree["nodes"][&slot.id]["type"] == "TEXT" {
+        filled.texts.push(TextPlacement {
+            id: slot.id.clone(),
+            scrim: slot.scrim.clone(),
+            backdrop: Some(ground),
+        });
+    }
+    true
 }
 
 /// Whether `template` has a slot that shows the product cut out of its photo (`$cutout`).
@@ -374,13 +434,8 @@ fn gradient_roles(node: &Value) -> Option<[&str; 2]> {
 pub const MIN_LOGO_CONTRAST: f32 = 3.0;
 
 /// Sizes the logo box to the chosen logo's aspect, or turns the slot into a wordmark.
-fn place_logo(
-    n: &mut Map<String, Value>,
-    inputs: &FillInputs<'_>,
-    bg: Rgb,
-    align: &str,
-    font: &str,
-) {
+fn place_logo(n: &mut Map<String, Value>, slot: &LogoSlot, bg: Rgb) {
+    let (align, font) = (slot.align.as_str(), slot.font.as_str());
     let num = |n: &Map<String, Value>, k: &str| n.get(k).and_then(Value::as_f64).unwrap_or(0.0);
     let (x, w, h) = (num(n, "x"), num(n, "width"), num(n, "height"));
     let bg_l = luminance(bg);
@@ -390,7 +445,7 @@ fn place_logo(
         let (hi, lo) = (l.luminance.max(bg_l), l.luminance.min(bg_l));
         (hi + 0.05) / (lo + 0.05) >= MIN_LOGO_CONTRAST
     };
-    let best = inputs.logos.iter().filter(readable).max_by(|a, b| {
+    let best = slot.logos.iter().filter(readable).max_by(|a, b| {
         (a.luminance - bg_l)
             .abs()
             .total_cmp(&(b.luminance - bg_l).abs())
@@ -412,7 +467,7 @@ fn place_logo(
         }
         None => {
             n.insert("type".into(), Value::from("TEXT"));
-            n.insert("characters".into(), Value::from(inputs.brand.name.clone()));
+            n.insert("characters".into(), Value::from(slot.brand.clone()));
             n.insert("fontFamily".into(), Value::from(font.to_owned()));
             n.insert("fontWeight".into(), json!(700));
             n.insert("fontSize".into(), json!(round2(h * 0.62)));
@@ -423,7 +478,7 @@ fn place_logo(
                 "textFit".into(),
                 json!({"minFontSize": round2(h * 0.3), "maxFontSize": round2(h * 0.62)}),
             );
-            n.insert("fills".into(), solid(inputs.palette.text_on(bg)));
+            n.insert("fills".into(), solid(slot.palette.text_on(bg)));
         }
     }
 }

@@ -103,8 +103,10 @@ pub fn check_text(text: &str, slot: &str, facts: &Facts) -> Result<Vec<FactSourc
         source: source.to_owned(),
         slot: slot.to_owned(),
     };
+    // A word or phrase the voice avoids, on word boundaries ("game changer" too).
+    let plain = lower.replace('\u{2019}', "'");
     for avoided in &facts.avoid {
-        if words_of(&lower).iter().any(|w| w == avoided) {
+        if has_phrase(&plain, avoided) {
             return Err(format!("\"{avoided}\" is a word the brand's voice avoids"));
         }
     }

@@ -18,7 +18,10 @@
 //! 6. A preflight render at small size: the renderer measures every text's contrast against
 //!    the pixels really behind it and reports text that does not fit; [`fill::strengthen`]
 //!    and [`fill::loosen_fit`] fix those before the 4K render. So every completed ad has
-//!    been checked, not just designed, to have ≥ 4.5:1 text and no overflowing text.
+//!    been checked, not just designed, to have ≥ 4.5:1 text and no overflowing text. The
+//!    logo is measured on the same pixels ([`quality::measure_logo`]: the render with and
+//!    without it) and placed again against what is behind it when it does not read
+//!    ([`fill::relogo`]).
 //!
 //! The tree returned for an editable ad is exactly the tree rendered; its node ids are
 //! UUIDs derived from the ad id and the layout slot, so a redone job yields the same tree.
@@ -51,6 +54,7 @@ pub mod layouts;
 pub mod llm;
 pub mod quality;
 pub mod slots;
+pub mod voice;
 
 use std::sync::Arc;
 
@@ -109,6 +113,9 @@ pub struct GenerateConfig {
     /// Reads the words of references' text blocks (their roles, the format, the words the
     /// copy follows). Default: Tesseract when it is on the PATH; `None` reads none.
     pub words: Option<Arc<dyn crate::blueprint::detect::WordReader>>,
+    /// Opens the sealed third-party tokens jobs carry (Figma sync); `None`: such jobs are
+    /// left to a worker that has the key.
+    pub secrets: Option<Arc<crate::secrets::SecretKey>>,
 }
 
 impl GenerateConfig {
@@ -122,9 +129,16 @@ impl GenerateConfig {
             classifier: None,
             copy_model: None,
             words: crate::ocr::Tesseract::on_path()
-                .map(|t| Arc::new(t) as Arc<dyn crate::blueprint::detect::WordReader>),
+                .map(|t| Arc::new(t.warm()) as Arc<dyn crate::blueprint::detect::WordReader>),
             cutter: Arc::new(Cutter::default()),
+            secrets: None,
         }
+    }
+
+    /// Opens sealed tokens with `key` (the deployment's `ADFORGE_SECRETS_KEY`).
+    pub fn with_secrets(mut self, key: Option<Arc<crate::secrets::SecretKey>>) -> Self {
+        self.secrets = key;
+        self
     }
 
     /// Cuts products out with `cutter` (the process's one, shared with the API).
@@ -183,6 +197,8 @@ pub struct GenerateAdHandler {
     classifier: Option<Arc<dyn design_template::Classifier>>,
     cutter: Arc<Cutter>,
     copy_model: Option<Arc<dyn llm::SlotProposer>>,
+    secrets: Option<Arc<crate::secrets::SecretKey>>,
+    allow_private: bool,
 }
 
 /// The deterministic blob key of an ad version; a redo overwrites it.
@@ -193,6 +209,7 @@ pub fn blob_key(ad_id: &str, version: u32) -> String {
 impl GenerateAdHandler {
     /// A handler with `config`. Builds the renderer's font database (a few hundred ms).
     pub fn new(config: GenerateConfig) -> Self {
+        let allow_private = config.fetch_limits.allow_private;
         let fetcher =
             Arc::new(ShelfFetcher::new(config.fetch_limits).with_own_files(config.blobs.clone()));
         let renderer = Arc::new(Renderer::new(config.fonts, fetcher.clone()).with_gpu(config.gpu));
@@ -211,6 +228,8 @@ impl GenerateAdHandler {
             classifier: config.classifier,
             cutter: config.cutter,
             copy_model: config.copy_model,
+            secrets: config.secrets,
+            allow_private,
         }
     }
 
@@ -227,6 +246,18 @@ impl GenerateAdHandler {
     /// The renderer (to re-render a returned tree and compare).
     pub fn renderer(&self) -> &Arc<Renderer> {
         &self.renderer
+    }
+
+    /// What a Figma sync uses of this handler ([`crate::figma::sync`]).
+    pub fn figma_parts(&self) -> crate::figma::sync::Parts {
+        crate::figma::sync::Parts {
+            renderer: self.renderer.clone(),
+            fetcher: self.fetcher.clone(),
+            blobs: self.blobs.clone(),
+            secrets: self.secrets.clone(),
+            allow_private: self.allow_private,
+            copy_model: self.copy_model.clone(),
+        }
     }
 
     /// The fetcher the renderer reads images through (for [`preflight`] in tests).
@@ -265,29 +296,34 @@ impl GenerateAdHandler {
                 .generate_from_template(job, layout, progress, fetched)
                 .await;
         }
+        let started = std::time::Instant::now();
+        let ms = |t: std::time::Instant| t.elapsed().as_millis() as u64;
         progress
             .report("fetching_reference", "Fetching the reference ad", 10)
             .await;
         let reference = self.fetch("reference image", &job.reference_ad_url).await?;
         progress
-            .report("analysing", "Analysing the reference's composition", 25)
+            .report(
+                "analysing",
+                "Analysing the reference's composition and fetching the product images and logos",
+                25,
+            )
             .await;
+        // The analysis (a new reference's words are read by Tesseract, a process of its own)
+        // and the asset fetches overlap; a reference that cannot be used is reported first.
         let url = job.reference_ad_url.clone();
-        let readings = {
-            let cache = self.blueprints.clone();
-            blocking(move || cache.get_or_analyse(&reference))
-                .await?
-                .map_err(|e| {
-                    JobError::abort(format!("the reference image at {url} cannot be used: {e}"))
-                })?
-        };
+        let cache = self.blueprints.clone();
+        let (analysed, assets) = tokio::join!(
+            blocking(move || cache.get_or_analyse(&reference)),
+            self.fetch_assets(job, fetched)
+        );
+        let readings = analysed?.map_err(|e| {
+            JobError::abort(format!("the reference image at {url} cannot be used: {e}"))
+        })?;
         let (analysis, blueprint) = (&readings.0, &readings.1);
-
-        progress
-            .report("fetching_assets", "Fetching product images and logos", 32)
-            .await;
-        let (product, logos) = self.fetch_assets(job, fetched).await?;
+        let (product, logos) = assets?;
         let product_image = product.as_ref().map(|(url, _)| url.clone());
+        let analysed_ms = ms(started);
 
         progress
             .report("choosing_layout", "Choosing a layout", 40)
@@ -345,14 +381,19 @@ impl GenerateAdHandler {
             let filled = fill::fill(&template, &inputs).map_err(JobError::abort)?;
             let renderer = self.renderer.clone();
             let fetcher = self.fetcher.clone();
-            let (t, report) =
-                blocking(move || preflight_report(&renderer, &fetcher, filled)).await??;
-            let grounded = grounding::check_tree(t.as_value(), &facts)
+            let checked = blocking(move || preflight_report(&renderer, &fetcher, filled)).await??;
+            let grounded = grounding::check_tree(checked.tree.as_value(), &facts)
                 .map(|_| ())
                 .map_err(|e| format!("its words state what no input supports: {}", e.join("; ")));
-            match quality::check(&t, &report, blueprint).and(grounded) {
+            let kept = quality::check(
+                &checked.tree,
+                &checked.report,
+                blueprint,
+                checked.logo.as_ref(),
+            );
+            match kept.and(grounded) {
                 Ok(()) => {
-                    tree = Some(t);
+                    tree = Some(checked.tree);
                     written = Some(words);
                 }
                 Err(e) => why_not = Some(e),
@@ -459,16 +500,28 @@ impl GenerateAdHandler {
         };
         copy_report.facts = slot_keys(stated, &copy_report);
 
+        let composed_ms = ms(started);
         progress.report("rendering", "Rendering at 4K", 75).await;
         let renderer = self.renderer.clone();
         let fetcher = self.fetcher.clone();
         let to_render = tree.clone();
         let (png, width, height, timings) =
             blocking(move || render_png_timed(&renderer, &fetcher, &to_render)).await??;
+        let rendered_ms = ms(started);
 
         progress.report("storing", "Storing the image", 90).await;
         let key = blob_key(&job.ad_id, job.version);
         self.store(&key, png).await?;
+        // Where an ad's time went, cumulative from the job's start: the reference read and
+        // the assets fetched; the layout, words and check renders; the 4K render; stored.
+        tracing::info!(
+            ad_id = %job.ad_id,
+            analysed_ms,
+            composed_ms,
+            rendered_ms,
+            stored_ms = ms(started),
+            "ad generated"
+        );
         Ok(AdCompleted {
             ad_id: job.ad_id.clone(),
             version: job.version,
@@ -481,6 +534,7 @@ impl GenerateAdHandler {
             design_template: None,
             render: Some(timings),
             copy: Some(Box::new(copy_report)),
+            figma: None,
         })
     }
 
@@ -687,6 +741,7 @@ impl GenerateAdHandler {
             design_template: None,
             render: Some(timings),
             copy: None,
+            figma: None,
         })
     }
 
@@ -715,6 +770,7 @@ impl JobHandler for GenerateAdHandler {
                 )),
                 Job::AnalyzeDesignTemplate(j) => self.analyse_template(j, progress).await,
                 Job::RenderDesignTemplatePreview(j) => self.preview_template(j, progress).await,
+                Job::SyncFigma(j) => crate::figma::sync::run(self.figma_parts(), j, progress).await,
             }
         })
     }
@@ -782,6 +838,7 @@ fn copy_seed_parts(job: &GenerateAdJob) -> Vec<String> {
         job.audience.name.clone(),
         job.audience.details.to_string(),
         job.brand.name.clone(),
+        job.brand.details.to_string(),
         job.prompt.clone().unwrap_or_default(),
         serde_json::to_string(&job.variant).unwrap_or_default(),
         job.version.to_string(),
@@ -806,7 +863,9 @@ fn copy_seed(parts: &[String], specs: &[slots::SlotSpec], reference: &slots::Ref
 }
 
 /// Renders small, fixes low contrast and overflowing text, and repeats (at most 3 times)
-/// until the renderer reports neither. Returns the parsed tree to render at 4K.
+/// until the renderer reports neither; then measures the logo on the pixels and, when it
+/// does not read, places it again against what was measured behind it
+/// ([`fill::relogo`]). Returns the parsed tree to render at 4K.
 ///
 /// # Errors
 /// An abort when the filled tree does not parse (a layout asset bug); an image of the tree
@@ -816,11 +875,20 @@ pub fn preflight(
     fetcher: &ShelfFetcher,
     filled: fill::Filled,
 ) -> Result<Tree, JobError> {
-    preflight_report(renderer, fetcher, filled).map(|(t, _)| t)
+    preflight_report(renderer, fetcher, filled).map(|c| c.tree)
 }
 
-/// [`preflight`], also returning the report of a render of the returned tree (the quality
-/// rules are judged on it).
+/// What the check render of [`preflight_report`] found.
+pub struct Checked {
+    /// The tree to render at 4K.
+    pub tree: Tree,
+    /// The report of its check render (the quality rules are judged on it).
+    pub report: adforge_renderer::RenderReport,
+    /// Its image logo as drawn ([`quality::measure_logo`]); `None` when it shows none.
+    pub logo: Option<quality::LogoMeasure>,
+}
+
+/// [`preflight`], also returning what its last check render found.
 ///
 /// # Errors
 /// As [`preflight`].
@@ -828,31 +896,88 @@ pub fn preflight_report(
     renderer: &Renderer,
     fetcher: &ShelfFetcher,
     mut filled: fill::Filled,
-) -> Result<(Tree, adforge_renderer::RenderReport), JobError> {
-    for round in 0..4 {
+) -> Result<Checked, JobError> {
+    // Three rounds of text fixes, and one more after the logo is placed again.
+    const ROUNDS: usize = 5;
+    let mut relogoed = false;
+    let mut text_rounds = 0;
+    for round in 0..ROUNDS {
         let tree = parse(&filled.tree)?;
-        let report = render(renderer, &tree, Some(PREFLIGHT_WIDTH), false)?.report;
-        image_failures(fetcher, &report.warnings)?;
-        if round == 3 {
-            return Ok((tree, report));
-        }
+        let out = render(renderer, &tree, Some(PREFLIGHT_WIDTH), false)?;
+        image_failures(fetcher, &out.report.warnings)?;
+        let last = round + 1 == ROUNDS;
         let (mut low, mut overflow) = (Vec::new(), Vec::new());
-        for w in &report.warnings {
+        for w in &out.report.warnings {
             match w {
                 Warning::LowContrast { node, .. } => low.push(node.clone()),
                 Warning::TextOverflow { node, .. } => overflow.push(node.clone()),
                 _ => {}
             }
         }
-        if low.is_empty() && overflow.is_empty() {
-            return Ok((tree, report));
+        if !last && text_rounds < 3 && !(low.is_empty() && overflow.is_empty()) {
+            fill::strengthen(&mut filled, &low);
+            fill::loosen_fit(&mut filled, &overflow);
+            text_rounds += 1;
+            continue;
         }
-        fill::strengthen(&mut filled, &low);
-        fill::loosen_fit(&mut filled, &overflow);
+        let logo = logo_measure(renderer, &filled, &out)?;
+        if !last
+            && !relogoed
+            && let Some(m) = &logo
+            && quality::logo_rule(m).is_err()
+            && fill::relogo(&mut filled, m.ground)
+        {
+            relogoed = true;
+            continue;
+        }
+        return Ok(Checked {
+            tree,
+            report: out.report,
+            logo,
+        });
     }
-    let tree = parse(&filled.tree)?;
-    let report = render(renderer, &tree, Some(PREFLIGHT_WIDTH), false)?.report;
-    Ok((tree, report))
+    unreachable!("the last round returns")
+}
+
+/// The measure of the visible image logo of `filled` in its check render `out`: the same
+/// tree is rendered again without the logo, for what is behind it. `None` when the ad
+/// shows no image logo (none, hidden, or a wordmark, which is text).
+fn logo_measure(
+    renderer: &Renderer,
+    filled: &fill::Filled,
+    out: &Rendered,
+) -> Result<Option<quality::LogoMeasure>, JobError> {
+    let Some(slot) = &filled.logo else {
+        return Ok(None);
+    };
+    let node = &filled.tree["nodes"][&slot.id];
+    let image = node["fills"]
+        .as_array()
+        .is_some_and(|f| f.iter().any(|p| p["type"] == "IMAGE"));
+    let Some(b) = out.boxes.iter().find(|b| b.id == slot.id) else {
+        return Ok(None);
+    };
+    if !image || !b.visible || node["visible"] == false {
+        return Ok(None);
+    }
+    let mut without = filled.tree.clone();
+    without["nodes"][&slot.id]["visible"] = Value::from(false);
+    let behind = render(renderer, &parse(&without)?, Some(PREFLIGHT_WIDTH), false)?;
+    Ok(Some(quality::measure_logo(
+        &slot.id,
+        pixels(out),
+        pixels(&behind),
+        [b.x, b.y, b.width, b.height],
+    )))
+}
+
+/// The pixels of a render, for the quality rules.
+pub fn pixels(r: &Rendered) -> quality::Pixels<'_> {
+    quality::Pixels {
+        width: r.pixmap.width(),
+        height: r.pixmap.height(),
+        rgba: r.pixmap.data(),
+    }
 }
 
 fn parse(tree: &Value) -> Result<Tree, JobError> {

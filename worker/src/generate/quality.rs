@@ -13,14 +13,30 @@
 //!   same column, [`SIDE_GAP_EM`] from a box beside it. The template keeps more
 //!   ([`crate::blueprint::template::MIN_TEXT_GAP_EM`]); this rule catches what that could not.
 //!
-//! The logo's 3:1 against its backdrop is kept where it is placed
-//! ([`super::fill`] only uses a logo variant with ≥ 3:1 against the backdrop colour, else
-//! sets the brand name as a wordmark, which the text rules above then cover).
+//! - the brand's logo, when it is an image ([`logo_rule`], measured by [`measure_logo`] on
+//!   the pixels of the check render): its mark at least [`MIN_LOGO_HEIGHT`] of the canvas
+//!   tall or [`MIN_LOGO_WIDTH`] wide, and at least [`MIN_LOGO_CONTRAST`] against the pixels
+//!   really behind it (WCAG's non-text contrast), judged on the median pixel of the mark.
+//!   The check render is drawn twice, with and without the logo: the pixels the logo
+//!   changes are its mark, and the other render holds what is behind them, photo or
+//!   solid alike. A wordmark (the brand's name set as text, when no logo variant reads on
+//!   the ground) is text, and the text rules above cover it.
 
 use adforge_renderer::{RenderReport, Tree, Warning};
 use serde_json::Value;
 
+use super::analyse::luminance;
 use crate::blueprint::{Blueprint, MIN_PRODUCT_SHARE};
+
+pub use super::fill::MIN_LOGO_CONTRAST;
+
+/// Least height of a logo's mark, as a share of the canvas height (unless it is at least
+/// [`MIN_LOGO_WIDTH`] wide): under it the brand does not read.
+pub const MIN_LOGO_HEIGHT: f32 = 0.02;
+
+/// Least width of a logo's mark, as a share of the canvas width (unless it is at least
+/// [`MIN_LOGO_HEIGHT`] tall).
+pub const MIN_LOGO_WIDTH: f32 = 0.10;
 
 /// Least air between a text box and another slot's box above or below it in the same column,
 /// in the text's largest font size (em); less counts as touching.
@@ -33,11 +49,17 @@ pub const SIDE_GAP_EM: f32 = 0.1;
 /// Largest relative difference between the ad's and the reference's aspect ratios.
 pub const MAX_ASPECT_ERROR: f32 = 0.03;
 
-/// `Ok` when the ad keeps every rule; else the first rule it breaks, in words.
+/// `Ok` when the ad keeps every rule; else the first rule it breaks, in words. `logo` is
+/// the measure of its image logo ([`measure_logo`]), `None` when it shows none.
 ///
 /// # Errors
 /// The broken rule.
-pub fn check(tree: &Tree, report: &RenderReport, bp: &Blueprint) -> Result<(), String> {
+pub fn check(
+    tree: &Tree,
+    report: &RenderReport,
+    bp: &Blueprint,
+    logo: Option<&LogoMeasure>,
+) -> Result<(), String> {
     for w in &report.warnings {
         match w {
             Warning::TextOverflow { node, .. } => {
@@ -72,7 +94,154 @@ pub fn check(tree: &Tree, report: &RenderReport, bp: &Blueprint) -> Result<(), S
             MIN_PRODUCT_SHARE * 100.0
         ));
     }
+    if let Some(m) = logo {
+        logo_rule(m)?;
+    }
     Ok(())
+}
+
+/// An RGBA view of a render (premultiplied, as the renderer's canvas; an ad's canvas is
+/// opaque, so the values are the colours).
+#[derive(Debug, Clone, Copy)]
+pub struct Pixels<'a> {
+    pub width: u32,
+    pub height: u32,
+    pub rgba: &'a [u8],
+}
+
+impl Pixels<'_> {
+    fn at(&self, x: u32, y: u32) -> [u8; 3] {
+        let i = ((y * self.width + x) * 4) as usize;
+        match self.rgba.get(i..i + 3) {
+            Some(p) => [p[0], p[1], p[2]],
+            None => [0, 0, 0],
+        }
+    }
+}
+
+/// The brand's logo as the check render shows it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LogoMeasure {
+    /// The logo node's id.
+    pub node: String,
+    /// WCAG contrast of the mark against what is behind it: the median over the mark's
+    /// pixels of each pixel's ratio (1.0 when nothing of the logo shows).
+    pub contrast: f32,
+    /// The mark's extent (the pixels it changes) as shares of the canvas's width and height.
+    pub width: f32,
+    pub height: f32,
+    /// The median colour behind the logo's box (what a better-reading variant is chosen
+    /// against).
+    pub ground: [u8; 3],
+}
+
+/// Measures the logo drawn in `bbox` (`x, y, width, height` in output pixels) from the
+/// same render `with` and `without` it.
+///
+/// A pixel belongs to the mark when the logo changes it (a channel by more than 6 of 255);
+/// the contrast is taken over its core, the pixels changed by at least half the most any
+/// pixel changed (anti-aliased edges left out).
+pub fn measure_logo(
+    node: &str,
+    with: Pixels<'_>,
+    without: Pixels<'_>,
+    bbox: [f32; 4],
+) -> LogoMeasure {
+    let (w, h) = (
+        with.width.min(without.width),
+        with.height.min(without.height),
+    );
+    let x0 = (bbox[0].max(0.0).floor() as u32).min(w);
+    let y0 = (bbox[1].max(0.0).floor() as u32).min(h);
+    let x1 = ((bbox[0] + bbox[2]).ceil().max(0.0) as u32).min(w);
+    let y1 = ((bbox[1] + bbox[3]).ceil().max(0.0) as u32).min(h);
+    let mut changed: Vec<(u32, u32, u8)> = Vec::new();
+    let mut ground: Vec<[u8; 3]> = Vec::new();
+    for y in y0..y1 {
+        for x in x0..x1 {
+            let (a, b) = (with.at(x, y), without.at(x, y));
+            ground.push(b);
+            let d = (0..3).map(|k| a[k].abs_diff(b[k])).max().unwrap_or(0);
+            if d > 6 {
+                changed.push((x, y, d));
+            }
+        }
+    }
+    let ground = median_colour(&mut ground);
+    let (cw, ch) = (w.max(1) as f32, h.max(1) as f32);
+    if changed.is_empty() {
+        return LogoMeasure {
+            node: node.to_owned(),
+            contrast: 1.0,
+            width: 0.0,
+            height: 0.0,
+            ground,
+        };
+    }
+    let (mut lx, mut ly, mut hx, mut hy) = (u32::MAX, u32::MAX, 0, 0);
+    for &(x, y, _) in &changed {
+        (lx, ly, hx, hy) = (lx.min(x), ly.min(y), hx.max(x), hy.max(y));
+    }
+    let most = changed.iter().map(|c| c.2).max().unwrap_or(0);
+    let mut ratios: Vec<f32> = changed
+        .iter()
+        .filter(|c| u16::from(c.2) * 2 >= u16::from(most))
+        .map(|&(x, y, _)| {
+            let (a, b) = (luminance(with.at(x, y)), luminance(without.at(x, y)));
+            (a.max(b) + 0.05) / (a.min(b) + 0.05)
+        })
+        .collect();
+    ratios.sort_by(f32::total_cmp);
+    LogoMeasure {
+        node: node.to_owned(),
+        contrast: ratios[ratios.len() / 2],
+        width: (hx + 1 - lx) as f32 / cw,
+        height: (hy + 1 - ly) as f32 / ch,
+        ground,
+    }
+}
+
+/// The logo rules (see the module docs).
+///
+/// # Errors
+/// The broken rule, in words.
+pub fn logo_rule(m: &LogoMeasure) -> Result<(), String> {
+    if m.width == 0.0 {
+        return Err(format!(
+            "the logo {} does not show: nothing of it differs from what is behind it",
+            m.node
+        ));
+    }
+    if m.height < MIN_LOGO_HEIGHT && m.width < MIN_LOGO_WIDTH {
+        return Err(format!(
+            "the logo {} is {:.1} % of the canvas tall and {:.1} % wide (at least {:.0} % tall or {:.0} % wide)",
+            m.node,
+            m.height * 100.0,
+            m.width * 100.0,
+            MIN_LOGO_HEIGHT * 100.0,
+            MIN_LOGO_WIDTH * 100.0
+        ));
+    }
+    if m.contrast < MIN_LOGO_CONTRAST {
+        return Err(format!(
+            "the logo {} has contrast {:.2}:1 against what is behind it (at least {MIN_LOGO_CONTRAST}:1)",
+            m.node, m.contrast
+        ));
+    }
+    Ok(())
+}
+
+/// The median of `colours`, channel by channel (white when there are none).
+fn median_colour(colours: &mut [[u8; 3]]) -> [u8; 3] {
+    if colours.is_empty() {
+        return [255, 255, 255];
+    }
+    let mut out = [0u8; 3];
+    for (k, o) in out.iter_mut().enumerate() {
+        colours.sort_unstable_by_key(|c| c[k]);
+        *o = colours[colours.len() / 2][k];
+    }
+    out
 }
 
 /// The share of the canvas covered by the largest visible node with an image fill other

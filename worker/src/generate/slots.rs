@@ -16,7 +16,10 @@
 //!   stays one, a listicle's title introduces the list) filled with the product's own
 //!   benefit, pain point or motivation, its length near the reference's;
 //! - `supporting`, `eyebrow`, `cta`: the prompt's mentions, the description, the offer;
-//!   a call to action of the reference's kind ("Read more" → reading, "Shop now" → buying).
+//!   a call to action of the reference's kind ("Read more" → reading, "Shop now" → buying);
+//!   where the slot calls for urgency, when a live offer ends ("Ends June 30");
+//! - the brand's voice ([`super::voice`]) adds its own patterns to headlines and calls to
+//!   action and weighs every free line; words it avoids are refused by the grounding rule.
 //!
 //! Every candidate passes the grounding rule ([`super::grounding`]) before it is used, and
 //! the renderer's layout engine measures it at the slot's type size
@@ -24,6 +27,9 @@
 //! reference's length wins, ties broken by a hash of the job, the reference and the ad's
 //! version, so the same inputs and version always give the same words and different
 //! references give different ones.
+//!
+//! Longer than 600 lines because it is one writer, role by role: each arm of
+//! `State::slot` is a role's rules, and splitting them would scatter what one ad says.
 
 use std::collections::{BTreeMap, HashMap};
 
@@ -168,6 +174,13 @@ struct State<'a> {
     list_number: usize,
     /// Whether a slot shows an offer (only then may the call to action claim one).
     offer_shown: bool,
+    /// Whether a shown slot states the product's own offer (`details.offer`): only then
+    /// may a line say when it ends without naming it again.
+    own_offer_shown: bool,
+    /// Whether a shown line says when the offer ends (it is said once).
+    ends_shown: bool,
+    /// The lines of the brand's voice's own patterns (lower case), preferred by [`State::pick`].
+    toned: Vec<String>,
 }
 
 /// Writes every slot of `specs` from `facts`. `seed` is a hash of the job, the reference
@@ -196,6 +209,9 @@ pub fn write(
         point_next: 0,
         list_number: 0,
         offer_shown: false,
+        own_offer_shown: false,
+        ends_shown: false,
+        toned: Vec::new(),
     };
     // The lead: the largest free text (not a button's or a badge's label).
     let lead = specs
@@ -221,6 +237,11 @@ pub fn write(
         if t.shown {
             st.used.push(t.text.to_lowercase());
             st.offer_shown |= t.role == "offer";
+            if let (Some(o), Some(e)) = (&facts.offer, &facts.offer_ends) {
+                let lower = t.text.to_lowercase();
+                st.own_offer_shown |= shorter(o).iter().any(|c| lower.contains(&c.to_lowercase()));
+                st.ends_shown |= lower.contains(&e.to_lowercase());
+            }
         }
         slots.insert(s.key.clone(), t);
     }
@@ -279,6 +300,17 @@ impl State<'_> {
         let refs = s.words.as_deref().unwrap_or("").to_lowercase();
         match s.role.as_str() {
             "offer" => {
+                // Words without a figure ("SUMMER SALE") name a sale; the figure is left to
+                // the slot that shows one (the badge's "-30%").
+                if f.discount.is_some()
+                    && !refs.is_empty()
+                    && !refs.chars().any(|c| c.is_ascii_digit())
+                {
+                    let named = vec![format!("{} sale", f.brand), format!("The {} sale", f.brand)];
+                    if let Some(t) = self.choose(s, "offer", named) {
+                        return t;
+                    }
+                }
                 let mut c = Vec::new();
                 if let Some(d) = f.discount {
                     if refs.starts_with('-') {
@@ -295,6 +327,9 @@ impl State<'_> {
                 }
                 if let Some(o) = &f.offer {
                     c.extend(shorter(o));
+                    if urgent(s, reference) {
+                        c.extend(self.ends_lines());
+                    }
                 }
                 if let Some(o) = &f.prompt_offer {
                     c.push(o.clone());
@@ -400,18 +435,25 @@ impl State<'_> {
                     .review_index()
                     .and_then(|i| f.reviews[i].rating)
                     .or_else(|| f.reviews.iter().find_map(|r| r.rating));
-                let c = rating
-                    .filter(|r| *r >= 1.0)
-                    .map(|r| {
-                        let stars = "\u{2605}".repeat(r.round() as usize);
-                        if refs.contains("/5") {
-                            vec![format!("{}/5", trim_num(r)), stars]
-                        } else {
-                            vec![stars, format!("{}/5", trim_num(r))]
-                        }
-                    })
-                    .unwrap_or_default();
-                self.choose_as_given(s, "rating", c)
+                // The reference's form (stars, or "4.8/5"), the other only when it does not
+                // fit.
+                let forms = rating.filter(|r| *r >= 1.0).map(|r| {
+                    let stars = "\u{2605}".repeat(r.round() as usize);
+                    if refs.contains("/5") {
+                        [format!("{}/5", trim_num(r)), stars]
+                    } else {
+                        [stars, format!("{}/5", trim_num(r))]
+                    }
+                });
+                let Some([first, other]) = forms else {
+                    return hidden("rating");
+                };
+                if self.fits(s, &first)
+                    && let Some(t) = self.choose_as_given(s, "rating", vec![first.clone()])
+                {
+                    return t;
+                }
+                self.choose_as_given(s, "rating", vec![other, first])
                     .unwrap_or_else(|| hidden("rating"))
             }
             "stat" => {
@@ -422,7 +464,10 @@ impl State<'_> {
                         .as_deref()
                         .is_some_and(|w| w.split_whitespace().count() == 1);
                     let both = clean(&format!("{} {}", stat.value, stat.label));
-                    if alone && !stat.label.is_empty() {
+                    // The figure alone only where a supporting line below can say what it
+                    // counts (a bare "93%" beside another line would claim that line).
+                    let carrier = all.iter().any(|x| x.role == "supporting");
+                    if alone && carrier && !stat.label.is_empty() {
                         c.push(stat.value.clone());
                     } else {
                         c.push(both);
@@ -485,23 +530,53 @@ impl State<'_> {
             }
             "headline" => self.headline(s, all, reference, "headline"),
             "supporting" => {
+                // What a figure shown alone counts comes first, fitting or shrunk to fit.
+                if let Some(label) = self.stat_label.take()
+                    && let Some(t) = self.choose(s, "supporting", vec![sentence(&label)])
+                {
+                    return t;
+                }
+                if urgent(s, reference) {
+                    let c: Vec<String> = self.ends_lines().iter().map(|l| sentence(l)).collect();
+                    if let Some(t) = self.choose(s, "supporting", c) {
+                        return t;
+                    }
+                }
                 let c = self.supporting_lines();
                 self.choose(s, "supporting", c)
                     .unwrap_or_else(|| hidden("supporting"))
             }
             "eyebrow" | "badge_label" => {
+                if urgent(s, reference)
+                    && let Some(t) = self.choose(s, "eyebrow", self.ends_lines())
+                {
+                    return t;
+                }
                 let c = self.eyebrows();
                 self.choose(s, "eyebrow", c)
                     .unwrap_or_else(|| hidden("eyebrow"))
             }
             "cta" => {
                 let c = self.ctas(s);
-                self.choose(s, "cta", c).unwrap_or_else(|| SlotText {
-                    text: "Shop now".into(),
-                    role: "cta".into(),
-                    shown: true,
-                    writer: TEMPLATE.into(),
-                })
+                if let Some(t) = self.choose(s, "cta", c) {
+                    return t;
+                }
+                // Nothing fitted or every line used a word the voice avoids: the plainest
+                // calls, each checked like any other line.
+                let plain = ["Shop now", "Shop", "Learn more", "Discover", "See more"];
+                plain
+                    .iter()
+                    .map(|p| apply_case(s.case, p))
+                    .find(|p| check_text(p, &s.key, f).is_ok())
+                    .map_or_else(
+                        || hidden("cta"),
+                        |text| SlotText {
+                            text,
+                            role: "cta".into(),
+                            shown: true,
+                            writer: TEMPLATE.into(),
+                        },
+                    )
             }
             _ => {
                 let c = vec![f.brand.clone()];
@@ -607,13 +682,13 @@ impl State<'_> {
                 c.push(format!("Tired of {p}?"));
                 c.push(format!("Still putting up with {p}?"));
             }
+            // Motivations are things one is ready for; benefits are often not ("Ready in
+            // a minute"), so they make no question of their own.
             for m in &motives {
                 c.push(format!("Ready for {}?", lower_first(m)));
             }
-            for b in &benefits {
-                c.push(format!("Want {}?", lower_first(b)));
-            }
             c.push(format!("Have you tried {name}?"));
+            c.push(format!("Why {name}?"));
         } else if list_title {
             c.push(format!("Why people love {name}"));
             c.push(format!("Reasons to love {name}"));
@@ -653,15 +728,58 @@ impl State<'_> {
             }
             c.push(format!("Your new favourite: {name}"));
         }
+        if !list_title {
+            let about = super::voice::About {
+                benefit: benefits.first().map(String::as_str),
+                motive: motives.first().map(String::as_str),
+                who: who.as_deref(),
+            };
+            let own = f.tone.headlines(name, &about, question, imperative);
+            self.toned
+                .extend(own.iter().map(|l| apply_case(s.case, l).to_lowercase()));
+            c.extend(own);
+        }
         if c.is_empty() {
             c.push(format!("Meet {name}."));
         }
-        self.choose(s, role, c).unwrap_or_else(|| SlotText {
-            text: apply_case(s.case, name),
+        if let Some(t) = self.choose(s, role, c) {
+            return t;
+        }
+        // The product's name, unless the voice avoids a word of it too.
+        let text = apply_case(s.case, name);
+        let shown = check_text(&text, &s.key, f).is_ok();
+        SlotText {
+            text: if shown { text } else { String::new() },
             role: role.to_owned(),
-            shown: true,
+            shown,
             writer: TEMPLATE.into(),
-        })
+        }
+    }
+
+    /// Lines that say when the product's offer ends (`Ends June 30`), naming the offer
+    /// unless a slot already states it; none when it has no end date, or it was said.
+    fn ends_lines(&self) -> Vec<String> {
+        let f = self.facts;
+        let (Some(o), Some(e)) = (&f.offer, &f.offer_ends) else {
+            return Vec::new();
+        };
+        if self.ends_shown {
+            return Vec::new();
+        }
+        if self.own_offer_shown {
+            return vec![
+                format!("Ends {e}"),
+                format!("Offer ends {e}"),
+                format!("Until {e}"),
+            ];
+        }
+        shorter(o)
+            .iter()
+            .flat_map(|cut| {
+                let cut = strip_stop(cut);
+                [format!("{cut}, until {e}"), format!("{cut}. Ends {e}")]
+            })
+            .collect()
     }
 
     /// Supporting lines: what the prompt asks to mention first, then the stat's label,
@@ -753,7 +871,7 @@ impl State<'_> {
     }
 
     /// Calls to action of the reference's kind.
-    fn ctas(&self, s: &SlotSpec) -> Vec<String> {
+    fn ctas(&mut self, s: &SlotSpec) -> Vec<String> {
         let refw: String = s
             .words
             .as_deref()
@@ -785,17 +903,33 @@ impl State<'_> {
             .find(|k| k.iter().any(|p| p.to_lowercase() == refw))
             .copied()
             .or_else(|| CTA_PHRASES.contains(&refw).then_some(kinds[3]));
+        // The voice's own calls join the buying and exploring kinds (not a reading or
+        // swiping call, whose meaning they would change).
+        let toned: Vec<String> = self
+            .facts
+            .tone
+            .ctas()
+            .iter()
+            .map(|p| (*p).to_owned())
+            .collect();
+        self.toned
+            .extend(toned.iter().map(|l| apply_case(s.case, l).to_lowercase()));
         match kind {
             Some(k) => {
                 // The reference's kind first; an offer's call only with an offer format.
+                let buying = std::ptr::eq(k, kinds[3]) || std::ptr::eq(k, kinds[4]);
                 let mut k: Vec<String> = k.iter().map(|p| (*p).to_owned()).collect();
                 if self.offer_shown && refw.contains("shop") {
                     k.extend(c);
+                }
+                if buying {
+                    k.extend(toned);
                 }
                 k
             }
             None => {
                 c.extend(kinds[3].iter().map(|p| (*p).to_owned()));
+                c.extend(toned);
                 c
             }
         }
@@ -847,11 +981,23 @@ impl State<'_> {
             let fits = self.fits(s, &c);
             ok.push((c, fits));
         }
-        let target = self.target_len(s);
+        // The brand's voice weighs the free lines (facts are what they are).
+        let tone = match role {
+            "headline" | "supporting" | "eyebrow" | "cta" => self.facts.tone,
+            _ => super::voice::Tone::Neutral,
+        };
+        let target = self.target_len(s) * tone.length_factor();
         let score = |c: &str| {
             let len = c.chars().count() as f32;
             let jitter = (fnv1a(&[&self.seed.to_string(), &s.key, c]) % 1000) as f32 / 1000.0;
-            (len - target).abs() / target.max(8.0) + 0.5 * jitter
+            // The voice's own patterns are preferred: about a third of a reference length.
+            let own =
+                if tone != super::voice::Tone::Neutral && self.toned.contains(&c.to_lowercase()) {
+                    -0.35
+                } else {
+                    0.0
+                };
+            (len - target).abs() / target.max(8.0) + 0.5 * jitter + tone.weigh(c) + own
         };
         let best = ok
             .iter()
@@ -935,6 +1081,41 @@ fn propose(
     }
 }
 
+/// Words of a reference's line that make it urgent ("-30% this week", "Ends Sunday").
+const URGENCY: [&str; 12] = [
+    "this week",
+    "today",
+    "ends",
+    "until",
+    "last chance",
+    "limited",
+    "hurry",
+    "now only",
+    "weekend",
+    "tonight",
+    "while",
+    "don't miss",
+];
+
+/// Whether slot `s` calls for urgency: its reference words say it, or it is the eyebrow
+/// or supporting line of an offer ad.
+fn urgent(s: &SlotSpec, reference: &Reference) -> bool {
+    // Words on their boundaries: " ends " is not in "friends".
+    let words: Vec<String> = s
+        .words
+        .as_deref()
+        .unwrap_or("")
+        .to_lowercase()
+        .split(|c: char| !c.is_alphanumeric() && c != '\'')
+        .filter(|w| !w.is_empty())
+        .map(str::to_owned)
+        .collect();
+    let line = format!(" {} ", words.join(" "));
+    URGENCY.iter().any(|u| line.contains(&format!(" {u} ")))
+        || (reference.format.as_deref() == Some("offer_sale")
+            && matches!(s.role.as_str(), "eyebrow" | "supporting"))
+}
+
 /// Imperative openings a headline may have.
 const IMPERATIVES: [&str; 24] = [
     "try", "get", "wake", "meet", "discover", "start", "make", "taste", "say", "feel", "enjoy",
@@ -990,7 +1171,12 @@ fn apply_case(case: Option<Casing>, text: &str) -> String {
     match case {
         Some(Casing::Upper) => text.to_uppercase(),
         Some(Casing::Lower) => text.to_lowercase(),
-        Some(Casing::Title) => Casing::Title.apply(text),
+        // A title ends without a full stop ("Ready in a Minute", not "… Minute.").
+        Some(Casing::Title) => Casing::Title.apply(
+            text.strip_suffix('.')
+                .filter(|t| !t.ends_with('.'))
+                .unwrap_or(text),
+        ),
         _ => text.to_owned(),
     }
 }

@@ -2,6 +2,10 @@
 //! copywriter, and the report of what it wrote (and from which inputs) that comes back in
 //! [`super::AdCompleted::copy`]. Both follow the compatibility rule of [`super`]: every field
 //! is optional on read.
+//!
+//! The report is also what the API answers in an ad's `copy`: with the `utoipa` feature
+//! (the API crate turns it on) these types carry their OpenAPI schemas, named `CopyReport`,
+//! `CopySlot`, `CopyFact` and `CopyRefusal` there, so the shape is written once.
 
 use serde::{Deserialize, Serialize};
 
@@ -30,17 +34,28 @@ pub struct Variant {
     pub compare_at_price: Option<Money>,
 }
 
-/// What the copywriter wrote into an ad, and where every fact in it came from.
+/// What the copywriter wrote into the ad's first version and where each fact came from
+/// (docs/copy.md). Edits (PATCH) are not reported: the caller wrote those words.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[cfg_attr(feature = "utoipa", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "utoipa", schema(example = json!({
+    "writer": "template", "format": "offer_sale", "format_from": "words", "words_read": true,
+    "slots": [
+        {"slot": "offer", "reference_role": "offer", "role": "offer", "text": "25% OFF", "shown": true, "writer": "template", "reference_words": "50% OFF"},
+        {"slot": "headline", "reference_role": "headline", "role": "headline", "text": "Café-quality coffee at home", "shown": true, "writer": "template", "reference_words": "Summer sale"}
+    ],
+    "facts": [{"text": "25%", "kind": "percent", "source": "computed: discount from variant.compare_at_price and variant.price", "slot": "offer"}],
+    "refused": []
+})))]
 pub struct CopyReport {
-    /// The writer whose words the ad carries: `template`, or `llm:<model>` when the
-    /// operator's model wrote at least one slot.
+    /// `template` (the built-in phrase writer), or `llm:<model>` when the operator's model
+    /// wrote at least one slot.
     pub writer: String,
-    /// The reference's ad format (the swipe file's values), when decided.
+    /// The reference's ad format, as the swipe file classifies it (`offer_sale`,
+    /// `testimonial`, `listicle`, `statistic`, …); null when undecided.
     #[serde(default)]
     pub format: Option<String>,
-    /// What decided the format: `words` (the words read on the reference), `layout`, or
-    /// `none`.
+    /// What decided the format: `words` (read on the reference), `layout`, or `none`.
     #[serde(default)]
     pub format_from: String,
     /// Whether the reference's words were read (Tesseract on the worker).
@@ -49,54 +64,56 @@ pub struct CopyReport {
     /// One entry per text slot of the layout.
     #[serde(default)]
     pub slots: Vec<SlotReport>,
-    /// Every fact the ad states (numbers, prices, percentages, dates, claims) and the input
-    /// it came from.
+    /// Every number, price, percentage, date and claim the ad states, with its source.
     #[serde(default)]
     pub facts: Vec<FactSource>,
-    /// Candidates that were refused (at most a few per slot), with the rule they broke.
+    /// Candidates that were not used, with the rule each broke (at most a few per slot).
     #[serde(default)]
     pub refused: Vec<Refusal>,
 }
 
-/// One text slot of an ad.
+/// One text slot of the ad.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "utoipa", derive(utoipa::ToSchema), schema(as = CopySlot))]
 pub struct SlotReport {
-    /// The slot (the template's node key: `headline`, `price`, `list_item_2`, …).
+    /// The slot: `headline`, `supporting`, `cta`, `eyebrow`, `price`, `compare_at_price`,
+    /// `offer`, `quote`, `quote_author`, `rating`, `stat`, `list_item_N`, `badge_label`, …
     pub slot: String,
-    /// The role the reference gave it (`headline`, `offer`, `quote`, …).
+    /// The role the reference gave the slot.
     pub reference_role: String,
-    /// The role its words play in the ad: the reference's, or another when the inputs hold
-    /// no fact for it (an offer slot without an offer becomes a `headline`).
+    /// The role its words play in the ad: the reference's, or another one when the inputs
+    /// hold no fact for it (an offer slot without an offer becomes a headline).
     pub role: String,
-    /// The words, as set (empty when the slot is left out).
+    /// The words as set; empty when the slot was left out.
     pub text: String,
-    /// False when the slot was left out (no fact for it and nothing else fits there).
+    /// False when the slot was left out (no fact for it).
     pub shown: bool,
     /// `template` or `llm`.
     #[serde(default)]
     pub writer: String,
-    /// The words the reference had in this slot, when they were read.
+    /// The words the reference had there, when read.
     #[serde(default)]
     pub reference_words: Option<String>,
 }
 
-/// A fact an ad states and the input it came from.
+/// A fact the ad states and the input it came from.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "utoipa", derive(utoipa::ToSchema), schema(as = CopyFact))]
 pub struct FactSource {
-    /// The fact as it appears in the ad (`$24`, `25%`, `free returns`).
+    /// As it appears in the ad (`$24`, `25%`, `free returns`).
     pub text: String,
     /// `price`, `percent`, `number`, `date`, `rating` or `claim`.
     pub kind: String,
-    /// Where it came from: `variant.price`, `variant.compare_at_price`,
-    /// `computed: discount from variant.compare_at_price and variant.price`,
-    /// `product.details.offer`, `prompt`, …
+    /// `variant.price`, `variant.compare_at_price`, `computed: …`, `product.details.…`,
+    /// `product.description`, `prompt`, `brand.…`, `audience.…`.
     pub source: String,
     /// The slot it appears in.
     pub slot: String,
 }
 
-/// A candidate line that was not used, and why.
+/// A candidate that was refused.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "utoipa", derive(utoipa::ToSchema), schema(as = CopyRefusal))]
 pub struct Refusal {
     /// The slot it was proposed for.
     pub slot: String,
@@ -104,6 +121,6 @@ pub struct Refusal {
     pub text: String,
     /// The rule it broke (the grounding rule names the unsupported fact).
     pub reason: String,
-    /// Who proposed it: `template` or `llm`.
+    /// `template` or `llm`.
     pub writer: String,
 }

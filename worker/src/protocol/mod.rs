@@ -25,11 +25,16 @@
 //! debugs a stuck ad, and serde's field rules give the compatibility rule above for free.
 
 mod copy;
+mod figma;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 pub use copy::{CopyReport, FactSource, Money, Refusal, SlotReport, Variant};
+pub use figma::{
+    FigmaFrameVersion, FigmaSyncJob, FigmaSynced, FigmaTarget, ImportReport, MissingFont, SlotNode,
+    Unmapped, token_context,
+};
 
 use crate::Error;
 
@@ -60,6 +65,10 @@ pub enum Job {
     /// Render the preview of an edited design template tree (`json_tree` set) as the
     /// template's version `version`.
     RenderDesignTemplatePreview(DesignTemplateJob),
+    /// Import a Figma frame into an editable ad or a design template (version `version`)
+    /// and render it; the result travels in [`AdCompleted::figma`] (and, for a template,
+    /// [`AdCompleted::design_template`]).
+    SyncFigma(FigmaSyncJob),
 }
 
 impl Job {
@@ -71,6 +80,7 @@ impl Job {
             Job::RenderImageAdVersion(j) => &j.ad_id,
             Job::IngestSwipeFile(j) => &j.swipe_file_id,
             Job::AnalyzeDesignTemplate(j) | Job::RenderDesignTemplatePreview(j) => &j.template_id,
+            Job::SyncFigma(j) => &j.subject_id,
         }
     }
 
@@ -81,6 +91,7 @@ impl Job {
             Job::RenderImageAdVersion(j) => &j.org_id,
             Job::IngestSwipeFile(j) => j.org_id.as_deref().unwrap_or(""),
             Job::AnalyzeDesignTemplate(j) | Job::RenderDesignTemplatePreview(j) => &j.org_id,
+            Job::SyncFigma(j) => &j.org_id,
         }
     }
 
@@ -91,6 +102,7 @@ impl Job {
             Job::RenderImageAdVersion(j) => j.version,
             Job::IngestSwipeFile(_) => 1,
             Job::AnalyzeDesignTemplate(j) | Job::RenderDesignTemplatePreview(j) => j.version,
+            Job::SyncFigma(j) => j.version,
         }
     }
 
@@ -137,6 +149,11 @@ pub struct GenerateAdJob {
     /// the reference's layout.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub template: Option<TemplateLayout>,
+    /// When the ad was created (RFC 3339, UTC), as its row says: the moment its copy is
+    /// written for, so an offer's `ends_at` is judged the same way on every retry of the
+    /// job. Absent from older API nodes; then an offer with an end date is not stated.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub created_at: Option<String>,
 }
 
 /// The layout of an ad made from a design template (`POST /v1/design-templates/{id}/image-ads`).
@@ -537,6 +554,9 @@ pub struct AdCompleted {
     /// absent from older workers and from jobs that write no copy.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub copy: Option<Box<CopyReport>>,
+    /// For [`Job::SyncFigma`]: the frame's state and the import report.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub figma: Option<Box<FigmaSynced>>,
 }
 
 /// The backend and stage times of one render, as the worker measured them.

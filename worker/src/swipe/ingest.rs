@@ -288,6 +288,7 @@ impl Ingestor {
             design_template: None,
             render: None,
             copy: None,
+            figma: None,
         })
     }
 }

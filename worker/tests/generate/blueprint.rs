@@ -453,11 +453,11 @@ fn why_not(handler: &adforge_worker::GenerateAdHandler, png: &[u8], base: &str) 
         ..inputs
     };
     let filled = fill::fill(&template, &inputs).unwrap();
-    let (t, report) = preflight_report(handler.renderer(), handler.fetcher(), filled).unwrap();
+    let c = preflight_report(handler.renderer(), handler.fetcher(), filled).unwrap();
     format!(
         "{:?} / {:?}",
-        quality::check(&t, &report, &bp),
-        report.warnings
+        quality::check(&c.tree, &c.report, &bp, c.logo.as_ref()),
+        c.report.warnings
     )
 }
 
@@ -529,4 +529,73 @@ async fn an_unusable_landscape_keeps_its_aspect() {
         "{:?}",
         report.warnings
     );
+}
+
+/// A text box is widened only where nothing lies beside it down to the depth it keeps: a
+/// picture to the right that starts just below the headline's own lines is beside the box
+/// that would be widened over it, so the box stops short of it (it was widened first and
+/// cut in depth only by what lay below its reference's narrow block, and ran into it).
+#[test]
+fn a_widened_text_box_never_runs_into_a_picture_beside_it() {
+    use adforge_worker::blueprint::{Align, ImageRegion, TextBlock};
+    let headline = TextBlock {
+        role: TextRole::Headline,
+        rect: ur([0.06, 0.1, 0.3, 0.11]),
+        lines: 2,
+        line_height: 0.05,
+        align: Align::Left,
+        color: [20, 20, 20],
+        weight: 800,
+        upper: false,
+        words: None,
+    };
+    for picture_top in [0.22_f32, 0.24, 0.3] {
+        let bp = Blueprint {
+            source_width: 1080,
+            source_height: 1080,
+            width: 3840,
+            height: 3840,
+            background: Background::Solid {
+                color: [250, 248, 244],
+            },
+            images: vec![ImageRegion {
+                rect: ur([0.5, picture_top, 0.44, 0.6]),
+                shape: Shape::Rectangle,
+                cutout: false,
+                shadow: None,
+            }],
+            shapes: Vec::new(),
+            texts: vec![headline.clone()],
+            logo: None,
+            margins: [0.06, 0.1, 0.06, 0.06],
+            words_read: false,
+            format: None,
+            format_from: "none",
+        };
+        let t = adforge_worker::blueprint::template::template(&bp);
+        let head = node_box(&t, "headline");
+        let pic = node_box(&t, "product_image");
+        let overlap = (head.right().min(pic.right()) - head.x.max(pic.x)).max(0.0)
+            * (head.bottom().min(pic.bottom()) - head.y.max(pic.y)).max(0.0);
+        assert_eq!(
+            overlap, 0.0,
+            "picture at {picture_top}: headline {head:?} runs into the picture {pic:?}"
+        );
+        // It still keeps the depth of the reference's block, and widens where it can.
+        assert!(head.bottom() >= headline.rect.bottom() * 3840.0, "{head:?}");
+        assert!(head.w >= headline.rect.w * 3840.0, "{head:?}");
+        assert_eq!(adforge_worker::generate::quality::crowded_text(&t), None);
+    }
+}
+
+/// A node's box in design pixels, by template key.
+fn node_box(t: &serde_json::Value, key: &str) -> Rect {
+    let n = &t["nodes"][key];
+    let f = |k: &str| n[k].as_f64().unwrap() as f32;
+    Rect {
+        x: f("x"),
+        y: f("y"),
+        w: f("width"),
+        h: f("height"),
+    }
 }

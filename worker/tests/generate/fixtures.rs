@@ -259,5 +259,6 @@ pub fn job(base: &str, ad_id: &str, reference: &str, editable: bool) -> Generate
         variant_image_urls: vec![format!("{base}/img/coffee.png")],
         variant: None,
         template: None,
+        created_at: Some("2026-06-01T09:00:00.000Z".into()),
     }
 }

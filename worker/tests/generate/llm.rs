@@ -90,9 +90,10 @@ fn model(url: &str) -> Option<Arc<dyn SlotProposer>> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_model_writes_grounded_lines_and_invented_ones_are_refused() {
-    // A model that keeps to the facts: its lines are used.
+    // A model that keeps to the facts: its lines are used, the first that fits the slot at
+    // the reference's type size.
     let (url, seen) = chat_server(json!({
-        "headline": ["Wake up to calm mornings"],
+        "headline": ["Wake up to calm mornings at home, at work and everywhere", "Calm mornings"],
         "supporting": ["Cold brew that is ready when you are."],
         "cta_label": ["Try it"]
     }))
@@ -101,8 +102,14 @@ async fn the_model_writes_grounded_lines_and_invented_ones_are_refused() {
     let (t, report) = s.run(s.job("ia_llm", "benefit_headline")).await;
     assert_eq!(
         t.get("Headline").map(String::as_str),
-        Some("Wake up to calm mornings"),
+        Some("Calm mornings"),
         "{t:?} {}",
+        report["refused"]
+    );
+    assert!(
+        report["refused"].as_array().unwrap().iter().any(|r| r["writer"] == "llm"
+            && r["reason"].as_str().unwrap().contains("does not fit")),
+        "{}",
         report["refused"]
     );
     assert_eq!(report["writer"], "llm:test-model");
@@ -162,4 +169,42 @@ async fn the_model_writes_grounded_lines_and_invented_ones_are_refused() {
         ),
         "{refused:?}"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_model_is_told_the_voice_and_its_avoided_words_are_refused() {
+    // The model writes a word the brand's voice avoids: that line is refused like an
+    // invented fact, and the brief told it the voice and the words.
+    let (url, seen) = chat_server(json!({
+        "headline": ["The revolutionary way to wake up"],
+        "supporting": ["Cold brew that is ready when you are."]
+    }))
+    .await;
+    let s = setup_with(model(&url)).await;
+    let mut j = s.job("ia_llm_voice", "benefit_headline");
+    j.brand.details =
+        json!({"voice": {"description": "Playful and warm", "avoid": ["revolutionary"]}});
+    let (t, report) = s.run(j).await;
+    assert!(
+        !t.values()
+            .any(|w| w.to_lowercase().contains("revolutionary")),
+        "{t:?}"
+    );
+    assert_eq!(
+        t.get("Supporting").map(String::as_str),
+        Some("Cold brew that is ready when you are."),
+        "the model's other line is used: {t:?}"
+    );
+    let refused = report["refused"].as_array().unwrap();
+    assert!(
+        refused.iter().any(|r| r["writer"] == "llm"
+            && r["slot"] == "headline"
+            && r["reason"].as_str().unwrap().contains("avoids")),
+        "{refused:?}"
+    );
+    let seen = seen.lock().unwrap();
+    let brief: Value =
+        serde_json::from_str(seen[0].1["messages"][1]["content"].as_str().unwrap()).unwrap();
+    assert_eq!(brief["facts"]["words_to_avoid"], json!(["revolutionary"]));
+    assert_eq!(brief["facts"]["voice"], "playful");
 }

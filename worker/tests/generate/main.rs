@@ -8,9 +8,11 @@
 mod blueprint;
 mod copy;
 mod cutout;
+mod figma;
 mod fixtures;
 mod formats;
 mod llm;
+mod logo;
 mod pipeline;
 mod references;
 mod roles;

@@ -71,3 +71,22 @@ fn without_words_roles_come_from_the_layout() {
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+/// The process started ahead (its model loaded, waiting for a sheet) reads what a process
+/// started for the read does, read after read, and one whose spare died starts another.
+#[test]
+fn a_reader_started_ahead_reads_the_same_words() {
+    let renderer = Renderer::with_defaults();
+    let warm = tesseract().warm();
+    for r in formats::all().into_iter().take(4) {
+        let png = r.png(&renderer);
+        // A clone has no process started ahead: it starts one for the read.
+        let cold = analyse_image_with(&png, Some(&warm.clone())).unwrap();
+        let ahead = analyse_image_with(&png, Some(&warm)).unwrap();
+        let words = |bp: &adforge_worker::blueprint::Blueprint| -> Vec<Option<String>> {
+            bp.texts.iter().map(|t| t.words.clone()).collect()
+        };
+        assert!(ahead.words_read, "{}", r.name);
+        assert_eq!(words(&ahead), words(&cold), "{}", r.name);
+    }
+}

@@ -138,6 +138,7 @@ pub fn job(ad_id: &str) -> Job {
         },
         variant_image_urls: vec!["https://example.com/v1.png".to_owned()],
         template: None,
+        created_at: None,
         variant: None,
     })
 }
@@ -155,6 +156,7 @@ pub fn completed(job: &Job) -> AdCompleted {
         design_template: None,
         render: None,
         copy: None,
+        figma: None,
     }
 }
 

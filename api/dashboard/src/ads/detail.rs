@@ -27,13 +27,18 @@ fn version_card(ad_id: &str, v: &ImageAdVersion, current: bool) -> String {
         String::new()
     };
     format!(
-        r#"<li class="version{cur}" id="version-{n}"><figure>{visual}<figcaption><strong>Version {n}</strong>{curl} <span class="status {st}">{stl}</span><br><small>{created}</small>{download}</figcaption></figure></li>"#,
+        r#"<li class="version{cur}" id="version-{n}"><figure>{visual}<figcaption><strong>Version {n}</strong>{curl} <span class="status {st}">{stl}</span><br><small>{created}</small>{download}{summary}</figcaption></figure></li>"#,
         cur = if current { " current" } else { "" },
         curl = if current { " (current)" } else { "" },
         n = v.version_number,
         st = esc(&v.status),
         stl = esc(status_label(&v.status)),
         created = esc(&when(&v.created_at)),
+        summary = v
+            .change_summary
+            .as_deref()
+            .map(|t| format!(r#"<br><span class="summary">{}</span>"#, esc(t)))
+            .unwrap_or_default(),
     )
 }
 
@@ -138,7 +143,7 @@ pub async fn detail(
     if ad.editable && ad.status == "completed" {
         let _ = write!(
             actions,
-            r#"<a class="button secondary" href="/dashboard/ads/{}/edit">Edit texts, colours and images</a>"#,
+            r#"<a class="button secondary" href="/dashboard/ads/{0}/edit">Open in the editor</a> <a class="button secondary" href="/dashboard/ads/{0}/edit/form">Edit texts, colours and images</a>"#,
             esc(&ad.id)
         );
     } else if ad.editable && processing {

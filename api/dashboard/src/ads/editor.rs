@@ -1,6 +1,8 @@
-//! The slot editor of an editable ad: its texts, solid colours and image URLs as a form,
-//! read and written through `renderer::tree`, saved as a new version through the same code
-//! as PATCH /v1/image-ads/{id}.
+//! The plain form of an editable ad (GET /dashboard/ads/{id}/edit/form, POSTed to
+//! /dashboard/ads/{id}/edit): its texts, solid colours and image URLs as fields, read and
+//! written through `renderer::tree`, saved as a new version through the same code as PATCH
+//! /v1/image-ads/{id}. It works without scripts; the visual editor (`crate::editor`) is the
+//! page `/dashboard/ads/{id}/edit` itself.
 
 use super::*;
 
@@ -140,7 +142,7 @@ async fn editor_page(
         )
     };
     let body = format!(
-        r#"{problem}<p><a href="/dashboard/ads/{id}">← Back to the ad</a></p>
+        r#"{problem}<p><a href="/dashboard/ads/{id}">← Back to the ad</a> · <a href="/dashboard/ads/{id}/edit">Open in the visual editor</a></p>
 <p>Change the texts, solid colours and image URLs of version {base_version}; saving makes version {next}, rendered in the background (editing is free for editable ads). Image URLs must be public http(s) URLs or this server's own file URLs.</p>
 <form method="post" action="/dashboard/ads/{id}/edit" class="editor">{csrf}<input type="hidden" name="base_version" value="{base_version}">
 {texts}{colors}{imgs}
@@ -175,7 +177,7 @@ async fn editor_page(
 }
 
 /// The ad, its tree and its latest version number, if it can be edited now.
-async fn editable(
+pub(crate) async fn editable(
     state: &AppState,
     m: &SessionMember,
     id: &str,
@@ -204,7 +206,7 @@ async fn editable(
     }
 }
 
-/// GET /dashboard/ads/{id}/edit
+/// GET /dashboard/ads/{id}/edit/form
 pub async fn edit_form(
     State(state): State<AppState>,
     me: SignedIn,
@@ -219,7 +221,7 @@ pub async fn edit_form(
     }
 }
 
-fn cannot_edit(m: &SessionMember, id: &str, why: &str) -> axum::response::Response {
+pub(crate) fn cannot_edit(m: &SessionMember, id: &str, why: &str) -> axum::response::Response {
     let body = format!(
         r#"{}<p><a href="/dashboard/ads/{}">Back to the ad</a></p>"#,
         notice("error", &format!("<p>{}</p>", esc(why))),
@@ -271,7 +273,11 @@ pub async fn edit_submit(
         )
         .await;
     }
-    match image_ads::update(&state, &m.org_id, &id, &new_tree).await {
+    let update = ImageAdUpdate {
+        current_json_tree: new_tree.clone(),
+        change_summary: Some("Edited with the plain form".to_string()),
+    };
+    match image_ads::update(&state, &m.org_id, &id, &update).await {
         Ok(_) => {
             tracing::info!(ad_id = %id, profile_id = %m.profile_id, "image ad edited in the dashboard");
             Ok(redirect(&format!("/dashboard/ads/{id}#versions-h")))

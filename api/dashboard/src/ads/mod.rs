@@ -1,6 +1,7 @@
 //! Image ads: the gallery (the API list's filters, status facets and cursor paging), the
-//! detail page with every version side by side and a PNG download, the editor of an
-//! editable ad's texts, solid colours and image URLs, and the create form.
+//! detail page with every version side by side and a PNG download, the plain form of an
+//! editable ad's texts, solid colours and image URLs (the visual editor is
+//! `crate::editor`), and the create form.
 //!
 //! Everything goes through the functions the `/v1/image-ads` handlers call
 //! (`image_ads::list_page`, `get`, `versions`, `update`, `create_from`; uploads through
@@ -29,7 +30,9 @@ use crate::members::SessionMember;
 use crate::{DashError, DashResult, SignedIn, html_with_images, query, redirect, same_secret};
 use adforge_api::blob::OwnFile;
 use adforge_api::error::{ApiError, ErrorCode};
-use adforge_api::resources::image_ads::{self, ImageAd, ImageAdCreate, ImageAdVersion};
+use adforge_api::resources::image_ads::{
+    self, ImageAd, ImageAdCreate, ImageAdUpdate, ImageAdVersion,
+};
 use adforge_api::resources::{images, swipe_files};
 use adforge_api::state::AppState;
 use adforge_api::store::list::ListParams;
@@ -136,6 +139,7 @@ mod gallery;
 
 pub use create::{create, create_form};
 pub use detail::detail;
+pub(crate) use editor::{cannot_edit, editable};
 pub use editor::{edit_form, edit_submit};
 pub use files::{download, thumb};
 pub use gallery::gallery;

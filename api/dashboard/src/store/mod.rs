@@ -1,8 +1,11 @@
 //! Every SQL statement of the dashboard, one module per area: [`members`] (profiles,
-//! memberships, sign-in links, sessions), [`catalog`] (the names the ad form offers) and
-//! [`wallet`] (the operator's top-up section). Pages call these and the `/v1` domain
+//! memberships, sign-in links, sessions), [`catalog`] (the names the ad form offers),
+//! [`editor`] (the images the visual editor offers) and [`wallet`] (the operator's top-up
+//! section). Pages call these and the `/v1` domain
 //! functions; they hold no SQL themselves.
 
 pub mod catalog;
+pub mod figma;
+pub mod editor;
 pub mod members;
 pub mod wallet;

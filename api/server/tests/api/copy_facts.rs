@@ -148,3 +148,136 @@ async fn compare_at_price_and_documented_details_are_checked() {
     .await
     .expect(200, None);
 }
+
+/// The ad's first version, once it is no longer processing.
+async fn settled(s: &TestServer, org: &crate::support::Org, id: &str) -> serde_json::Value {
+    for _ in 0..600 {
+        let ad = s
+            .get(org, &format!("/v1/image-ads/{id}"))
+            .await
+            .expect(200, None)
+            .body["data"]
+            .clone();
+        if ad["status"] != "processing" {
+            return ad;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    panic!("ad {id} still processing after 60 s");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_completed_ad_reports_its_facts_and_an_ended_offer_is_not_stated() {
+    let s = TestServer::start().await;
+    let org = s.org("Copy").await;
+    adforge_api::store::query(
+        "UPDATE wallets SET balance_cents = balance_cents + 10000 WHERE org_id = ?",
+    )
+    .bind(&org.id)
+    .execute(&s.db.write)
+    .await
+    .unwrap();
+    let c = s.catalog(&org).await;
+    let shot = s
+        .upload(
+            &org,
+            crate::support::png(64, 64, [200, 40, 40, 255]),
+            &[("image_type", "product")],
+        )
+        .await
+        .expect(201, None);
+    s.patch(
+        &org,
+        &format!("/v1/product-variants/{}", c.variant),
+        json!({"image_ids": [shot.id()], "price": {"amount": 2400, "currency": "usd"},
+               "compare_at_price": {"amount": 3200, "currency": "usd"}}),
+    )
+    .await
+    .expect(200, None);
+    // An offer that ended long before the ad is made.
+    s.patch(
+        &org,
+        &format!("/v1/products/{}", c.product),
+        json!({"details": {"benefits": ["Light on the trail"],
+                           "offer": {"text": "Free tote with your first order", "ends_at": "2020-01-31"}}}),
+    )
+    .await
+    .expect(200, None);
+    let reference = s
+        .upload(&org, crate::support::jpeg(120, 150, [30, 60, 90]), &[])
+        .await
+        .expect(201, None);
+    let id = s
+        .post(
+            &org,
+            "/v1/image-ads",
+            json!({"reference_ad_url": reference.body["data"]["src"], "brand_id": c.brand,
+                   "product_id": c.product, "audience_id": c.audience,
+                   "product_variant_id": c.variant, "editable": true,
+                   "prompt": "mention the 25% off"}),
+        )
+        .await
+        .expect(202, None)
+        .id();
+    let ad = settled(&s, &org, &id).await;
+    assert_eq!(ad["status"], "completed", "{ad}");
+
+    // The job carried the ad's creation time: the moment its words are written for.
+    let (job,): (String,) = adforge_api::store::query_as("SELECT job FROM image_ads WHERE id = ?")
+        .bind(&id)
+        .fetch_one(&s.db.read)
+        .await
+        .unwrap();
+    let job: serde_json::Value = serde_json::from_str(&job).unwrap();
+    assert_eq!(job["created_at"], ad["created_at"], "{job}");
+
+    // The report: every slot with its role and words, every fact with its source.
+    let copy = &ad["copy"];
+    assert_eq!(copy["writer"], "template", "{copy}");
+    let slots = copy["slots"].as_array().unwrap();
+    assert!(!slots.is_empty(), "{copy}");
+    for slot in slots {
+        assert!(
+            slot["slot"].is_string() && slot["role"].is_string(),
+            "{slot}"
+        );
+        assert_eq!(
+            slot["shown"],
+            !slot["text"].as_str().unwrap().is_empty(),
+            "{slot}"
+        );
+    }
+    let texts: Vec<String> = ad["current_json_tree"]["nodes"]
+        .as_object()
+        .unwrap()
+        .values()
+        .filter(|n| n["type"] == "TEXT" && n["visible"] != false)
+        .map(|n| n["characters"].as_str().unwrap_or("").to_owned())
+        .collect();
+    let facts = copy["facts"].as_array().unwrap();
+    for f in facts {
+        assert!(!f["source"].as_str().unwrap().is_empty(), "{f}");
+        assert!(
+            texts.iter().any(|t| t.contains(f["text"].as_str().unwrap())
+                || t.to_lowercase().contains(f["text"].as_str().unwrap())),
+            "a reported fact the ad does not state: {f} in {texts:?}"
+        );
+    }
+    // The prompt's 25% is the discount computed from the prices: stated, with that source.
+    if texts.iter().any(|t| t.contains("25%")) {
+        assert!(
+            facts.iter().any(|f| f["text"] == "25%"
+                && f["source"]
+                    .as_str()
+                    .unwrap()
+                    .starts_with("computed: discount")),
+            "{facts:?}"
+        );
+    }
+    // The ended offer is nowhere: not in the ad, not in the report.
+    assert!(
+        !texts.iter().any(|t| t.to_lowercase().contains("tote")),
+        "{texts:?}"
+    );
+    assert!(!copy.to_string().to_lowercase().contains("tote"), "{copy}");
+}

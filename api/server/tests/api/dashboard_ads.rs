@@ -2,7 +2,7 @@
 //! organisation's ads, with the API's filters and status facets; another organisation's ad
 //! is the 404 page; forms without the CSRF token are refused; an ad created from the
 //! dashboard completes (held, then charged, by the same code as POST /v1/image-ads); a
-//! headline edited in the editor becomes version 2 with the new text in its tree.
+//! headline edited in the plain form becomes version 2 with the new text in its tree.
 
 use std::time::{Duration, Instant};
 
@@ -14,9 +14,10 @@ use crate::dashboard::{Browser, Page, member};
 use crate::flows::{self, Api, SETTLE_DEADLINE, ready};
 use crate::support::{Org, TestServer, jpeg};
 
-struct Client<'a> {
-    s: &'a TestServer,
-    http: reqwest::Client,
+/// The API through the in-process server (the ad flows' helpers take it).
+pub(crate) struct Client<'a> {
+    pub(crate) s: &'a TestServer,
+    pub(crate) http: reqwest::Client,
 }
 
 impl Api for Client<'_> {
@@ -28,7 +29,7 @@ impl Api for Client<'_> {
     }
 }
 
-async fn top_up(s: &TestServer, org: &Org, cents: i64) {
+pub(crate) async fn top_up(s: &TestServer, org: &Org, cents: i64) {
     let mut tx = s.db.begin_write().await.unwrap();
     adforge_api::wallet::top_up(&mut tx, &org.id, cents, Some("TEST"), None)
         .await
@@ -127,6 +128,7 @@ async fn the_gallery_lists_own_ads_with_filters_and_hides_other_organisations() 
     for path in [
         format!("/dashboard/ads/{foreign}"),
         format!("/dashboard/ads/{foreign}/edit"),
+        format!("/dashboard/ads/{foreign}/edit/form"),
         format!("/dashboard/ads/{foreign}/download"),
         "/dashboard/ads/ia_unknown".to_string(),
     ] {
@@ -360,15 +362,15 @@ async fn an_ad_created_and_edited_in_the_dashboard_completes_as_version_2() {
         .await;
     assert_eq!(other.status, 404);
 
-    // The editor lists the tree's text nodes; change the first one.
-    let editor = b.get(&format!("/dashboard/ads/{id}/edit")).await;
+    // The plain form lists the tree's text nodes; change the first one.
+    let editor = b.get(&format!("/dashboard/ads/{id}/edit/form")).await;
     assert_eq!(editor.status, 200, "{}", editor.text);
     let text_field = field_named(&editor, "text:");
     let node = text_field.strip_prefix("text:").unwrap().to_string();
     let headline = "Twice the grip <on> wet rock";
     let saved = b
         .submit(
-            &format!("/dashboard/ads/{id}/edit"),
+            &format!("/dashboard/ads/{id}/edit/form"),
             &format!("/dashboard/ads/{id}/edit"),
             &[("base_version", "1"), (text_field.as_str(), headline)],
         )
@@ -413,12 +415,12 @@ async fn an_ad_created_and_edited_in_the_dashboard_completes_as_version_2() {
     assert_ne!(list[0]["json_tree"]["nodes"][&node]["characters"], headline);
 
     // The page escaped the new text.
-    let editor = b.get(&format!("/dashboard/ads/{id}/edit")).await;
+    let editor = b.get(&format!("/dashboard/ads/{id}/edit/form")).await;
     assert!(editor.text.contains("Twice the grip &lt;on&gt; wet rock"));
     // A stale form (made from version 1) does not overwrite version 2.
     let stale = b
         .submit(
-            &format!("/dashboard/ads/{id}/edit"),
+            &format!("/dashboard/ads/{id}/edit/form"),
             &format!("/dashboard/ads/{id}/edit"),
             &[("base_version", "1"), (text_field.as_str(), "Old")],
         )

@@ -14,12 +14,19 @@ mod copy_facts;
 mod cutouts;
 mod dashboard;
 mod dashboard_ads;
+mod dashboard_editor;
 mod dashboard_library;
 mod design_templates;
 mod embedded;
 mod engines;
 mod envelope;
 mod error_shapes;
+mod figma;
+mod figma_connection;
+mod figma_errors;
+// Also `#[path]`-included by the Figma benchmark.
+#[allow(dead_code)]
+mod figma_server;
 // Shared with the process-level tests of `tests/`, which use the helpers this binary does not.
 #[allow(dead_code)]
 mod flows;

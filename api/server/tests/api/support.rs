@@ -122,6 +122,7 @@ impl TestServer {
             default_collection: None,
             previews: Default::default(),
             swipe_index: Default::default(),
+            figma: Default::default(),
         };
         // `ADFORGE_TEST_POSTGRES=1` runs the server on a fresh database of this binary's
         // throwaway PostgreSQL cluster instead of a SQLite file.

@@ -76,6 +76,9 @@ pub async fn completed(db: &Db, c: &AdCompleted) -> ApiResult<bool> {
         // An edited tree may have changed the root's size.
         store::complete_preview(&mut tx, &rendered).await?;
     }
+    if let Some(f) = &c.figma {
+        store::set_figma_sync(&mut tx, &c.ad_id, f).await?;
+    }
     record(&mut tx, &t.org_id, &c.ad_id, "design_template.completed").await?;
     tx.commit().await?;
     Ok(true)
@@ -96,8 +99,14 @@ pub async fn failed(db: &Db, f: &AdFailed) -> ApiResult<bool> {
         return Ok(false);
     }
     let now = crate::timestamp::now();
+    // A code other than PIPELINE_ERROR (a Figma import's FIGMA_…) leads the reason.
+    let message = if f.code == adforge_worker::PIPELINE_ERROR {
+        f.message.clone()
+    } else {
+        format!("{}: {}", f.code, f.message)
+    };
     if f.version == 1 {
-        store::fail_analysis(&mut tx, &f.ad_id, &f.message, &now).await?;
+        store::fail_analysis(&mut tx, &f.ad_id, &message, &now).await?;
         record(&mut tx, &t.org_id, &f.ad_id, "design_template.failed").await?;
     } else {
         let error = format!(

@@ -119,8 +119,12 @@ pub struct DesignTemplate {
     /// Why the analysis failed (status failed), or why the preview of an edit could not be
     /// rendered (status completed, preview_url null).
     pub error: Option<String>,
-    /// What the analysis found; null until it completes.
+    /// What the analysis found; null until it completes. A template imported from Figma
+    /// says `composition: figma`.
     pub analysis: Option<TemplateAnalysis>,
+    /// The Figma frame the template was imported from (POST /v1/design-templates with
+    /// `figma_url`), with Figma's render and the import report; null otherwise.
+    pub figma: Option<crate::resources::integrations::FigmaSync>,
     /// True while soft-deleted (DELETE); POST /v1/design-templates/{id}/restore undoes it.
     pub deleted: bool,
     pub deleted_at: Option<String>,
@@ -169,7 +173,9 @@ pub async fn snapshot(
     }
 }
 
-/// Body of POST /v1/design-templates: exactly one of the two fields.
+/// Body of POST /v1/design-templates: exactly one source: `reference_image_url`,
+/// `swipe_file_id`, or a Figma frame (`figma_url`, or `figma_file_key` with
+/// `figma_node_id`).
 #[derive(Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct DesignTemplateCreate {
@@ -185,6 +191,18 @@ pub struct DesignTemplateCreate {
     /// `swipe_files:read` too): its stored image is analysed and its `industry` and
     /// `ad_format` are copied.
     pub swipe_file_id: Option<String>,
+    /// A Figma frame's link (`https://www.figma.com/design/FILE_KEY/Name?node-id=1-2`):
+    /// the frame is imported by the same importer as POST /v1/image-ads/sync (the
+    /// organisation must have connected Figma, else 422 FIGMA_NOT_CONNECTED); nodes named
+    /// like slots (`headline`, `product_image`, `cta`, `logo`, …) become the template's
+    /// slots. The tree keeps the frame's design size. Figma's refusals end the template
+    /// `failed` with the code first in `error` (`FIGMA_TOKEN_INVALID: …`).
+    #[schema(max_length = 2048)]
+    pub figma_url: Option<String>,
+    /// The file key, with `figma_node_id`, instead of `figma_url`.
+    pub figma_file_key: Option<String>,
+    /// The frame's node id (`1:2`), with `figma_file_key`.
+    pub figma_node_id: Option<String>,
 }
 
 /// Checks a reference URL as the worker's fetch will treat it: http(s), this server's own
@@ -219,7 +237,9 @@ async fn check_reference_url(state: &AppState, url: &str) -> ApiResult<()> {
 
 /// Create a design template
 ///
-/// Give exactly one of `reference_image_url` and `swipe_file_id`. Answers 202 with
+/// Give exactly one of `reference_image_url`, `swipe_file_id` and a Figma frame
+/// (`figma_url`; a worker imports it as POST /v1/image-ads/sync does, its slot-named nodes
+/// becoming the template's slots). Answers 202 with
 /// `Location` and the template `processing`; a worker reads the reference's regions into a
 /// blueprint tree, renders a preview with neutral sample content, and the template becomes
 /// `completed` (or `failed` with `error` when the reference cannot be fetched or decoded).
@@ -229,8 +249,9 @@ async fn check_reference_url(state: &AppState, url: &str) -> ApiResult<()> {
     responses(
         (status = 202, description = "Accepted; the template is processing", body = Envelope<DesignTemplate>,
             headers(("Location" = String, description = "/v1/design-templates/{id} of the new template"))),
-        (status = 400, description = "VALIDATION_ERROR: neither or both fields, or a reference URL no worker may fetch", body = crate::error::ErrorBody),
+        (status = 400, description = "VALIDATION_ERROR: no source or several, a reference URL no worker may fetch, a bad Figma link", body = crate::error::ErrorBody),
         (status = 404, description = "SWIPE_FILE_NOT_FOUND", body = crate::error::ErrorBody),
+        (status = 422, description = "FIGMA_NOT_CONNECTED: a Figma frame, but the organisation has not connected Figma", body = crate::error::ErrorBody),
     ),
     security(("api_key" = ["design_templates:write"])))]
 async fn create_template(
@@ -267,6 +288,9 @@ pub async fn create(
     org_id: &str,
     body: DesignTemplateCreate,
 ) -> ApiResult<DesignTemplate> {
+    if body.figma_url.is_some() || body.figma_file_key.is_some() || body.figma_node_id.is_some() {
+        return create_from_figma(state, org_id, body).await;
+    }
     let (url, swipe_file_id, industry, ad_format) =
         match (body.reference_image_url, body.swipe_file_id) {
             (Some(url), None) => {
@@ -300,7 +324,7 @@ pub async fn create(
             (None, None) => {
                 return Err(ApiError::validation(vec![FieldError::new(
                     "reference_image_url",
-                    "give reference_image_url or swipe_file_id",
+                    "give reference_image_url or swipe_file_id (or a Figma frame: figma_url)",
                 )]));
             }
         };
@@ -329,6 +353,100 @@ pub async fn create(
         },
     )
     .await?;
+    Jobs::stage(&mut tx, &job).await?;
+    let row = load_row(&mut *tx, org_id, &id, Deletion::Any).await?;
+    let jobs = state.jobs.clone();
+    tx.after_commit(move || jobs.kick());
+    tx.commit().await?;
+    Ok(row.into_api())
+}
+
+/// A template imported from a Figma frame: the frame checked, the organisation's sealed
+/// token in the job, the import queued.
+async fn create_from_figma(
+    state: &AppState,
+    org_id: &str,
+    body: DesignTemplateCreate,
+) -> ApiResult<DesignTemplate> {
+    use adforge_worker::figma::url::{FrameRef, check_file_key, node_id, parse_link};
+    use adforge_worker::protocol::{FigmaSyncJob, FigmaTarget};
+    if body.reference_image_url.is_some() || body.swipe_file_id.is_some() {
+        return Err(ApiError::field(
+            "figma_url",
+            "give a Figma frame, reference_image_url or swipe_file_id, not several",
+        ));
+    }
+    let frame = match (&body.figma_url, &body.figma_file_key, &body.figma_node_id) {
+        (Some(url), None, None) => {
+            if url.len() > URL_MAX {
+                return Err(ApiError::field(
+                    "figma_url",
+                    format!("must be at most {URL_MAX} characters"),
+                ));
+            }
+            parse_link(url).map_err(|e| ApiError::field("figma_url", e))?
+        }
+        (None, Some(key), Some(node)) => {
+            check_file_key(key).map_err(|e| ApiError::field("figma_file_key", e))?;
+            FrameRef {
+                file_key: key.clone(),
+                node_id: node_id(node).map_err(|e| ApiError::field("figma_node_id", e))?,
+            }
+        }
+        (Some(_), _, _) => {
+            return Err(ApiError::field(
+                "figma_url",
+                "give either figma_url or figma_file_key with figma_node_id, not both",
+            ));
+        }
+        (None, _, _) => {
+            return Err(ApiError::field(
+                "figma_node_id",
+                "figma_file_key and figma_node_id go together",
+            ));
+        }
+    };
+    let token_sealed = crate::resources::integrations::sealed_token(&state.db.read, org_id)
+        .await?
+        .filter(|t| !t.is_empty())
+        .ok_or_else(|| {
+            ApiError::new(
+                ErrorCode::FigmaNotConnected,
+                "This organisation has not connected Figma: store a personal access token with PUT /v1/integrations/figma first",
+            )
+        })?;
+    let id = crate::ids::new_id("dt");
+    let url = frame.url();
+    let job = Job::SyncFigma(FigmaSyncJob {
+        subject_id: id.clone(),
+        org_id: org_id.to_owned(),
+        version: 1,
+        target: FigmaTarget::DesignTemplate,
+        api_url: state.figma.api_url.clone(),
+        file_key: frame.file_key.clone(),
+        node_id: frame.node_id.clone(),
+        token_sealed,
+        previous: None,
+        fill_slots: false,
+        inputs: None,
+    });
+    let now = crate::timestamp::now();
+    let mut tx = state.db.begin_write().await?;
+    store::insert(
+        &mut tx,
+        &store::NewTemplate {
+            id: &id,
+            org_id,
+            reference_image_url: &url,
+            swipe_file_id: None,
+            industry: None,
+            ad_format: None,
+            job: &job,
+            now: &now,
+        },
+    )
+    .await?;
+    store::set_figma_frame(&mut tx, &id, &frame.file_key, &frame.node_id).await?;
     Jobs::stage(&mut tx, &job).await?;
     let row = load_row(&mut *tx, org_id, &id, Deletion::Any).await?;
     let jobs = state.jobs.clone();
@@ -421,7 +539,8 @@ pub struct DesignTemplateUpdate {
     pub change_summary: Option<String>,
 }
 
-fn change_summary_schema() -> utoipa::openapi::RefOr<utoipa::openapi::Schema> {
+/// The OpenAPI schema of a `change_summary` (design templates' and image ads' PATCH).
+pub(crate) fn change_summary_schema() -> utoipa::openapi::RefOr<utoipa::openapi::Schema> {
     super::common::text_schema::text(
         CHANGE_SUMMARY_MAX,
         "What changed, at most 500 characters; tab and line breaks allowed, other control characters and bidirectional overrides not",
@@ -454,6 +573,23 @@ async fn update_template(
     caller.require(Scope::DesignTemplatesWrite)?;
     load_row(&state.db.read, &caller.org_id, &id, Deletion::LiveOnly).await?;
     let body = body.parse()?;
+    Ok(envelope::ok(
+        update(&state, &caller.org_id, &id, &body).await?,
+    ))
+}
+
+/// PATCH /v1/design-templates/{id} after the scope check and the body's parse (the web
+/// dashboard's editor calls it too): the summary's check, the tree's check as an editable
+/// ad's, the version snapshot and the preview's job, in one transaction.
+///
+/// # Errors
+/// Every error PATCH /v1/design-templates/{id} lists.
+pub async fn update(
+    state: &AppState,
+    org_id: &str,
+    id: &str,
+    body: &DesignTemplateUpdate,
+) -> ApiResult<DesignTemplate> {
     let mut errors = Vec::new();
     let summary = check_text(
         "change_summary",
@@ -462,18 +598,18 @@ async fn update_template(
         &mut errors,
     );
     super::common::finish(errors)?;
-    let row = load_row(&state.db.read, &caller.org_id, &id, Deletion::LiveOnly).await?;
+    let row = load_row(&state.db.read, org_id, id, Deletion::LiveOnly).await?;
     require_ready(&row, "edit it")?;
-    let text = super::image_ads::validate_tree(&state, &body.current_json_tree).await?;
+    let text = super::image_ads::validate_tree(state, &body.current_json_tree).await?;
 
     let mut tx = state.db.begin_write().await?;
-    let row = load_row(&mut *tx, &caller.org_id, &id, Deletion::LiveOnly).await?;
+    let row = load_row(&mut *tx, org_id, id, Deletion::LiveOnly).await?;
     require_ready(&row, "edit it")?;
     let now = crate::timestamp::now();
     let version = row.json_tree_version + 1;
     let job = Job::RenderDesignTemplatePreview(DesignTemplateJob {
-        template_id: id.clone(),
-        org_id: caller.org_id.clone(),
+        template_id: id.to_owned(),
+        org_id: org_id.to_owned(),
         version: u32::try_from(version).unwrap_or(u32::MAX),
         reference_image_url: row.reference_image_url.clone(),
         json_tree: Some(body.current_json_tree.clone()),
@@ -481,7 +617,7 @@ async fn update_template(
     });
     store::start_version(
         &mut tx,
-        &caller.org_id,
+        org_id,
         &row,
         &store::NextVersion {
             version,
@@ -493,11 +629,11 @@ async fn update_template(
     )
     .await?;
     Jobs::stage(&mut tx, &job).await?;
-    let row = load_row(&mut *tx, &caller.org_id, &id, Deletion::Any).await?;
+    let row = load_row(&mut *tx, org_id, id, Deletion::Any).await?;
     let jobs = state.jobs.clone();
     tx.after_commit(move || jobs.kick());
     tx.commit().await?;
-    Ok(envelope::ok(row.into_api()))
+    Ok(row.into_api())
 }
 
 /// Delete a design template

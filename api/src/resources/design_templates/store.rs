@@ -43,12 +43,15 @@ pub(crate) struct TemplateRow {
     pub deleted_at: Option<String>,
     pub created_at: String,
     pub updated_at: String,
+    pub figma_file_key: Option<String>,
+    pub figma_node_id: Option<String>,
+    pub figma_sync: Option<String>,
 }
 
 pub(crate) const COLUMNS: &str = "t.id, t.reference_image_url, t.swipe_file_id, t.status, t.current_json_tree, \
     t.json_tree_version, t.change_summary, t.version_created_at, t.preview_url, t.width, t.height, t.aspect_ratio, \
     t.industry, t.ad_format, t.duration_ms, t.error, t.analysis, t.reference_colours, t.deleted_at, t.created_at, \
-    t.updated_at";
+    t.updated_at, t.figma_file_key, t.figma_node_id, t.figma_sync";
 
 impl TemplateRow {
     /// The template as the API shows it.
@@ -58,6 +61,11 @@ impl TemplateRow {
                 .current_json_tree
                 .and_then(|t| serde_json::from_str(&t).ok()),
             analysis: self.analysis.and_then(|a| serde_json::from_str(&a).ok()),
+            figma: crate::resources::integrations::FigmaSync::from_columns(
+                self.figma_file_key,
+                self.figma_node_id,
+                self.figma_sync.as_deref(),
+            ),
             deleted: self.deleted_at.is_some(),
             id: self.id,
             reference_image_url: self.reference_image_url,
@@ -120,6 +128,48 @@ pub(super) struct NewTemplate<'a> {
     pub ad_format: Option<&'a str>,
     pub job: &'a Job,
     pub now: &'a str,
+}
+
+/// Records the Figma frame a new template is imported from.
+pub(super) async fn set_figma_frame(
+    conn: &mut sqlx::AnyConnection,
+    id: &str,
+    file_key: &str,
+    node_id: &str,
+) -> ApiResult<()> {
+    crate::store::query(
+        "UPDATE design_templates SET figma_file_key = ?, figma_node_id = ?, figma_sync = '{}' WHERE id = ?",
+    )
+    .bind(file_key)
+    .bind(node_id)
+    .bind(id)
+    .execute(conn)
+    .await?;
+    Ok(())
+}
+
+/// Stores the state of a template's sync from Figma (with the completion that made it).
+pub(super) async fn set_figma_sync(
+    conn: &mut sqlx::AnyConnection,
+    id: &str,
+    f: &adforge_worker::protocol::FigmaSynced,
+) -> ApiResult<()> {
+    let before: Option<String> =
+        crate::store::query_scalar("SELECT figma_sync FROM design_templates WHERE id = ?")
+            .bind(id)
+            .fetch_one(&mut *conn)
+            .await?;
+    let state = crate::resources::image_ads::sync::apply::next_state(
+        before.as_deref(),
+        f,
+        &crate::timestamp::now(),
+    );
+    crate::store::query("UPDATE design_templates SET figma_sync = ? WHERE id = ?")
+        .bind(crate::store::to_json_text(&state))
+        .bind(id)
+        .execute(conn)
+        .await?;
+    Ok(())
 }
 
 /// Inserts a new template.

@@ -59,6 +59,9 @@ pub async fn create_from(
         ("flat_image_ad", wallet::FLAT_IMAGE_AD_CENTS)
     };
     let id = crate::ids::new_id("ia");
+    // The ad's creation time travels in the job: the copy is written for that moment (an
+    // offer that has ended by then is not stated), the same on every retry.
+    let now = crate::timestamp::now();
     let job = Job::GenerateImageAd(GenerateAdJob {
         ad_id: id.clone(),
         org_id: org_id.to_owned(),
@@ -72,6 +75,7 @@ pub async fn create_from(
         variant_image_urls: r.variant_image_urls,
         variant: Some(r.variant),
         template,
+        created_at: Some(now.clone()),
     });
     let queued = Progress {
         step: "queued".into(),
@@ -80,7 +84,6 @@ pub async fn create_from(
     };
     let mut tx = state.db.begin_write().await?;
     wallet::hold(&mut tx, org_id, price, &id, &state.dashboard_url).await?;
-    let now = crate::timestamp::now();
     store::insert_ad(
         &mut tx,
         &store::NewAd {
@@ -115,14 +118,14 @@ pub async fn create_from(
 }
 
 /// The relations of a create, resolved into what the job carries.
-struct Resolved {
-    brand: JobBrand,
-    product: JobProduct,
-    audience: JobAudience,
-    variant_id: String,
-    variant: JobVariant,
-    variant_image_urls: Vec<String>,
-    search_name: String,
+pub(super) struct Resolved {
+    pub brand: JobBrand,
+    pub product: JobProduct,
+    pub audience: JobAudience,
+    pub variant_id: String,
+    pub variant: JobVariant,
+    pub variant_image_urls: Vec<String>,
+    pub search_name: String,
 }
 
 fn money(p: variants::Price) -> Money {
@@ -149,8 +152,8 @@ async fn resolve(state: &AppState, org_id: &str, body: &ImageAdCreate) -> ApiRes
     .await
 }
 
-/// [`resolve`] by ids.
-async fn resolve_ids(
+/// [`resolve`] by ids (a sync from Figma resolves its inputs with it too).
+pub(super) async fn resolve_ids(
     state: &AppState,
     org_id: &str,
     brand_id: &str,

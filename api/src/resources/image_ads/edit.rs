@@ -9,10 +9,12 @@ use adforge_renderer::tree::TreeDoc;
 use adforge_worker::{Job, RerenderJob};
 use serde_json::Value;
 
-use super::{ImageAd, Progress, store};
+use super::{ImageAd, ImageAdUpdate, Progress, store};
 use crate::blob::{BlobStore, NO_SUCH_FILE, OwnFile};
 use crate::error::{ApiError, ApiResult, ErrorCode};
 use crate::jobs::Jobs;
+use crate::resources::common::check_text;
+use crate::resources::design_templates::CHANGE_SUMMARY_MAX;
 use crate::state::AppState;
 
 /// Largest JSON tree accepted by PATCH, serialised.
@@ -23,7 +25,21 @@ pub const MAX_TREE_BYTES: usize = 512 * 1024;
 ///
 /// # Errors
 /// Every error PATCH /v1/image-ads/{id} lists.
-pub async fn update(state: &AppState, org_id: &str, id: &str, tree: &Value) -> ApiResult<ImageAd> {
+pub async fn update(
+    state: &AppState,
+    org_id: &str,
+    id: &str,
+    body: &ImageAdUpdate,
+) -> ApiResult<ImageAd> {
+    let tree = &body.current_json_tree;
+    let mut errors = Vec::new();
+    let summary = check_text(
+        "change_summary",
+        body.change_summary.clone(),
+        CHANGE_SUMMARY_MAX,
+        &mut errors,
+    );
+    crate::resources::common::finish(errors)?;
     let row = store::load(&state.db.read, org_id, id).await?;
     if !row.editable {
         return Err(ApiError::new(
@@ -77,6 +93,7 @@ pub async fn update(state: &AppState, org_id: &str, id: &str, tree: &Value) -> A
             org_id,
             version,
             tree: &text,
+            change_summary: summary.as_deref(),
             progress: &queued,
             job: &job,
             now: &now,

@@ -12,12 +12,15 @@
 //! resource; [`create`] the checks and writes of a create (`create_from`); [`edit`] those
 //! of an edit (`update`) and the checks of an edited JSON tree.
 
-mod copy;
 mod create;
 mod edit;
 mod store;
+pub mod sync;
 
-pub use copy::{CopyFact, CopyRefusal, CopyReport, CopySlot};
+// The ad's `copy` report is the worker's wire type, schema included (its `utoipa` feature).
+pub use adforge_worker::protocol::{
+    CopyReport, FactSource as CopyFact, Refusal as CopyRefusal, SlotReport as CopySlot,
+};
 pub use create::create_from;
 pub use edit::MAX_TREE_BYTES;
 pub use edit::{update, validate_tree};
@@ -49,7 +52,7 @@ pub fn router() -> OpenApiRouter<AppState> {
         .routes(routes!(get_ad, update_ad, delete_ad))
         .routes(routes!(list_versions))
         .routes(routes!(get_version))
-        .routes(routes!(sync_ads))
+        .routes(routes!(sync::sync_ads))
 }
 
 const PROMPT_MAX: usize = 2_000;
@@ -73,7 +76,10 @@ pub struct Progress {
 #[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct AdError {
     /// PIPELINE_ERROR, or another code a worker chose (e.g. REFERENCE_AD_URL_INVALID when the
-    /// reference stopped being reachable after create).
+    /// reference stopped being reachable after create). An ad synced from Figma
+    /// (POST /v1/image-ads/sync) may fail with FIGMA_TOKEN_INVALID (Figma refused the
+    /// organisation's token: 403), FIGMA_NOT_FOUND (no such file or node: 404) or
+    /// FIGMA_RATE_LIMITED (429 after waiting as Figma asked; the message gives the wait).
     pub code: String,
     pub message: String,
 }
@@ -119,8 +125,14 @@ pub struct ImageAd {
     /// The JSON tree of the current version (editable ads, once completed).
     #[schema(value_type = Option<Object>)]
     pub current_json_tree: Option<Value>,
+    /// Figma's own render of the frame at the latest sync (POST /v1/image-ads/sync), stored
+    /// as this server's file; null for ads not synced from Figma.
     pub figma_render_url: Option<String>,
+    /// Figma's own render of the frame at the first sync, stored as this server's file.
     pub initial_figma_render_url: Option<String>,
+    /// The Figma frame the ad is synced from, its last sync and the import report; null for
+    /// ads not made from Figma.
+    pub figma: Option<crate::resources::integrations::FigmaSync>,
     pub error: Option<AdError>,
     /// Worker wall-clock time of the last render.
     pub duration_ms: Option<i64>,
@@ -428,6 +440,11 @@ pub struct ImageAdUpdate {
     /// VALIDATION_ERROR naming the node and field.
     #[schema(value_type = Object)]
     pub current_json_tree: Value,
+    /// What changed, at most 500 characters; kept with the version this PATCH makes
+    /// (`change_summary` of GET /v1/image-ads/{id}/versions), as design templates keep theirs.
+    #[serde(default)]
+    #[schema(schema_with = super::design_templates::change_summary_schema)]
+    pub change_summary: Option<String>,
 }
 
 /// Edit an editable image ad
@@ -459,7 +476,7 @@ async fn update_ad(
     caller.require(Scope::ImageAdsWrite)?;
     store::load(&state.db.read, &caller.org_id, &id).await?;
     let body = body.parse()?;
-    let ad = update(&state, &caller.org_id, &id, &body.current_json_tree).await?;
+    let ad = update(&state, &caller.org_id, &id, &body).await?;
     Ok(envelope::ok(ad))
 }
 
@@ -510,6 +527,9 @@ pub struct ImageAdVersion {
     #[sqlx(try_from = "crate::store::JsonText")]
     #[schema(value_type = Object)]
     pub json_tree: Value,
+    /// What the PATCH that made this version said it changed; null for version 1 and for
+    /// edits that gave none.
+    pub change_summary: Option<String>,
     pub created_at: String,
     pub completed_at: Option<String>,
 }
@@ -568,19 +588,4 @@ async fn get_version(
             &version_id,
         )
     })
-}
-
-/// Sync from a design tool (not supported yet)
-///
-/// Design-tool sync is not available in adforge yet; the endpoint answers 404 NOT_FOUND
-/// saying so, rather than pretending to sync.
-#[utoipa::path(post, path = "/v1/image-ads/sync", tag = "image ads",
-    responses((status = 404, description = "NOT_FOUND: not supported yet", body = crate::error::ErrorBody)),
-    security(("api_key" = ["image_ads:write"])))]
-async fn sync_ads(Auth(caller): Auth) -> ApiResult<Response> {
-    caller.require(Scope::ImageAdsWrite)?;
-    Err(ApiError::new(
-        ErrorCode::NotFound,
-        "Syncing image ads from a design tool is not supported yet",
-    ))
 }

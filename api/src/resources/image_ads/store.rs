@@ -43,6 +43,9 @@ pub(super) struct AdRow {
     pub current_version: i64,
     figma_render_url: Option<String>,
     initial_figma_render_url: Option<String>,
+    figma_file_key: Option<String>,
+    figma_node_id: Option<String>,
+    figma_sync: Option<String>,
     error_code: Option<String>,
     error_message: Option<String>,
     duration_ms: Option<i64>,
@@ -54,7 +57,8 @@ pub(super) struct AdRow {
 
 const COLUMNS: &str = "t.id, t.reference_ad_url, t.brand_id, t.product_id, t.audience_id, t.design_template_id, \
     t.source_design_template_id, t.source_design_template_version, t.product_variant_id, t.prompt, t.options, t.editable, t.sku_code, t.status, t.progress, t.image_url, t.width, \
-    t.height, t.current_json_tree, t.current_version, t.figma_render_url, t.initial_figma_render_url, t.error_code, \
+    t.height, t.current_json_tree, t.current_version, t.figma_render_url, t.initial_figma_render_url, \
+    t.figma_file_key, t.figma_node_id, t.figma_sync, t.error_code, \
     t.error_message, t.duration_ms, t.copy_report, t.batch_id, t.created_at, t.completed_at";
 
 impl AdRow {
@@ -99,6 +103,11 @@ impl AdRow {
             height: self.height,
             figma_render_url: self.figma_render_url,
             initial_figma_render_url: self.initial_figma_render_url,
+            figma: crate::resources::integrations::FigmaSync::from_columns(
+                self.figma_file_key,
+                self.figma_node_id,
+                self.figma_sync.as_deref(),
+            ),
             duration_ms: self.duration_ms,
             copy: self.copy_report.and_then(|s| serde_json::from_str(&s).ok()),
             batch_id: self.batch_id,
@@ -191,6 +200,8 @@ pub(super) struct NewVersion<'a> {
     pub version: i64,
     /// The tree's JSON text.
     pub tree: &'a str,
+    /// What changed, as the PATCH said (checked by the caller).
+    pub change_summary: Option<&'a str>,
     pub progress: &'a Progress,
     pub job: &'a Job,
     pub now: &'a str,
@@ -203,13 +214,14 @@ pub(super) struct NewVersion<'a> {
 /// Database failures.
 pub(super) async fn start_version(conn: &mut AnyConnection, v: &NewVersion<'_>) -> ApiResult<()> {
     crate::store::query(
-        "INSERT INTO image_ad_versions (id, ad_id, org_id, version_number, json_tree, status, created_at) VALUES (?, ?, ?, ?, ?, 'processing', ?)",
+        "INSERT INTO image_ad_versions (id, ad_id, org_id, version_number, json_tree, change_summary, status, created_at) VALUES (?, ?, ?, ?, ?, ?, 'processing', ?)",
     )
     .bind(v.version_id)
     .bind(v.ad_id)
     .bind(v.org_id)
     .bind(v.version)
     .bind(v.tree)
+    .bind(v.change_summary)
     .bind(v.now)
     .execute(&mut *conn)
     .await?;
@@ -241,7 +253,7 @@ pub(super) async fn soft_delete(conn: &mut AnyConnection, id: &str) -> ApiResult
     Ok(())
 }
 
-const VERSION_COLUMNS: &str = "id, ad_id AS image_ad_id, version_number, image_url, width, height, status, json_tree, created_at, completed_at";
+const VERSION_COLUMNS: &str = "id, ad_id AS image_ad_id, version_number, image_url, width, height, status, json_tree, change_summary, created_at, completed_at";
 
 /// The versions of ad `id`, oldest first (the ad's existence is the caller's check).
 ///

@@ -52,7 +52,12 @@ pub fn sample_tree(bp: &Blueprint) -> Value {
 
 /// The template, with a `name` on every node when `named`.
 fn write(bp: &Blueprint, named: bool) -> Value {
-    let bp = &make_room(bp);
+    let mut bp = make_room(bp);
+    // Every ad carries the brand: where the reference shows no logo, a free corner.
+    if bp.logo.is_none() {
+        bp.logo = room::corner_logo(&bp);
+    }
+    let bp = &bp;
     let mut wr = writer::Writer::new(bp, named);
     wr.ground();
     let panels = wr.panels();

@@ -104,6 +104,81 @@ pub fn make_room(bp: &Blueprint) -> Blueprint {
     bp
 }
 
+/// Where the brand goes when the reference shows no logo: a wordmark-sized box (3 % of the
+/// height tall, 18 % of the width wide) in the first free corner (top left, top right,
+/// bottom right, bottom left) inside the reference's margins (each taken between 4 % and
+/// 12 %: a layout whose content starts halfway down still has its corner near the edge),
+/// else in the first free corner 4 % in from the canvas's edges (a centred layout's
+/// margins are wide, and a tall headline takes the top corners inside them while the edge
+/// band is still empty). A corner is never astride a panel's edge: it lies inside the
+/// panel or clear of it, so the logo has one ground.
+///
+/// Chosen from the reference's own elements, before the text boxes are widened, so the
+/// widening keeps clear of the logo rather than the logo finding no room beside widened
+/// boxes. Free: the logo box as drawn (1.4 times as tall, centred on this one) keeps 2 % of
+/// air from every picture and shape, and from each drawn text block the quality rule's air
+/// ([`crate::generate::quality::MIN_CHECKED_GAP_EM`] of its type, with a margin) when that
+/// is more. `None` when no corner is free (the ad then carries no logo, as the reference
+/// did).
+pub fn corner_logo(bp: &Blueprint) -> Option<Rect> {
+    let (h, w) = (0.03_f32, 0.18_f32);
+    let overhang = h * 0.2;
+    let corners = |l: f32, t: f32, r: f32, b: f32| {
+        [
+            (l, t),
+            (1.0 - r - w, t),
+            (1.0 - r - w, 1.0 - b - h),
+            (l, 1.0 - b - h),
+        ]
+    };
+    let m = bp.margins.map(|v| v.clamp(0.04, 0.12));
+    let mut places = corners(m[0], m[1], m[2], m[3]).to_vec();
+    places.extend(corners(0.04, 0.04, 0.04, 0.04));
+    let air = 0.02_f32;
+    let gap_em = crate::generate::quality::MIN_CHECKED_GAP_EM * 1.4;
+    let blockers: Vec<(Rect, f32)> = bp
+        .texts
+        .iter()
+        .filter(|t| t.role.drawn_free())
+        .map(|t| (t.rect, air.max(gap_em * em_of(t))))
+        .chain(bp.images.iter().map(|i| (i.rect, air)))
+        .chain(
+            bp.shapes
+                .iter()
+                .filter(|s| s.role != ShapeRole::Panel)
+                .map(|s| (s.rect, air)),
+        )
+        .collect();
+    let clear = |d: &Rect, o: &Rect, air: f32| {
+        d.x - air >= o.right()
+            || o.x >= d.right() + air
+            || d.y - air >= o.bottom()
+            || o.y >= d.bottom() + air
+    };
+    let inside = |d: &Rect, o: &Rect, by: f32| {
+        d.x >= o.x + by
+            && d.right() <= o.right() - by
+            && d.y >= o.y + by
+            && d.bottom() <= o.bottom() - by
+    };
+    places
+        .into_iter()
+        .map(|(x, y)| Rect { x, y, w, h })
+        .find(|r| {
+            let drawn = Rect {
+                y: r.y - overhang,
+                h: r.h + 2.0 * overhang,
+                ..*r
+            };
+            blockers.iter().all(|(o, air)| clear(&drawn, o, *air))
+                && bp
+                    .shapes
+                    .iter()
+                    .filter(|s| s.role == ShapeRole::Panel)
+                    .all(|p| clear(&drawn, &p.rect, 0.01) || inside(&drawn, &p.rect, 0.01))
+        })
+}
+
 pub(super) fn inset(r: &Rect, by: f32) -> Rect {
     Rect {
         x: r.x + r.w * by,

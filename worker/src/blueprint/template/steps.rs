@@ -300,52 +300,11 @@ impl Writer<'_> {
         placed
     }
 
-    /// Where the brand goes when the reference shows no logo: the first corner (top left,
-    /// top right, bottom right, bottom left) where a wordmark-sized box (3 % of the height
-    /// tall, 18 % of the width wide) inside the margins keeps 2 % of air from every text
-    /// box, picture and shape; `None` when every corner is taken (the ad then carries no
-    /// logo, as the reference did).
-    fn free_corner(&self, placed: &[Rect]) -> Option<Rect> {
-        let bp = self.bp;
-        let (h, w) = (0.03_f32, 0.18_f32);
-        let (mx, my) = (bp.margins[0].max(0.04), bp.margins[1].max(0.04));
-        let (rx, by) = (bp.margins[2].max(0.04), bp.margins[3].max(0.04));
-        let corners = [
-            (mx, my),
-            (1.0 - rx - w, my),
-            (1.0 - rx - w, 1.0 - by - h),
-            (mx, 1.0 - by - h),
-        ];
-        let blockers: Vec<Rect> = placed
-            .iter()
-            .copied()
-            .chain(bp.images.iter().map(|i| i.rect))
-            .chain(
-                bp.shapes
-                    .iter()
-                    .filter(|s| s.role != ShapeRole::Panel)
-                    .map(|s| s.rect),
-            )
-            .collect();
-        let air = 0.02;
-        corners
-            .into_iter()
-            .map(|(x, y)| Rect { x, y, w, h })
-            .find(|r| {
-                blockers.iter().all(|o| {
-                    r.x - air >= o.right()
-                        || o.x >= r.right() + air
-                        || r.y - air >= o.bottom()
-                        || o.y >= r.bottom() + air
-                })
-            })
-    }
-
     /// The `logo` box: a little taller than the reference's wordmark, aligned as it was, or
     /// spanning the text column it heads (`placed`: the text boxes).
     pub(super) fn logo(&mut self, panels: &[Panel], placed: &[Rect]) {
         let bp = self.bp;
-        let Some(logo) = bp.logo.or_else(|| self.free_corner(placed)) else {
+        let Some(logo) = bp.logo else {
             return;
         };
         let (x, y, lw, lh) = self.px(&logo);

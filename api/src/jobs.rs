@@ -140,18 +140,41 @@ impl Jobs {
         )
         .fetch_all(&self.db.read)
         .await?;
-        let swipes: Vec<(String, Option<String>, String)> = crate::store::query_as(
-            "SELECT id, org_id, blob_key FROM swipe_files WHERE status = 'processing'",
+        // A bulk import's design keeps what its manifest said (URL, hints).
+        let swipes: Vec<(
+            String,
+            Option<String>,
+            String,
+            Option<String>,
+            Option<crate::store::Flag>,
+            Option<String>,
+            Option<String>,
+            Option<String>,
+        )> = crate::store::query_as(
+            "SELECT f.id, f.org_id, f.blob_key, i.locator, i.is_url, i.industry, i.ad_format, i.caption \
+             FROM swipe_files f LEFT JOIN swipe_import_items i ON i.swipe_file_id = f.id \
+             WHERE f.status = 'processing'",
         )
         .fetch_all(&self.db.read)
         .await?;
-        jobs.extend(swipes.into_iter().map(|(swipe_file_id, org_id, blob_key)| {
-            crate::store::to_json_text(&Job::IngestSwipeFile(adforge_worker::IngestSwipeFileJob {
-                swipe_file_id,
-                org_id,
-                blob_key,
-            }))
-        }));
+        jobs.extend(swipes.into_iter().map(
+            |(swipe_file_id, org_id, blob_key, locator, is_url, industry, ad_format, caption)| {
+                let from_import = locator.is_some();
+                crate::store::to_json_text(&Job::IngestSwipeFile(
+                    adforge_worker::IngestSwipeFileJob {
+                        swipe_file_id,
+                        org_id,
+                        blob_key,
+                        fetch_url: locator.filter(|_| is_url.is_some_and(|u| u.0)),
+                        hints: from_import.then_some(adforge_worker::IngestHints {
+                            industry,
+                            ad_format,
+                            caption,
+                        }),
+                    },
+                ))
+            },
+        ));
         // Design templates whose analysis or preview is running (deleted ones too: their
         // result is still applied).
         let templates: Vec<String> = crate::store::query_scalar(

@@ -42,7 +42,6 @@
 //! embed ([`Error::UnsupportedModality`]) rather than returning vectors that do not compare.
 
 mod clip;
-mod conv;
 mod efficientnet;
 mod error;
 mod minilm;

@@ -119,7 +119,7 @@ impl Cluster {
 
     /// SIGKILLs worker `n` (`Child::kill` sends SIGKILL on Unix): no shutdown, no ack, no
     /// goodbye to Redis.
-    fn kill_worker(&mut self, n: usize) {
+    pub(crate) fn kill_worker(&mut self, n: usize) {
         let w = &mut self.workers[n];
         w.kill().expect("SIGKILL the worker");
         w.wait().expect("reap the worker");

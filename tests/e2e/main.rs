@@ -41,6 +41,7 @@ mod postgres;
 mod cluster;
 mod crash;
 mod gpu_worker;
+mod import;
 mod memory;
 mod restart;
 mod s3;

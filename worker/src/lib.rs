@@ -66,7 +66,7 @@ pub mod runner;
 pub use generate::{GenerateAdHandler, GenerateConfig};
 pub use protocol::{
     AdCompleted, AdFailed, AdProgress, DesignTemplateAnalysed, DesignTemplateJob, Event,
-    GenerateAdJob, IngestSwipeFileJob, Job, JobEnvelope, RenderTimings, RerenderJob,
+    GenerateAdJob, IngestHints, IngestSwipeFileJob, Job, JobEnvelope, RenderTimings, RerenderJob,
     SwipeFileIngested, TemplateLayout,
 };
 pub use queue::{

@@ -68,7 +68,9 @@ pub fn handler_with_models(
     copy_model: Option<Arc<dyn crate::generate::llm::SlotProposer>>,
     secrets: Option<Arc<crate::secrets::SecretKey>>,
 ) -> Arc<dyn JobHandler> {
-    let ingest = models.map(|m| Arc::new(Ingestor::new(m, blobs.clone(), models_dir)));
+    let ingest = models.map(|m| {
+        Arc::new(Ingestor::new(m, blobs.clone(), models_dir).allow_private_urls(allow_private_urls))
+    });
     let classifier = ingest
         .clone()
         .map(|i| Arc::new(TemplateClassifier(i)) as Arc<dyn Classifier>);

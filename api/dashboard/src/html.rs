@@ -71,6 +71,9 @@ const NAV: &[(&str, &str)] = &[
     ("/dashboard/sessions", "Sessions"),
 ];
 
+/// Navigation entries only the service's operators see.
+const OPERATOR_NAV: &[(&str, &str)] = &[("/dashboard/imports", "Imports")];
+
 /// A whole page. `member` is `None` on sign-in pages (no navigation).
 pub fn page(title: &str, member: Option<&SessionMember>, active: &str, body: &str) -> String {
     page_with_head(title, member, active, body, "")
@@ -87,7 +90,8 @@ pub fn page_with_head(
     let mut header = String::new();
     if let Some(m) = member {
         let mut nav = String::new();
-        for &(path, label) in NAV {
+        let operator: &[(&str, &str)] = if m.is_operator { OPERATOR_NAV } else { &[] };
+        for &(path, label) in NAV.iter().chain(operator) {
             let current = if path == active {
                 r#" aria-current="page""#
             } else {

@@ -36,6 +36,7 @@ mod cutouts;
 pub mod editor;
 mod figma;
 pub mod html;
+mod imports;
 mod keys;
 pub mod members;
 mod packs;
@@ -133,6 +134,8 @@ pub fn router<S: Clone + Send + Sync + 'static>(state: DashboardState) -> Router
         )
         .route("/ads/{id}/edit/form", get(ads::edit_form))
         .route("/cutouts", get(cutouts::list))
+        .route("/imports", get(imports::list))
+        .route("/imports/{id}", get(imports::detail))
         .route("/keys", get(keys::list).post(keys::create))
         .route("/keys/{id}/revoke", post(keys::revoke))
         .route("/keys/{id}/rotate", post(keys::rotate))

@@ -122,6 +122,7 @@ async fn main() {
         models_dir: None,
         default_collection: None,
         copy_model: Default::default(),
+        swipe_index: Default::default(),
         previews: adforge_api::resources::previews::PreviewArgs {
             // The benchmark's own requests are not what is measured: no 429s.
             preview_rate_limit: 1_000_000,

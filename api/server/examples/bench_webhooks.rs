@@ -139,6 +139,7 @@ async fn main() {
         models_dir: None,
         default_collection: None,
         previews: Default::default(),
+        swipe_index: Default::default(),
         figma: Default::default(),
         dashboard: Default::default(),
     };

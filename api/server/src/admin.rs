@@ -82,14 +82,38 @@ pub enum DataSourceCommand {
         #[arg(long, default_value_t = false)]
         default: bool,
     },
-    /// Import every PNG, JPEG and WebP file of a folder as managed designs; a running
-    /// server on the same data dir ingests them within seconds.
+    /// Import a folder's PNG, JPEG and WebP files, or a manifest's items, as managed
+    /// designs: each is checked and staged with its ingest job, which the running servers
+    /// hand to every worker. Running the same command again resumes the import (done items
+    /// are skipped, failed ones tried again). Prints one JSON object at the end; progress
+    /// goes to stderr (a bar on a terminal, JSON lines otherwise).
     Import {
         /// The data source (`sfs_…`).
         #[arg(long)]
         id: String,
+        /// A folder of images.
+        #[arg(
+            long,
+            conflicts_with = "manifest",
+            required_unless_present = "manifest"
+        )]
+        folder: Option<PathBuf>,
+        /// JSON lines (`{"path"|"url", "industry"?, "ad_format"?, "caption"?}`) or CSV with
+        /// those columns; relative paths are relative to the manifest.
         #[arg(long)]
-        folder: PathBuf,
+        manifest: Option<PathBuf>,
+        /// Follow the import until every item is ingested or failed.
+        #[arg(long, default_value_t = false)]
+        wait: bool,
+        /// Allow manifest URLs on loopback and private addresses (tests, local demos).
+        #[arg(long, env = "ADFORGE_ALLOW_PRIVATE_URLS", default_value_t = false)]
+        allow_private_urls: bool,
+    },
+    /// An import's progress and failures: {"import_id","progress","failures"}.
+    ImportStatus {
+        /// The import (`sfi_…`), as `import` printed it.
+        #[arg(long)]
+        import: String,
     },
     /// List data sources with their design counts.
     List,
@@ -227,14 +251,29 @@ pub async fn run(args: AdminArgs) -> Result<(), Error> {
             let id = adforge_api::swipe::sources::create(&db, &name, default).await?;
             json!({"id": id, "name": name.trim(), "is_default": default})
         }
-        AdminCommand::DataSource(DataSourceCommand::Import { id, folder }) => {
+        AdminCommand::DataSource(DataSourceCommand::Import {
+            id,
+            folder,
+            manifest,
+            wait,
+            allow_private_urls,
+        }) => {
             // The URL prefix does not matter here: rows keep blob keys, and the server
             // makes URLs with its own public URL.
             let blobs = args.blob.open(&args.db.data_dir, "http://127.0.0.1")?;
-            let results =
-                adforge_api::swipe::sources::import_folder(&db, &blobs, &id, &folder).await?;
-            json!({"data_source_id": id, "imported": results.iter().filter_map(|(n, r)| r.as_ref().ok().map(|sf| json!({"file": n, "id": sf}))).collect::<Vec<_>>(),
-                   "rejected": results.iter().filter_map(|(n, r)| r.as_ref().err().map(|e| json!({"file": n, "error": e}))).collect::<Vec<_>>()})
+            crate::import::run(
+                &db,
+                &blobs,
+                &id,
+                folder.as_deref(),
+                manifest.as_deref(),
+                wait,
+                allow_private_urls,
+            )
+            .await?
+        }
+        AdminCommand::DataSource(DataSourceCommand::ImportStatus { import }) => {
+            crate::import::status(&db, &import).await?
         }
         AdminCommand::DataSource(DataSourceCommand::List) => {
             let rows = adforge_api::swipe::sources::list(&db).await?;

@@ -245,7 +245,9 @@ impl Server {
             models,
             cutter,
             ops,
-            search_index: Arc::default(),
+            search_index: Arc::new(adforge_api::swipe::index::SearchIndex::new(
+                args.swipe_index.config(&args.db.data_dir),
+            )),
             previews,
             figma,
         };

@@ -83,6 +83,8 @@ pub struct ServeArgs {
     #[command(flatten)]
     pub previews: adforge_api::resources::previews::PreviewArgs,
     #[command(flatten)]
+    pub swipe_index: adforge_api::swipe::index::SwipeIndexArgs,
+    #[command(flatten)]
     pub figma: adforge_api::resources::integrations::FigmaArgs,
     /// The models folder (`scripts/fetch-models` fills it). Default:
     /// `$ADFORGE_MODELS_DIR`, else `~/.cache/adforge/models`. Without models the server

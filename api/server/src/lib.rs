@@ -14,4 +14,5 @@ pub mod admin;
 pub mod app;
 pub mod cli;
 pub mod flags;
+pub mod import;
 pub mod render_node;

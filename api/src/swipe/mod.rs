@@ -6,10 +6,12 @@
 //! - [`vectors`]: int8 vectors with a scale and exact scoring.
 //! - [`index`]: the per-process search index (vectors and filter columns in compact arrays,
 //!   kept fresh by change markers, exact top-k).
+//! - [`imports`]: bulk imports into a data source (resumable, progress counted in SQL).
 //! - [`filter`]: which designs an organisation sees (own uploads plus subscribed data
 //!   sources) and the filters shared by lists, search and design packs.
 
 pub mod filter;
+pub mod imports;
 pub mod index;
 pub mod sources;
 pub mod vectors;
@@ -96,11 +98,12 @@ pub async fn apply_ingested(
     let mut tx = db.begin_write().await?;
     let now = crate::timestamp::now();
     let changed = crate::store::query(
-        "UPDATE swipe_files SET status = 'ready', error = NULL, thumb_key = ?, width = ?, height = ?, \
-         aspect_ratio = ?, industry = ?, ad_format = ?, caption = ?, labels = ?, ocr_text = ?, updated_at = ? \
+        "UPDATE swipe_files SET status = 'ready', error = NULL, thumb_key = ?, blob_key = coalesce(?, blob_key), \
+         width = ?, height = ?, aspect_ratio = ?, industry = ?, ad_format = ?, caption = ?, labels = ?, ocr_text = ?, updated_at = ? \
          WHERE id = ? AND status = 'processing'",
     )
     .bind(&r.thumb_key)
+    .bind(&r.blob_key)
     .bind(i64::from(width))
     .bind(i64::from(height))
     .bind(&r.aspect_ratio)
@@ -132,6 +135,7 @@ pub async fn apply_ingested(
             .await?;
         }
         record_event(&mut tx, blobs, id, "swipe_file.ready").await?;
+        imports::item_finished(&mut tx, id, None).await?;
     }
     tx.commit().await?;
     Ok(changed == 1)
@@ -160,6 +164,7 @@ pub async fn apply_failed(
     .rows_affected();
     if changed == 1 {
         record_event(&mut tx, blobs, id, "swipe_file.failed").await?;
+        imports::item_finished(&mut tx, id, Some(error)).await?;
     }
     tx.commit().await?;
     Ok(changed == 1)

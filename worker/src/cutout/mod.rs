@@ -37,6 +37,7 @@ pub mod store;
 
 use std::path::Path;
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use adforge_models::SalientSegmenter;
 use image::{DynamicImage, RgbImage, RgbaImage};
@@ -121,10 +122,26 @@ pub struct Cutout {
     pub method: Method,
     /// `(x, y, width, height)` of the cut-out in the photo's pixels.
     pub source_box: [u32; 4],
+    /// How long each step took.
+    pub timings: Timings,
 }
 
-/// Makes cut-outs. One per process, shared: it holds the model (about 5 MB of weights,
-/// memory-mapped) when it is installed.
+/// How long the steps of one cut-out took (logged, and printed by `scripts/bench-cutout`).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Timings {
+    /// Shrinking the photo to the working copy and looking for its own transparency.
+    pub shrink: Duration,
+    /// The coarse mask and its sanity check: the colour key, or the model (its input
+    /// resized to 320x320, the network, min–max scaling).
+    pub mask: Duration,
+    /// Of `mask`, the model's part (zero when the model did not run).
+    pub model: Duration,
+    /// Cutting at the output scale: crop, alpha, feather, edge colours, trim.
+    pub matte: Duration,
+}
+
+/// Makes cut-outs. One per process, shared: it holds the model when it is installed (about
+/// 17 MB of weights in its convolutions' layouts, `U2Net::weight_bytes`).
 #[derive(Debug, Clone, Default)]
 pub struct Cutter {
     segmenter: Option<Arc<SalientSegmenter>>,
@@ -166,11 +183,22 @@ impl Cutter {
         if w == 0 || h == 0 {
             return Err(Refusal::Empty { coverage: 0.0 });
         }
+        let mut timings = Timings::default();
+        let started = Instant::now();
         let work = shrink(photo, KEY_EDGE);
-        if let Some(mut coarse) = source_alpha(&work) {
+        let alpha = source_alpha(&work);
+        timings.shrink = started.elapsed();
+        if let Some(mut coarse) = alpha {
             coarse.check()?;
-            return self.finish(photo, &coarse, Fine::SourceAlpha, Method::SourceAlpha);
+            return finish(
+                photo,
+                &coarse,
+                Fine::SourceAlpha,
+                Method::SourceAlpha,
+                timings,
+            );
         }
+        let started = Instant::now();
         let work_rgb = DynamicImage::ImageRgba8(work).to_rgb8();
         let keyed = GroundModel::fit(&work_rgb).map(|ground| {
             let (ww, wh) = (work_rgb.width() as usize, work_rgb.height() as usize);
@@ -182,9 +210,16 @@ impl Cutter {
                 .map(|(k, o)| if *o { *k } else { 1.0 })
                 .collect();
             let mut coarse = Coarse::from_soft(ww, wh, soft);
-            coarse
-                .check()
-                .and_then(|()| self.finish(photo, &coarse, Fine::Key(&ground), Method::ColourKey))
+            coarse.check().and_then(|()| {
+                timings.mask = started.elapsed();
+                finish(
+                    photo,
+                    &coarse,
+                    Fine::Key(&ground),
+                    Method::ColourKey,
+                    timings,
+                )
+            })
         });
         // A keyed mask that fails the check gets a second chance from the model.
         let refused = match keyed {
@@ -196,30 +231,45 @@ impl Cutter {
             return Err(refused.unwrap_or(Refusal::NoModel));
         };
         let size = segmenter.input_size();
+        let model_started = Instant::now();
         let input: RgbImage = squash(&work_rgb, size);
         let map = segmenter
             .saliency(&input)
             .map_err(|e| Refusal::Model(e.to_string()))?;
+        timings.model = model_started.elapsed();
         let side = map.size as usize;
         let mut coarse = Coarse::from_soft(side, side, map.values);
         coarse.check()?;
-        self.finish(photo, &coarse, Fine::Saliency, Method::Model)
+        timings.mask = started.elapsed();
+        finish(photo, &coarse, Fine::Saliency, Method::Model, timings)
     }
+}
 
-    fn finish(
-        &self,
-        photo: &DynamicImage,
-        coarse: &Coarse,
-        fine: Fine<'_>,
-        method: Method,
-    ) -> Result<Cutout, Refusal> {
-        let m = matte(photo, coarse, fine)?;
-        Ok(Cutout {
-            image: m.image,
-            method,
-            source_box: m.source_box,
-        })
-    }
+/// The cut-out from a checked coarse mask, timed.
+fn finish(
+    photo: &DynamicImage,
+    coarse: &Coarse,
+    fine: Fine<'_>,
+    method: Method,
+    mut timings: Timings,
+) -> Result<Cutout, Refusal> {
+    let started = Instant::now();
+    let m = matte(photo, coarse, fine)?;
+    timings.matte = started.elapsed();
+    tracing::debug!(
+        %method,
+        shrink_ms = timings.shrink.as_secs_f64() * 1e3,
+        mask_ms = timings.mask.as_secs_f64() * 1e3,
+        model_ms = timings.model.as_secs_f64() * 1e3,
+        matte_ms = timings.matte.as_secs_f64() * 1e3,
+        "cut-out made"
+    );
+    Ok(Cutout {
+        image: m.image,
+        method,
+        source_box: m.source_box,
+        timings,
+    })
 }
 
 /// `photo` as RGBA with its long edge at most `edge` (bilinear; never enlarged).

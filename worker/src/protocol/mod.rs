@@ -249,7 +249,29 @@ pub struct IngestSwipeFileJob {
     #[serde(default)]
     pub org_id: Option<String>,
     /// Blob key of the stored original (PNG or JPEG; WebP uploads were transcoded to PNG).
+    /// With `fetch_url`, where the worker stores what it fetched (extension added).
     pub blob_key: String,
+    /// A bulk import's design not stored yet: the worker fetches it through the address
+    /// policy, stores it and reports the key in [`SwipeFileIngested::blob_key`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fetch_url: Option<String>,
+    /// What an import manifest said about the design; wins over what the ingest decides.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hints: Option<IngestHints>,
+}
+
+/// An import manifest's own words about a design (`adforge admin data-source import`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct IngestHints {
+    /// A taxonomy industry key, checked by the importer.
+    #[serde(default)]
+    pub industry: Option<String>,
+    /// A taxonomy ad format key, checked by the importer.
+    #[serde(default)]
+    pub ad_format: Option<String>,
+    /// The caption; the text vector embeds it instead of the generated one.
+    #[serde(default)]
+    pub caption: Option<String>,
 }
 
 /// What an ingest measured, carried back in [`AdCompleted::swipe_file`].
@@ -257,6 +279,9 @@ pub struct IngestSwipeFileJob {
 pub struct SwipeFileIngested {
     /// Blob key of the 200 px WebP preview.
     pub thumb_key: String,
+    /// Where a fetched original was stored ([`IngestSwipeFileJob::fetch_url`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub blob_key: Option<String>,
     /// Nearest common ad ratio (1:1, 4:5, 9:16, 1.91:1, 16:9, 2:3, 3:4).
     pub aspect_ratio: String,
     /// Top-level retail category, `None` when undecided.

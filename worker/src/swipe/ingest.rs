@@ -73,6 +73,9 @@ pub struct Ingestor {
     blobs: Arc<dyn BlobStore>,
     label_index: HashMap<String, usize>,
     tesseract: Option<std::path::PathBuf>,
+    /// Fetches the originals of imports given by URL, through the address policy.
+    fetcher: Arc<adforge_renderer::HttpFetcher>,
+    allow_private: bool,
 }
 
 impl Ingestor {
@@ -100,7 +103,71 @@ impl Ingestor {
             blobs,
             label_index,
             tesseract,
+            fetcher: Arc::new(adforge_renderer::HttpFetcher::new(
+                adforge_renderer::FetchLimits::default(),
+            )),
+            allow_private: false,
         }
+    }
+
+    /// The same ingestor fetching imports' URLs with loopback and private addresses
+    /// allowed or not (the process's `--allow-private-urls`).
+    pub fn allow_private_urls(mut self, allow: bool) -> Self {
+        self.fetcher = Arc::new(adforge_renderer::HttpFetcher::new(
+            adforge_renderer::FetchLimits {
+                allow_private: allow,
+                ..adforge_renderer::FetchLimits::default()
+            },
+        ));
+        self.allow_private = allow;
+        self
+    }
+
+    /// Fetches an import's original from `url` and stores it beside `blob_key` (PNG or
+    /// JPEG, WebP transcoded to PNG); returns its key and bytes.
+    async fn fetch_original(&self, url: &str, blob_key: &str) -> Result<(String, Bytes), JobError> {
+        // The one address policy, before any connection (the fetcher checks again at connect).
+        adforge_renderer::address::check_url(url, self.allow_private)
+            .map_err(|why| embedding_failed(&format!("{url} cannot be fetched"), why))?;
+        let fetcher = self.fetcher.clone();
+        let target = url.to_string();
+        let fetched = tokio::task::spawn_blocking(move || {
+            use adforge_renderer::ImageFetcher;
+            fetcher.fetch(&target)
+        })
+        .await
+        .map_err(|e| JobError::retry(format!("the fetch task ended abnormally: {e}")))?;
+        let bytes = match fetched {
+            Ok(b) => Bytes::from(b),
+            // Too large, or the server said no (4xx): fetching again cannot help.
+            Err(why)
+                if why.starts_with(adforge_renderer::image::fetch::TOO_LARGE)
+                    || why.contains("status: 4") =>
+            {
+                return Err(embedding_failed(&format!("fetching {url}"), why));
+            }
+            Err(why) => return Err(JobError::retry(format!("fetching {url}: {why}"))),
+        };
+        let (stored, ext) = imaging::with_decoded(bytes.clone(), move |probed, image| {
+            if probed.format == image::ImageFormat::WebP {
+                let mut png = Vec::new();
+                image
+                    .write_to(&mut std::io::Cursor::new(&mut png), image::ImageFormat::Png)
+                    .map(|_| (Bytes::from(png), "png"))
+                    .map_err(|e| e.to_string())
+            } else {
+                Ok((bytes, imaging::extension(probed.format)))
+            }
+        })
+        .await
+        .map_err(|e| embedding_failed(&format!("{url} is not a usable image"), e))?
+        .map_err(|e| JobError::retry(format!("transcoding {url}: {e}")))?;
+        let key = format!("{blob_key}.{ext}");
+        self.blobs
+            .put(&key, stored.clone())
+            .await
+            .map_err(|e| JobError::retry(format!("storing {key}: {e}")))?;
+        Ok((key, stored))
     }
 
     /// The same ingestor with OCR through `tesseract` (a path), or without OCR (`None`):
@@ -131,6 +198,7 @@ impl Ingestor {
             &self.label_index,
             self.tesseract.as_deref(),
             decoded,
+            None,
         )
         .map(|(_, result, _, _, mut times)| {
             times.decode += decode;
@@ -149,15 +217,23 @@ impl Ingestor {
         progress
             .report("read", "Reading the stored image", 10)
             .await;
-        let bytes = self
-            .blobs
-            .get(&job.blob_key)
-            .await
-            .map_err(|e| JobError::retry(format!("reading {}: {e}", job.blob_key)))?
-            .ok_or_else(|| JobError::Abort {
-                code: EMBEDDING_FAILED.into(),
-                message: "the stored image is missing".into(),
-            })?;
+        let (fetched_key, bytes) = match &job.fetch_url {
+            Some(url) => {
+                let (key, bytes) = self.fetch_original(url, &job.blob_key).await?;
+                (Some(key), bytes)
+            }
+            None => (
+                None,
+                self.blobs
+                    .get(&job.blob_key)
+                    .await
+                    .map_err(|e| JobError::retry(format!("reading {}: {e}", job.blob_key)))?
+                    .ok_or_else(|| JobError::Abort {
+                        code: EMBEDDING_FAILED.into(),
+                        message: "the stored image is missing".into(),
+                    })?,
+            ),
+        };
         let t = Instant::now();
         let decoded = imaging::decode_shrunk(bytes, imaging::WORKING_EDGE)
             .await
@@ -166,11 +242,18 @@ impl Ingestor {
         let models = self.models.clone();
         let index = self.label_index.clone();
         let tesseract = self.tesseract.clone();
+        let hints = job.hints.clone();
         progress
             .report("embed", "Embedding and classifying the design", 40)
             .await;
         let (thumb, result, width, height, mut times) = tokio::task::spawn_blocking(move || {
-            analyse(&models, &index, tesseract.as_deref(), decoded)
+            analyse(
+                &models,
+                &index,
+                tesseract.as_deref(),
+                decoded,
+                hints.as_ref(),
+            )
         })
         .await
         .map_err(|e| JobError::retry(format!("the ingest task ended abnormally: {e}")))??;
@@ -190,13 +273,16 @@ impl Ingestor {
         Ok(AdCompleted {
             ad_id: job.swipe_file_id.clone(),
             version: 1,
-            image_url: self.blobs.url(&job.blob_key),
+            image_url: self
+                .blobs
+                .url(fetched_key.as_deref().unwrap_or(&job.blob_key)),
             width,
             height,
             json_tree: None,
             duration_ms: 0,
             swipe_file: Some(Box::new(SwipeFileIngested {
                 thumb_key,
+                blob_key: fetched_key,
                 ..result
             })),
             design_template: None,
@@ -232,6 +318,7 @@ fn analyse(
     label_index: &HashMap<String, usize>,
     tesseract: Option<&Path>,
     decoded: imaging::Preview,
+    hints: Option<&crate::IngestHints>,
 ) -> Result<(Vec<u8>, SwipeFileIngested, u32, u32, StageTimes), JobError> {
     let mut times = StageTimes::default();
     let t = Instant::now();
@@ -269,16 +356,22 @@ fn analyse(
     });
     let words = ocr_text.as_deref().map(taxonomy::words).unwrap_or_default();
     let aspect_ratio = taxonomy::aspect_ratio(width, height);
-    let industry = taxonomy::industry(&indexed, &words);
-    let ad_format = taxonomy::ad_format(ocr_text.as_deref(), &indexed, plain);
-    let caption = caption(
-        &indexed,
-        ocr_text.as_deref(),
-        &description,
-        aspect_ratio,
-        industry,
-        ad_format,
-    );
+    let hint =
+        |f: fn(&crate::IngestHints) -> Option<&String>| hints.and_then(f).map(String::as_str);
+    let industry = hint(|h| h.industry.as_ref()).or_else(|| taxonomy::industry(&indexed, &words));
+    let ad_format = hint(|h| h.ad_format.as_ref())
+        .or_else(|| taxonomy::ad_format(ocr_text.as_deref(), &indexed, plain));
+    let caption = match hint(|h| h.caption.as_ref()) {
+        Some(c) => c.to_string(),
+        None => caption(
+            &indexed,
+            ocr_text.as_deref(),
+            &description,
+            aspect_ratio,
+            industry,
+            ad_format,
+        ),
+    };
     let t = Instant::now();
     let text_vector = models
         .text
@@ -292,6 +385,7 @@ fn analyse(
         preview,
         SwipeFileIngested {
             thumb_key: String::new(),
+            blob_key: None,
             aspect_ratio: aspect_ratio.to_string(),
             industry: industry.map(str::to_string),
             ad_format: ad_format.map(str::to_string),

@@ -15,6 +15,8 @@ fn ingest(n: usize) -> Job {
         swipe_file_id: format!("sf_prio{n:03}"),
         org_id: None,
         blob_key: format!("swipe-files/sf_prio{n:03}/original.png"),
+        fetch_url: None,
+        hints: None,
     })
 }
 

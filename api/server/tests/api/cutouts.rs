@@ -10,6 +10,11 @@ use crate::support::{TestServer, eventually};
 
 /// A packshot: a dark green bottle-like shape with a pale label, on white.
 fn packshot() -> Vec<u8> {
+    packshot_labelled([246, 244, 238, 255])
+}
+
+/// [`packshot`] with a label of another colour.
+fn packshot_labelled(label_colour: [u8; 4]) -> Vec<u8> {
     let img = RgbaImage::from_fn(600, 500, |x, y| {
         let (xi, yi) = (i64::from(x), i64::from(y));
         let body = (220..380).contains(&x) && (160..460).contains(&y);
@@ -17,7 +22,7 @@ fn packshot() -> Vec<u8> {
         let label = (240..360).contains(&x) && (260..340).contains(&y);
         let cap = (xi - 300).pow(2) + (yi - 60).pow(2) < 30 * 30;
         if label {
-            Rgba([246, 244, 238, 255])
+            Rgba(label_colour)
         } else if body || neck || cap {
             Rgba([30, 90 + (x % 40) as u8, 50, 255])
         } else {
@@ -258,4 +263,48 @@ async fn the_dashboard_shows_each_cut_out_beside_its_source() {
     .await;
     let theirs = stranger.get("/dashboard/cutouts").await;
     assert!(!theirs.text.contains(&cut.id()));
+}
+
+/// Eight requests for the cut-out of one image at the same moment make one image: one 201,
+/// seven 200s with its id, one live row. Before the unique index of migration 0092 each
+/// request that found no cut-out inserted its own (issue 22). Run on both engines by the
+/// suite (`ADFORGE_TEST_POSTGRES=1`); three sources, so the requests overlap while cutting.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn requests_at_the_same_moment_make_one_cut_out() {
+    let s = TestServer::start().await;
+    let org = s.org("Racing cut-outs").await;
+    for round in 0..3u8 {
+        // Different bytes each round, so no round finds the last one's file.
+        let bytes = packshot_labelled([246, 244 - round, 238, 255]);
+        let source = s.upload(&org, bytes, &[]).await.expect(201, None).id();
+        let path = format!("/v1/images/{source}/cutout");
+        let replies = futures_util::future::join_all(
+            (0..8).map(|_| s.call(Method::POST, &path, Some(&org.key), None)),
+        )
+        .await;
+        let statuses: Vec<u16> = replies.iter().map(|r| r.status.as_u16()).collect();
+        assert_eq!(
+            statuses.iter().filter(|s| **s == 201).count(),
+            1,
+            "round {round}: {statuses:?}"
+        );
+        assert!(
+            statuses.iter().all(|s| *s == 200 || *s == 201),
+            "{statuses:?}"
+        );
+        let ids: std::collections::BTreeSet<String> = replies.iter().map(|r| r.id()).collect();
+        assert_eq!(
+            ids.len(),
+            1,
+            "round {round}: every reply names the same image: {ids:?}"
+        );
+        let rows: i64 = adforge_api::store::query_scalar(
+            "SELECT count(*) FROM images WHERE cutout_of = ? AND deleted_at IS NULL",
+        )
+        .bind(&source)
+        .fetch_one(&s.db.read)
+        .await
+        .unwrap();
+        assert_eq!(rows, 1, "round {round}: one live cut-out row");
+    }
 }

@@ -46,6 +46,7 @@ mod previews;
 mod resources;
 mod search;
 mod swipe;
+mod swipe_index;
 mod text;
 // Shared with the process-level tests of `tests/` (which answer `Hang`).
 #[allow(dead_code)]

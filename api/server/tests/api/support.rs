@@ -121,6 +121,7 @@ impl TestServer {
             models_dir: None,
             default_collection: None,
             previews: Default::default(),
+            swipe_index: Default::default(),
             figma: Default::default(),
         };
         // `ADFORGE_TEST_POSTGRES=1` runs the server on a fresh database of this binary's

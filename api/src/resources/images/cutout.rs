@@ -4,7 +4,10 @@
 //! The cut itself is the worker's ([`adforge_worker::cutout`]): the process's one
 //! [`Cutter`](adforge_worker::cutout::Cutter) (U²-Net-P when installed), and cut-outs kept in
 //! the blob store by the source bytes' content hash, so an ad made from the same photo and
-//! this endpoint share one file. A source has one live cut-out: asking again returns it.
+//! this endpoint share one file. A source has one live cut-out: asking again returns it, and
+//! two requests at the same moment get the same one (the unique index
+//! `images_one_live_cutout` makes the second insert do nothing; the handler then answers the
+//! row that won).
 
 use axum::extract::State;
 use axum::response::Response;
@@ -30,9 +33,11 @@ use adforge_worker::cutout::store::{CutoutError, cutout_of};
 /// product. Thumbnails follow in the background, as for uploads.
 ///
 /// A source has one cut-out: while it lives, asking again answers 200 with it instead of
-/// making another (201). Cut-outs are also kept by the source's content hash, so a second
-/// upload of the same bytes, or an ad made from them, reuses the same file. Asked of an
-/// image that is itself a cut-out, the answer is that image (200).
+/// making another (201), also when two requests ask at the same moment (a unique index on
+/// live cut-outs; the later request answers the earlier one's image). Cut-outs are also
+/// kept by the source's content hash, so a second upload of the same bytes, or an ad made
+/// from them, reuses the same file. Asked of an image that is itself a cut-out, the answer
+/// is that image (200).
 ///
 /// `IMAGE_CUTOUT_FAILED` (422) when no product can be cut out, with the reason: nothing
 /// stands out of the photo, the mask covers more than 95 % of it, it falls apart into more
@@ -96,7 +101,7 @@ pub(super) async fn cutout_image(
     let new_id = crate::ids::new_id("img");
     let mut tx = state.db.begin_write().await?;
     let now = crate::timestamp::now();
-    store::insert(
+    let inserted = store::insert(
         &mut tx,
         &store::NewImage {
             id: &new_id,
@@ -118,6 +123,15 @@ pub(super) async fn cutout_image(
         },
     )
     .await?;
+    if !inserted {
+        // Another request cut this source out while this one was cutting: answer its row
+        // (the unique index on live cut-outs kept this one from adding a second).
+        let existing = store::live_cutout_with(&mut *tx, org_id, &id)
+            .await?
+            .ok_or_else(|| ApiError::internal(format!("the live cut-out of {id} vanished")))?;
+        tx.commit().await?;
+        return Ok(envelope::ok(existing.into_image(state.blobs.as_ref())));
+    }
     let row = store::load_with(&mut *tx, org_id, &new_id).await?;
     let (db, blobs) = (state.db.clone(), state.blobs.clone());
     tx.after_commit(move || derivatives::spawn_derivatives(db, blobs, new_id, None));

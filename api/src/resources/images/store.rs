@@ -146,15 +146,18 @@ pub(super) struct NewImage<'a> {
     pub now: &'a str,
 }
 
-/// Inserts a new image (no thumbnails yet).
+/// Inserts a new image (no thumbnails yet). Returns `false`, inserting nothing, for a
+/// cut-out whose source already has a live cut-out (the unique index
+/// `images_one_live_cutout`, migration 0092): the caller answers that one instead.
 ///
 /// # Errors
 /// Database failures.
-pub(super) async fn insert(conn: &mut AnyConnection, i: &NewImage<'_>) -> ApiResult<()> {
-    crate::store::query(
+pub(super) async fn insert(conn: &mut AnyConnection, i: &NewImage<'_>) -> ApiResult<bool> {
+    let done = crate::store::query(
         "INSERT INTO images (id, org_id, blob_key, width, height, format, size_bytes, alt_text, image_type, \
          is_ai_generated, logo_theme, product_id, cutout_of, cutout_method, search_text, created_at, updated_at) \
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) \
+         ON CONFLICT (cutout_of) WHERE cutout_of IS NOT NULL AND deleted_at IS NULL DO NOTHING",
     )
     .bind(i.id)
     .bind(i.org_id)
@@ -175,7 +178,7 @@ pub(super) async fn insert(conn: &mut AnyConnection, i: &NewImage<'_>) -> ApiRes
     .bind(i.now)
     .execute(conn)
     .await?;
-    Ok(())
+    Ok(done.rows_affected() == 1)
 }
 
 /// The live cut-out of image `source` of `org_id`, if one was made.
@@ -187,13 +190,23 @@ pub(super) async fn live_cutout(
     org_id: &str,
     source: &str,
 ) -> ApiResult<Option<ImageRow>> {
+    live_cutout_with(&db.read, org_id, source).await
+}
+
+/// [`live_cutout`] through any connection (inside a transaction, it sees the transaction's
+/// writes and, on a write transaction, every write committed before it).
+pub(super) async fn live_cutout_with<'c>(
+    ex: impl sqlx::AnyExecutor<'c>,
+    org_id: &str,
+    source: &str,
+) -> ApiResult<Option<ImageRow>> {
     Ok(crate::store::query_as::<ImageRow>(&format!(
         "SELECT {COLUMNS} FROM images AS t WHERE t.cutout_of = ? AND t.org_id = ? AND t.deleted_at IS NULL \
          ORDER BY t.seq LIMIT 1"
     ))
     .bind(source)
     .bind(org_id)
-    .fetch_optional(&db.read)
+    .fetch_optional(ex)
     .await?)
 }
 

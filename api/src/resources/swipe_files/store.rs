@@ -113,8 +113,9 @@ pub(super) struct NewSwipeFile<'a> {
     /// upload, import, studio_concept or svc_managed.
     pub source: &'a str,
     pub blob_key: &'a str,
-    pub width: u32,
-    pub height: u32,
+    /// Unknown (`None`) for a design a worker fetches from a URL.
+    pub width: Option<u32>,
+    pub height: Option<u32>,
     pub now: &'a str,
 }
 
@@ -132,9 +133,12 @@ pub(super) async fn insert(conn: &mut AnyConnection, f: &NewSwipeFile<'_>) -> Ap
     .bind(f.data_source_id)
     .bind(f.source)
     .bind(f.blob_key)
-    .bind(i64::from(f.width))
-    .bind(i64::from(f.height))
-    .bind(adforge_worker::swipe::taxonomy::aspect_ratio(f.width, f.height))
+    .bind(f.width.map(i64::from))
+    .bind(f.height.map(i64::from))
+    .bind(match (f.width, f.height) {
+        (Some(w), Some(h)) => Some(adforge_worker::swipe::taxonomy::aspect_ratio(w, h)),
+        _ => None,
+    })
     .bind(f.now)
     .bind(f.now)
     .execute(conn)

@@ -50,21 +50,20 @@ pub(super) async fn read_file_field(req: Request) -> ApiResult<Bytes> {
     }
 }
 
-/// Stores a design's original and inserts its `processing` row with the ingest job staged
-/// in the outbox (one transaction). `org_id` `None` with `data_source_id` for managed
-/// designs. Returns the new row; with `jobs`, wakes its dispatcher once the row is committed.
+/// A design's original, stored under its new id, not yet in SQL.
+pub struct StoredOriginal {
+    pub id: String,
+    pub blob_key: String,
+    pub width: u32,
+    pub height: u32,
+}
+
+/// Checks and stores a design's original under a new id (WebP transcoded to PNG): the
+/// first half of [`create`], which bulk imports run before their own transaction.
 ///
 /// # Errors
-/// IMAGE_INVALID_FORMAT, IMAGE_UNREADABLE, VALIDATION_ERROR (limits), IMAGE_UPLOAD_FAILED,
-/// database failures.
-pub async fn create(
-    db: &Db,
-    blobs: &Arc<dyn BlobStore>,
-    owner: (Option<&str>, Option<&str>),
-    source: &str,
-    bytes: Bytes,
-    jobs: Option<Jobs>,
-) -> ApiResult<SwipeRow> {
+/// IMAGE_INVALID_FORMAT, IMAGE_UNREADABLE, VALIDATION_ERROR (limits), IMAGE_UPLOAD_FAILED.
+pub async fn store_original(blobs: &Arc<dyn BlobStore>, bytes: Bytes) -> ApiResult<StoredOriginal> {
     let decode_bytes = bytes.clone();
     let (stored, ext, width, height) =
         imaging::with_decoded(bytes.clone(), move |probed, image| {
@@ -94,32 +93,116 @@ pub async fn create(
             "Storing the design failed; retry the upload",
         )
     })?;
+    Ok(StoredOriginal {
+        id,
+        blob_key,
+        width,
+        height,
+    })
+}
+
+/// Inserts the `processing` row of a stored original and stages its ingest job in the
+/// caller's transaction: the second half of [`create`].
+///
+/// # Errors
+/// Database failures.
+pub async fn stage_stored(
+    conn: &mut sqlx::AnyConnection,
+    stored: &StoredOriginal,
+    owner: (Option<&str>, Option<&str>),
+    source: &str,
+    hints: Option<adforge_worker::IngestHints>,
+) -> ApiResult<()> {
     let (org_id, data_source_id) = owner;
-    let mut tx = db.begin_write().await?;
     let now = crate::timestamp::now();
     store::insert(
-        &mut tx,
+        &mut *conn,
         &store::NewSwipeFile {
-            id: &id,
+            id: &stored.id,
             org_id,
             data_source_id,
             source,
+            blob_key: &stored.blob_key,
+            width: Some(stored.width),
+            height: Some(stored.height),
+            now: &now,
+        },
+    )
+    .await?;
+    let job = adforge_worker::Job::IngestSwipeFile(adforge_worker::IngestSwipeFileJob {
+        swipe_file_id: stored.id.clone(),
+        org_id: org_id.map(str::to_string),
+        blob_key: stored.blob_key.clone(),
+        fetch_url: None,
+        hints,
+    });
+    Jobs::stage(conn, &job).await?;
+    Ok(())
+}
+
+/// Inserts the `processing` row of a managed design that a worker fetches from `url`
+/// (through the address policy) and stages its ingest job, in the caller's transaction.
+/// Its size and aspect ratio stay unknown until the ingest; its original is stored then.
+/// Returns the new id.
+///
+/// # Errors
+/// Database failures.
+pub async fn stage_url(
+    conn: &mut sqlx::AnyConnection,
+    data_source_id: &str,
+    url: &str,
+    hints: Option<adforge_worker::IngestHints>,
+) -> ApiResult<String> {
+    let id = crate::ids::new_id("sf");
+    // Where the worker stores it; the applied ingest names the file with its extension.
+    let blob_key = format!("swipe-files/{id}/original");
+    let now = crate::timestamp::now();
+    store::insert(
+        &mut *conn,
+        &store::NewSwipeFile {
+            id: &id,
+            org_id: None,
+            data_source_id: Some(data_source_id),
+            source: "svc_managed",
             blob_key: &blob_key,
-            width,
-            height,
+            width: None,
+            height: None,
             now: &now,
         },
     )
     .await?;
     let job = adforge_worker::Job::IngestSwipeFile(adforge_worker::IngestSwipeFileJob {
         swipe_file_id: id.clone(),
-        org_id: org_id.map(str::to_string),
+        org_id: None,
         blob_key,
+        fetch_url: Some(url.to_string()),
+        hints,
     });
-    Jobs::stage(&mut tx, &job).await?;
+    Jobs::stage(conn, &job).await?;
+    Ok(id)
+}
+
+/// Stores a design's original and inserts its `processing` row with the ingest job staged
+/// in the outbox (one transaction). `org_id` `None` with `data_source_id` for managed
+/// designs. Returns the new row; with `jobs`, wakes its dispatcher once the row is committed.
+///
+/// # Errors
+/// IMAGE_INVALID_FORMAT, IMAGE_UNREADABLE, VALIDATION_ERROR (limits), IMAGE_UPLOAD_FAILED,
+/// database failures.
+pub async fn create(
+    db: &Db,
+    blobs: &Arc<dyn BlobStore>,
+    owner: (Option<&str>, Option<&str>),
+    source: &str,
+    bytes: Bytes,
+    jobs: Option<Jobs>,
+) -> ApiResult<SwipeRow> {
+    let stored = store_original(blobs, bytes).await?;
+    let mut tx = db.begin_write().await?;
+    stage_stored(&mut tx, &stored, owner, source, None).await?;
     // Read back inside the transaction: under an Idempotency-Key its commit is deferred to
     // the end of the request, so the read pool would not see the row yet.
-    let row = store::row_in_tx(&mut tx, &id).await?;
+    let row = store::row_in_tx(&mut tx, &stored.id).await?;
     if let Some(jobs) = jobs {
         tx.after_commit(move || jobs.kick());
     }

@@ -202,6 +202,10 @@ fn filters(pack: &str, sources: &[String]) -> Vec<SwipeFilter> {
     ]
 }
 
+#[expect(
+    clippy::too_many_arguments,
+    reason = "a test helper: every argument is one part of the fixture it compares over"
+)]
 async fn compare_all(
     db: &Db,
     index: &SearchIndex,
@@ -210,12 +214,13 @@ async fn compare_all(
     pack: &str,
     sources: &[String],
     exclude: &str,
+    dim: usize,
 ) {
     let mut compared = 0;
     for org in orgs {
         for filter in filters(pack, sources) {
             for (min, limit) in [(-1.0, 20), (0.2, 100), (-1.0, 1), (-1.0, 500)] {
-                let query = Query::new("m", &rng.unit(24));
+                let query = Query::new("m", &rng.unit(dim));
                 let s = Search {
                     org_id: org,
                     filter: &filter,
@@ -275,7 +280,7 @@ async fn index_ranks_exactly_like_the_straightforward_scorer_and_stays_fresh() {
     let orgs = [a.clone(), b.clone()];
     let sources = [s1.clone(), s2.clone()];
     let index = SearchIndex::default();
-    compare_all(&db, &index, &mut rng, &orgs, "dp_1", &sources, &ids[3]).await;
+    compare_all(&db, &index, &mut rng, &orgs, "dp_1", &sources, &ids[3], 24).await;
 
     // Changes after the first load reach the same index: archive, restore, finished
     // ingests, new designs, a subscription toggle, a deleted design.
@@ -331,14 +336,14 @@ async fn index_ranks_exactly_like_the_straightforward_scorer_and_stays_fresh() {
         .await
         .unwrap();
     assert_eq!(deleted, 1);
-    compare_all(&db, &index, &mut rng, &orgs, "dp_1", &sources, &ids[3]).await;
+    compare_all(&db, &index, &mut rng, &orgs, "dp_1", &sources, &ids[3], 24).await;
     // A fresh index (a second API node) agrees with the refreshed one, also when every
     // scan is split across threads.
     let split = SearchIndex {
         threads: Some(3),
         ..SearchIndex::default()
     };
-    compare_all(&db, &split, &mut rng, &orgs, "dp_1", &sources, &ids[3]).await;
+    compare_all(&db, &split, &mut rng, &orgs, "dp_1", &sources, &ids[3], 24).await;
     compare_all(
         &db,
         &SearchIndex::default(),
@@ -347,6 +352,445 @@ async fn index_ranks_exactly_like_the_straightforward_scorer_and_stays_fresh() {
         "dp_1",
         &sources,
         &ids[3],
+        24,
     )
     .await;
+}
+
+// ---------------------------------------------------------------------------------------
+// The approximate path (issue 25): a graph on disk, the planner, restarts.
+// ---------------------------------------------------------------------------------------
+
+/// `n` designs of every owner in `owners`, ready, with `dim`-d vectors drawn from a mixture
+/// of `clusters` clusters (not uniform noise: neighbours are meaningful, as in real
+/// collections), classes spread over a few values.
+async fn insert_clustered(
+    db: &Db,
+    rng: &mut Rng,
+    owners: &[(Option<&str>, Option<&str>)],
+    n: usize,
+    dim: usize,
+    tag: &str,
+) -> Vec<String> {
+    let centres: Vec<Vec<f32>> = (0..40).map(|_| rng.unit(dim)).collect();
+    let mut tx = db.begin_write().await.unwrap();
+    let mut ids = Vec::new();
+    for i in 0..n {
+        let id = format!("sf_{tag}{i:06}");
+        let (org, source) = owners[rng.below(owners.len())];
+        let industry = INDUSTRIES[rng.below(4)].0;
+        let ad_format = AD_FORMATS[rng.below(3)].0;
+        let aspect = ASPECT_RATIOS[rng.below(3)].0;
+        crate::store::query(
+            "INSERT INTO swipe_files (id, org_id, data_source_id, source, blob_key, status, aspect_ratio, industry, ad_format, created_at, updated_at) \
+             VALUES (?, ?, ?, 'upload', 'x', 'ready', ?, ?, ?, '2026-01-01T00:00:00.000Z', '2026-01-01T00:00:00.000Z')",
+        )
+        .bind(&id).bind(org).bind(source).bind(aspect).bind(industry).bind(ad_format)
+        .execute(&mut *tx)
+        .await
+        .unwrap();
+        let c = &centres[rng.below(centres.len())];
+        let noise = rng.unit(dim);
+        let v: Vec<f32> = c.iter().zip(&noise).map(|(a, b)| a + 0.8 * b).collect();
+        crate::store::query("INSERT INTO swipe_file_vectors (swipe_file_id, kind, model_id, dim, vector) VALUES (?, 'text', 'm', ?, ?)")
+            .bind(&id).bind(dim as i64).bind(vectors::encode(&v))
+            .execute(&mut *tx)
+            .await
+            .unwrap();
+        ids.push(id);
+    }
+    tx.commit().await.unwrap();
+    ids
+}
+
+/// A database with two organisations, two sources (the second subscribed by `a` only), a
+/// pack of a's, and `n` clustered designs.
+struct Fixture {
+    _dir: tempfile::TempDir,
+    db: Db,
+    orgs: [String; 2],
+    sources: [String; 2],
+    ids: Vec<String>,
+    rng: Rng,
+}
+
+impl Fixture {
+    async fn new(n: usize, dim: usize) -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let db = Db::open(dir.path()).await.unwrap();
+        let a = crate::orgs::create_org(&db, "a").await.unwrap()["id"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        let b = crate::orgs::create_org(&db, "b").await.unwrap()["id"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        let s1 = crate::swipe::sources::create(&db, "default", true)
+            .await
+            .unwrap();
+        let s2 = crate::swipe::sources::create(&db, "extra", false)
+            .await
+            .unwrap();
+        exec(&db, "INSERT INTO data_source_subscriptions (org_id, source_id, active, updated_at) VALUES (?, ?, 1, 'x')", &[&a, &s2]).await;
+        let owners = [
+            (Some(a.as_str()), None),
+            (Some(b.as_str()), None),
+            (None, Some(s1.as_str())),
+            (None, Some(s2.as_str())),
+        ];
+        let mut rng = Rng(0x51A7_E5EE_D000_0025);
+        let ids = insert_clustered(&db, &mut rng, &owners, n, dim, "c").await;
+        exec(&db, "INSERT INTO design_packs (id, org_id, title, created_at, updated_at) VALUES ('dp_1', ?, 'p', 'x', 'x')", &[&a]).await;
+        for id in ids.iter().step_by(7) {
+            exec(&db, "INSERT INTO design_pack_items (pack_id, swipe_file_id, added_at) VALUES ('dp_1', ?, 'x')", &[id]).await;
+        }
+        Self {
+            _dir: dir,
+            db,
+            orgs: [a, b],
+            sources: [s1, s2],
+            ids,
+            rng,
+        }
+    }
+
+    fn graph(&self, root: &std::path::Path, exact_below: usize) -> SearchIndex {
+        SearchIndex::new(IndexConfig {
+            dir: Some(root.to_path_buf()),
+            exact_below,
+            build_at: usize::MAX,
+            rebuild_after: usize::MAX,
+            ef_search: 64,
+        })
+    }
+}
+
+/// Recall@`limit` of `index` against the exact index over every filter kind, org and
+/// `queries` queries each (by example: a stored design's vector, itself excluded), with the
+/// paths the searches took. Also checks that every hit's similarity is the exact one.
+async fn recall_by_filter(
+    f: &mut Fixture,
+    index: &SearchIndex,
+    queries: usize,
+    dim: usize,
+) -> Vec<(String, f64, Vec<Path>)> {
+    let exact = SearchIndex::default();
+    let mut out = Vec::new();
+    for filter in filters("dp_1", &f.sources) {
+        let (mut found, mut wanted, mut paths) = (0usize, 0usize, Vec::new());
+        for org in f.orgs.clone() {
+            for q in 0..queries {
+                let like = f.ids[f.rng.below(f.ids.len())].clone();
+                let v: Option<(String, Vec<u8>)> = crate::store::query_as(
+                    "SELECT model_id, vector FROM swipe_file_vectors WHERE swipe_file_id = ?",
+                )
+                .bind(&like)
+                .fetch_optional(&f.db.read)
+                .await
+                .unwrap();
+                let query = match v.and_then(|(m, b)| vectors::decode(&m, &b)) {
+                    Some(stored) => {
+                        let dense: Vec<f32> = stored
+                            .values
+                            .iter()
+                            .map(|x| f32::from(*x) * stored.scale)
+                            .collect();
+                        Query::new("m", &dense)
+                    }
+                    None => Query::new("m", &f.rng.unit(dim)),
+                };
+                let min = if q % 4 == 3 { 0.3 } else { -1.0 };
+                let s = Search {
+                    org_id: &org,
+                    filter: &filter,
+                    kind: vectors::TEXT,
+                    query: &query,
+                    exclude: Some(&like),
+                    min,
+                    limit: 20,
+                };
+                let (got, explain) = index.search_explained(&f.db, &s).await.unwrap();
+                let want = exact.search(&f.db, &s).await.unwrap();
+                let want_score: std::collections::HashMap<&str, f32> =
+                    want.iter().map(|(s, id)| (id.as_str(), *s)).collect();
+                for (score, id) in &got {
+                    if let Some(w) = want_score.get(id.as_str()) {
+                        assert_eq!(score, w, "{id}: the similarity is the exact one");
+                    } else {
+                        assert!(
+                            want.len() == 20 && *score <= want[19].0,
+                            "{id} ({score}) is not in the exact answer and ranks above its last: {want:?}"
+                        );
+                    }
+                    assert!(*score >= min);
+                }
+                found += got
+                    .iter()
+                    .filter(|h| want_score.contains_key(h.1.as_str()))
+                    .count();
+                wanted += want.len();
+                paths.push(explain.path);
+            }
+        }
+        let recall = if wanted == 0 {
+            1.0
+        } else {
+            found as f64 / wanted as f64
+        };
+        out.push((format!("{filter:?}"), recall, paths));
+    }
+    out
+}
+
+#[tokio::test]
+async fn the_graph_finds_what_the_exact_scorer_finds_under_every_filter_kind() {
+    let mut f = Fixture::new(4000, 96).await;
+    let root = tempfile::tempdir().unwrap();
+    // exact_below 0: every search with a candidate walks the graph.
+    let index = f.graph(root.path(), 0);
+    let generation = index.build_now(&f.db, vectors::TEXT).await.unwrap();
+    assert!(generation.is_some(), "a generation was built");
+    let status = index.status(vectors::TEXT);
+    assert_eq!(status.in_graph, 4000);
+    assert_eq!(status.in_memory, 0);
+    let rows = recall_by_filter(&mut f, &index, 12, 96).await;
+    let mut walked = 0;
+    for (filter, recall, paths) in &rows {
+        assert!(recall >= &0.98, "recall@20 {recall:.3} under {filter}");
+        walked += paths.iter().filter(|p| **p == Path::Approximate).count();
+    }
+    assert!(
+        walked >= rows.len() * 12,
+        "the graph was walked ({walked} searches)"
+    );
+}
+
+#[tokio::test]
+async fn small_filtered_sets_are_scored_exactly_and_large_ones_walk_the_graph() {
+    let mut f = Fixture::new(3000, 64).await;
+    let root = tempfile::tempdir().unwrap();
+    let index = f.graph(root.path(), 150);
+    index.build_now(&f.db, vectors::TEXT).await.unwrap();
+    let query = Query::new("m", &f.rng.unit(64));
+    let org = f.orgs[0].clone();
+    let ready = SwipeFilter {
+        include_own: true,
+        status: Some("ready".into()),
+        ..SwipeFilter::default()
+    };
+    // The pack holds 3000 / 7 ≈ 429 designs, of which a sees fewer than 150 once narrowed
+    // to one industry and one format.
+    let narrow = SwipeFilter {
+        design_pack_id: Some("dp_1".into()),
+        industry: vec![INDUSTRIES[0].0.into()],
+        ..ready.clone()
+    };
+    let exact = SearchIndex::default();
+    for (filter, want_path) in [
+        (&narrow, Path::ExactCandidates),
+        (&ready, Path::Approximate),
+    ] {
+        let s = Search {
+            org_id: &org,
+            filter,
+            kind: vectors::TEXT,
+            query: &query,
+            exclude: None,
+            min: -1.0,
+            limit: 20,
+        };
+        let (got, explain) = index.search_explained(&f.db, &s).await.unwrap();
+        assert_eq!(explain.path, want_path, "{explain:?}");
+        if want_path == Path::ExactCandidates {
+            assert!(
+                explain.candidates > 0 && explain.candidates <= 150,
+                "{explain:?}"
+            );
+            // Scored exactly: the very answer of the exact scorer.
+            assert_eq!(got, exact.search(&f.db, &s).await.unwrap());
+        } else {
+            assert!(explain.candidates > 150, "{explain:?}");
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_restart_opens_the_graph_on_disk_and_catches_up_without_rebuilding() {
+    let mut f = Fixture::new(2500, 64).await;
+    let root = tempfile::tempdir().unwrap();
+    let first = f.graph(root.path(), 0);
+    let generation = first.build_now(&f.db, vectors::TEXT).await.unwrap();
+    let query = Query::new("m", &f.rng.unit(64));
+    let filter = SwipeFilter::visible();
+    let org = f.orgs[0].clone();
+    let s = Search {
+        org_id: &org,
+        filter: &filter,
+        kind: vectors::TEXT,
+        query: &query,
+        exclude: None,
+        min: -1.0,
+        limit: 20,
+    };
+    let before = first.search(&f.db, &s).await.unwrap();
+    drop(first);
+
+    // A new process: the same folder, nothing in memory.
+    let second = f.graph(root.path(), 0);
+    let (again, explain) = second.search_explained(&f.db, &s).await.unwrap();
+    assert_eq!(again, before, "the reopened graph answers as before");
+    assert_eq!(explain.path, Path::Approximate);
+    assert_eq!(explain.generation, generation);
+    let st = second.status(vectors::TEXT);
+    assert_eq!((st.opened, st.builds, st.in_memory), (1, 0, 0), "{st:?}");
+
+    // Changes made while it was down are caught up from SQL, exactly, without a rebuild:
+    // a duplicate of the query's nearest design appears, an archived design disappears.
+    let top = before[0].1.clone();
+    exec(
+        &f.db,
+        "INSERT INTO swipe_files (id, org_id, source, blob_key, status, created_at, updated_at) VALUES ('sf_dup', ?, 'upload', 'x', 'ready', 'x', 'x')",
+        &[&org],
+    )
+    .await;
+    exec(&f.db, "INSERT INTO swipe_file_vectors (swipe_file_id, kind, model_id, dim, vector) SELECT 'sf_dup', kind, model_id, dim, vector FROM swipe_file_vectors WHERE swipe_file_id = ?", &[&top]).await;
+    let second_best = before[1].1.clone();
+    exec(
+        &f.db,
+        "UPDATE swipe_files SET archived_at = 'x' WHERE id = ?",
+        &[&second_best],
+    )
+    .await;
+    let third = f.graph(root.path(), 0);
+    let after = third.search(&f.db, &s).await.unwrap();
+    assert_eq!(third.status(vectors::TEXT).builds, 0);
+    assert!(after.iter().any(|h| h.1 == "sf_dup"), "{after:?}");
+    assert!(!after.iter().any(|h| h.1 == second_best), "{after:?}");
+    assert_eq!(
+        third.status(vectors::TEXT).in_memory,
+        1,
+        "only the new vector is held in memory"
+    );
+}
+
+#[tokio::test]
+async fn the_graph_stays_exact_after_every_kind_of_change_and_rebuilds_in_the_background() {
+    let mut f = Fixture::new(2000, 48).await;
+    let root = tempfile::tempdir().unwrap();
+    // A huge exact_below: every answer must equal the exact scorer's, graph or not.
+    let exactly = f.graph(root.path(), usize::MAX);
+    exactly.build_now(&f.db, vectors::TEXT).await.unwrap();
+    let orgs = f.orgs.clone();
+    let sources = f.sources.clone();
+    let ids = f.ids.clone();
+    compare_all(
+        &f.db, &exactly, &mut f.rng, &orgs, "dp_1", &sources, &ids[3], 48,
+    )
+    .await;
+    let (a, s1) = (orgs[0].clone(), sources[0].clone());
+    exec(
+        &f.db,
+        "UPDATE swipe_files SET archived_at = 'x' WHERE org_id = ? AND seq % 3 = 0",
+        &[&a],
+    )
+    .await;
+    exec(
+        &f.db,
+        "UPDATE swipe_files SET archived_at = NULL WHERE org_id = ? AND seq % 6 = 0",
+        &[&a],
+    )
+    .await;
+    exec(
+        &f.db,
+        "UPDATE swipe_files SET industry = NULL, ad_format = ? WHERE seq % 4 = 0",
+        &[AD_FORMATS[1].0],
+    )
+    .await;
+    exec(
+        &f.db,
+        "UPDATE swipe_files SET status = 'failed' WHERE seq % 50 = 0",
+        &[],
+    )
+    .await;
+    // A changed vector: the graph's entry is masked, the new one held in memory.
+    exec(&f.db, "UPDATE swipe_file_vectors SET vector = (SELECT vector FROM swipe_file_vectors WHERE swipe_file_id = ?) WHERE swipe_file_id = ?", &[&ids[0], &ids[1]]).await;
+    let new_owners = [(Some(a.as_str()), None), (None, Some(s1.as_str()))];
+    insert_clustered(&f.db, &mut f.rng, &new_owners, 120, 48, "n").await;
+    // And some of other models and dimensions, which never enter the graph.
+    insert_designs(&f.db, &mut f.rng, &new_owners, 30, "o").await;
+    exec(&f.db, "INSERT INTO data_source_subscriptions (org_id, source_id, active, updated_at) VALUES (?, ?, 0, 'x')", &[&a, &s1]).await;
+    exec(
+        &f.db,
+        "DELETE FROM design_pack_items WHERE swipe_file_id = ?",
+        &[&ids[14]],
+    )
+    .await;
+    exec(
+        &f.db,
+        "DELETE FROM swipe_file_vectors WHERE swipe_file_id = ?",
+        &[&ids[14]],
+    )
+    .await;
+    exec(&f.db, "DELETE FROM swipe_files WHERE id = ?", &[&ids[14]]).await;
+    compare_all(
+        &f.db, &exactly, &mut f.rng, &orgs, "dp_1", &sources, &ids[3], 48,
+    )
+    .await;
+    let st = exactly.status(vectors::TEXT);
+    assert!(st.in_memory > 0 && st.generation.is_some(), "{st:?}");
+
+    // The same changes seen by a process that rebuilds once 50 vectors sit beside the graph:
+    // the rebuild runs in the background, is swapped in, and answers stay exact.
+    let rebuilding = SearchIndex::new(IndexConfig {
+        dir: Some(root.path().to_path_buf()),
+        exact_below: usize::MAX,
+        build_at: 1,
+        rebuild_after: 50,
+        ef_search: 64,
+    });
+    compare_all(
+        &f.db,
+        &rebuilding,
+        &mut f.rng,
+        &orgs,
+        "dp_1",
+        &sources,
+        &ids[3],
+        48,
+    )
+    .await;
+    let mut rebuilt = false;
+    for _ in 0..600 {
+        let st = rebuilding.status(vectors::TEXT);
+        if st.builds >= 1 && !st.building {
+            rebuilt = true;
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    assert!(rebuilt, "a background rebuild was swapped in");
+    compare_all(
+        &f.db,
+        &rebuilding,
+        &mut f.rng,
+        &orgs,
+        "dp_1",
+        &sources,
+        &ids[3],
+        48,
+    )
+    .await;
+    let st = rebuilding.status(vectors::TEXT);
+    assert!(st.in_graph >= 2000 + 120 - 1, "{st:?}");
+    assert!(
+        st.in_memory <= 30,
+        "only other models stay in memory: {st:?}"
+    );
+    // The first process sees the new generation at its next search and opens it.
+    compare_all(
+        &f.db, &exactly, &mut f.rng, &orgs, "dp_1", &sources, &ids[3], 48,
+    )
+    .await;
+    assert_eq!(exactly.status(vectors::TEXT).generation, st.generation);
 }

@@ -14,11 +14,17 @@
 //!   over 50 queries, top 20, without and with filters, for both kinds. Exact: recall 1.0 by
 //!   construction. Query embedding (MiniLM, about 40 ms CPU per text query) is not included.
 //!
+//! - `scale [N]` (default 1000000): approximate search at scale against the exact scorer
+//!   in the same run (see `scale.rs`).
+//!
 //! ```sh
+//! cargo run --release -p adforge-api --example bench_swipe -- scale 1000000
 //! cargo run --release -p adforge-api --example bench_swipe -- ingest
 //! cargo run --release -p adforge-api --example bench_swipe -- search 10000 100000
 //! ```
 #![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod scale;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -331,8 +337,19 @@ async fn main() {
             })
             .await;
         }
+        Some("scale") => {
+            scale::scale(
+                args.get(1)
+                    .and_then(|a| a.parse().ok())
+                    .unwrap_or(1_000_000),
+            )
+            .await;
+        }
+        Some("scale-query") => {
+            scale::query_child(std::path::Path::new(args.get(1).map_or("", String::as_str))).await;
+        }
         Some(other) => {
-            eprintln!("unknown mode `{other}`: use `ingest [N]` or `search [SIZES…]`");
+            eprintln!("unknown mode `{other}`: use `ingest [N]`, `search [SIZES…]` or `scale [N]`");
             std::process::exit(2);
         }
     }

@@ -1,0 +1,369 @@
+//! Running one search over a kind's index: the filter as a bitset, then the planner (as
+//! Qdrant's): vectors held in memory are scored exactly; in the base, when the filter
+//! leaves at most `exact_below` designs they are scored exactly too (read back from the
+//! memory-mapped graph), otherwise the HNSW graph is walked with the bitset as its
+//! predicate and every hit is re-scored exactly. The exact score is the one formula of
+//! [`crate::swipe::vectors::Query::finish`], rounded to 4 decimals as answered, ties broken
+//! by id, so the answers of both paths rank like the exact scorer whenever they hold the
+//! same designs.
+
+use std::collections::BinaryHeap;
+
+use super::bits::Bits;
+use super::columns::{Block, DEAD, KindIndex};
+use crate::swipe::filter::SwipeFilter;
+use crate::swipe::vectors::Query;
+
+/// Which way a search went through the base (what tests and logs check).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Path {
+    /// No base for the query's model: every vector was in memory and scored exactly.
+    InMemory,
+    /// The filter left few enough base designs to score them all exactly.
+    ExactCandidates,
+    /// The HNSW graph was walked.
+    Approximate,
+}
+
+/// What a search did, for tests, logs and the benchmark.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Explain {
+    pub path: Path,
+    /// Base designs the filter left (0 without a base).
+    pub candidates: usize,
+    /// Vectors scored from memory (changes since the base, other models).
+    pub in_memory: usize,
+    /// The base generation used.
+    pub generation: Option<String>,
+}
+
+/// What a search needs from SQL besides the index: subscribed sources and pack members.
+pub(super) struct Sets {
+    pub(super) subscribed: Vec<String>,
+    pub(super) pack: Option<Vec<String>>,
+}
+
+/// A search with everything owned, for the blocking pool.
+pub(super) struct Plan {
+    pub(super) org_id: String,
+    pub(super) filter: SwipeFilter,
+    pub(super) query: Query,
+    pub(super) exclude: Option<String>,
+    pub(super) min: f32,
+    pub(super) limit: usize,
+    pub(super) sets: Sets,
+    pub(super) threads: Option<usize>,
+    pub(super) exact_below: usize,
+    pub(super) ef_search: usize,
+}
+
+/// A block of at least this many dimensions × designs is scanned on several threads (below
+/// it, one core finishes in a few milliseconds and waking other threads costs more).
+const PARALLEL_WORK: usize = 32_000_000;
+
+/// A hit in the heap: greater = worse (lower score, then greater id), so the heap's top is
+/// the worst of the best `limit`.
+pub(super) struct Hit<'a> {
+    score: f32,
+    id: &'a str,
+}
+
+impl PartialEq for Hit<'_> {
+    fn eq(&self, o: &Self) -> bool {
+        self.cmp(o) == std::cmp::Ordering::Equal
+    }
+}
+impl Eq for Hit<'_> {}
+impl PartialOrd for Hit<'_> {
+    fn partial_cmp(&self, o: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(o))
+    }
+}
+impl Ord for Hit<'_> {
+    fn cmp(&self, o: &Self) -> std::cmp::Ordering {
+        // As the answer's sort: -0.0 equals 0.0 (scores are never NaN: `s >= min` drops NaN).
+        o.score
+            .partial_cmp(&self.score)
+            .unwrap_or(std::cmp::Ordering::Equal)
+            .then_with(|| self.id.cmp(o.id))
+    }
+}
+
+/// The integer dot product. Exact in any summation order (at most 128² × dim, far inside
+/// i32); inlined into the scans, which are compiled for the SIMD the CPU has.
+#[inline(always)]
+pub(super) fn dot(a: &[i8], b: &[i8]) -> i32 {
+    a.iter()
+        .zip(b)
+        .map(|(x, y)| i32::from(*x) * i32::from(*y))
+        .sum()
+}
+
+/// The best `limit` hits seen so far.
+struct Top<'a> {
+    heap: BinaryHeap<Hit<'a>>,
+    limit: usize,
+    min: f32,
+}
+
+impl<'a> Top<'a> {
+    fn new(limit: usize, min: f32) -> Self {
+        Self {
+            heap: BinaryHeap::with_capacity(limit + 1),
+            limit,
+            min,
+        }
+    }
+
+    #[inline(always)]
+    fn offer(&mut self, query: &Query, d: i32, scale: f32, id: &'a str) {
+        let s = query.finish(d, scale);
+        // Rounded as answered, so `min_similarity` compares with what clients see.
+        let s = (s * 10_000.0).round() / 10_000.0;
+        if s.is_nan() || s < self.min {
+            return;
+        }
+        let hit = Hit { score: s, id };
+        if self.heap.len() < self.limit {
+            self.heap.push(hit);
+        } else if self.heap.peek().is_some_and(|worst| hit < *worst) {
+            self.heap.pop();
+            self.heap.push(hit);
+        }
+    }
+}
+
+/// One thread's part of an in-memory block, run through `pulp::Arch::dispatch`: the loop is
+/// compiled once per instruction set (SSE2 baseline, AVX2 …) and the best one the CPU
+/// supports runs, so the dot products use the widest vectors available without unsafe code.
+struct BlockScan<'p, 'x> {
+    plan: &'p Plan,
+    x: &'x KindIndex,
+    block: &'x Block,
+    mask: &'p Bits,
+    range: std::ops::Range<usize>,
+}
+
+impl<'x> pulp::WithSimd for BlockScan<'_, 'x> {
+    type Output = BinaryHeap<Hit<'x>>;
+
+    #[inline(always)]
+    fn with_simd<S: pulp::Simd>(self, _simd: S) -> Self::Output {
+        let mut top = Top::new(self.plan.limit, self.plan.min);
+        let dim = self.block.dim;
+        let q = self.plan.query.values();
+        for p in self.range {
+            let slot = self.block.slots[p];
+            if slot == DEAD || !self.mask.get(slot) {
+                continue;
+            }
+            let d = dot(q, &self.block.data[p * dim..(p + 1) * dim]);
+            top.offer(
+                &self.plan.query,
+                d,
+                self.block.scales[p],
+                &self.x.ids[slot as usize],
+            );
+        }
+        top.heap
+    }
+}
+
+/// Base designs scored exactly, their vectors read back from the graph.
+struct BaseScan<'p, 'x, I: Iterator<Item = u32>> {
+    plan: &'p Plan,
+    x: &'x KindIndex,
+    keys: I,
+}
+
+impl<'x, I: Iterator<Item = u32>> pulp::WithSimd for BaseScan<'_, 'x, I> {
+    type Output = BinaryHeap<Hit<'x>>;
+
+    #[inline(always)]
+    fn with_simd<S: pulp::Simd>(self, _simd: S) -> Self::Output {
+        let mut top = Top::new(self.plan.limit, self.plan.min);
+        let Some(base) = self.x.base.as_ref() else {
+            return top.heap;
+        };
+        let q = self.plan.query.values();
+        let mut v = vec![0i8; base.dim];
+        for key in self.keys {
+            if !base.vector(key, &mut v) {
+                continue;
+            }
+            let d = dot(q, &v);
+            top.offer(
+                &self.plan.query,
+                d,
+                base.scales[key as usize],
+                &self.x.ids[key as usize],
+            );
+        }
+        top.heap
+    }
+}
+
+impl Plan {
+    /// The slots this search may answer.
+    fn mask(&self, x: &KindIndex) -> Bits {
+        let f = &self.filter;
+        let mut m = Bits::with_len(x.ids.len());
+        for s in &self.sets.subscribed {
+            let kept = match &f.data_source_ids {
+                None => true,
+                Some(ids) => ids.iter().any(|i| i == s),
+            };
+            if kept
+                && let Some(c) = x.source.interner.get(s)
+                && let Some(b) = x.source.of(c)
+            {
+                m.or(b);
+            }
+        }
+        if f.include_own
+            && let Some(o) = x.orgs.get(&self.org_id)
+            && let Some(slots) = x.org_slots.get(&o)
+        {
+            for s in slots {
+                if x.org[*s as usize] == o {
+                    m.put(*s, true);
+                }
+            }
+        }
+        if f.archived {
+            m.and(&x.archived);
+        } else {
+            m.and_not(&x.archived);
+        }
+        if let Some(st) = &f.status {
+            match x.status.interner.get(st).and_then(|c| x.status.of(c)) {
+                Some(b) => m.and(b),
+                None => return Bits::default(),
+            }
+        }
+        for (values, column) in [
+            (&f.industry, &x.industry),
+            (&f.ad_format, &x.ad_format),
+            (&f.aspect_ratio, &x.aspect_ratio),
+        ] {
+            if !values.is_empty() {
+                m.and(&column.any_of(values));
+            }
+        }
+        if let Some(ids) = &self.sets.pack {
+            let mut p = Bits::with_len(x.ids.len());
+            for id in ids {
+                if let Some(s) = x.slot_of.get(id.as_str()) {
+                    p.put(*s, true);
+                }
+            }
+            m.and(&p);
+        }
+        if let Some(e) = self
+            .exclude
+            .as_ref()
+            .and_then(|e| x.slot_of.get(e.as_str()))
+        {
+            m.put(*e, false);
+        }
+        m.and(&x.live);
+        m
+    }
+
+    pub(super) fn run(&self, x: &KindIndex) -> (Vec<(f32, String)>, Explain) {
+        let mut explain = Explain {
+            path: Path::InMemory,
+            candidates: 0,
+            in_memory: 0,
+            generation: None,
+        };
+        if self.limit == 0 {
+            return (Vec::new(), explain);
+        }
+        let mask = self.mask(x);
+        let mut all: Vec<Hit<'_>> = Vec::new();
+        if let Some(block) = x
+            .blocks
+            .iter()
+            .find(|b| b.model_id == self.query.model_id && b.dim == self.query.dim())
+        {
+            explain.in_memory = block.slots.len();
+            all.extend(self.scan_block(x, block, &mask));
+        }
+        if let Some(base) = &x.base
+            && base.model_id == self.query.model_id
+            && base.dim == self.query.dim()
+        {
+            explain.generation = Some(base.generation.clone());
+            let mut candidates = mask;
+            candidates.and(&x.in_base);
+            explain.candidates = candidates.count();
+            let exact = |keys: &mut dyn Iterator<Item = u32>| {
+                pulp::Arch::new().dispatch(BaseScan {
+                    plan: self,
+                    x,
+                    keys,
+                })
+            };
+            if explain.candidates <= self.exact_below {
+                explain.path = Path::ExactCandidates;
+                all.extend(exact(&mut candidates.iter()));
+            } else {
+                explain.path = Path::Approximate;
+                let want = (self.limit * 2).max(self.ef_search);
+                match base.search(self.query.values(), want, &candidates) {
+                    Ok(keys) => all.extend(exact(&mut keys.into_iter())),
+                    Err(e) => {
+                        tracing::warn!(error = %e, "the HNSW search failed; scoring the candidates exactly");
+                        explain.path = Path::ExactCandidates;
+                        all.extend(exact(&mut candidates.iter()));
+                    }
+                }
+            }
+        }
+        all.sort();
+        all.truncate(self.limit);
+        (
+            all.into_iter()
+                .map(|h| (h.score, h.id.to_string()))
+                .collect(),
+            explain,
+        )
+    }
+
+    fn scan_block<'x>(&self, x: &'x KindIndex, block: &'x Block, mask: &Bits) -> Vec<Hit<'x>> {
+        let n = block.slots.len();
+        let threads = if let Some(t) = self.threads {
+            t.max(1)
+        } else if n * block.dim >= PARALLEL_WORK {
+            std::thread::available_parallelism()
+                .map(|t| t.get())
+                .unwrap_or(1)
+                .clamp(1, 8)
+        } else {
+            1
+        };
+        let chunk = n.div_ceil(threads).max(1);
+        let scan = |range: std::ops::Range<usize>| {
+            pulp::Arch::new().dispatch(BlockScan {
+                plan: self,
+                x,
+                block,
+                mask,
+                range,
+            })
+        };
+        // The calling thread scans the first part itself; the others get one thread each.
+        std::thread::scope(|scope| {
+            let others: Vec<_> = (chunk..n)
+                .step_by(chunk)
+                .map(|start| scope.spawn(move || scan(start..(start + chunk).min(n))))
+                .collect();
+            let mut hits: Vec<Hit<'x>> = scan(0..chunk.min(n)).into_vec();
+            for h in others {
+                hits.extend(h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)));
+            }
+            hits
+        })
+    }
+}

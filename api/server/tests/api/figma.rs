@@ -76,6 +76,7 @@ pub(crate) struct Setup {
     pub(crate) product: String,
     pub(crate) audience: String,
     pub(crate) product_image: String,
+    _key_file: tempfile::TempPath,
 }
 
 pub(crate) async fn setup() -> Setup {
@@ -87,11 +88,13 @@ pub(crate) async fn setup_with(server_token: &str) -> Setup {
     let base = figma.base.clone();
     // The key as a cluster's nodes share it (a file); on SQLite alone the server would
     // generate one into its data dir, on PostgreSQL it must be given.
-    let key_file = std::env::temp_dir().join(format!("adforge-figma-key-{}", uuid::Uuid::new_v4()));
+    // Removed when the setup is dropped.
+    let key_file = tempfile::NamedTempFile::new().unwrap().into_temp_path();
     std::fs::write(&key_file, KEY_B64).unwrap();
+    let key_path = key_file.to_path_buf();
     let s = TestServer::start_with(move |a| {
         a.figma.figma_api_url = base;
-        a.figma.secrets_key_file = Some(key_file);
+        a.figma.secrets_key_file = Some(key_path);
     })
     .await;
     // Polling every 100 ms: a key without the 100-a-minute limit.
@@ -127,6 +130,7 @@ pub(crate) async fn setup_with(server_token: &str) -> Setup {
         product: c.product,
         audience: c.audience,
         product_image: shot.body["data"]["src"].as_str().unwrap().to_owned(),
+        _key_file: key_file,
     }
 }
 

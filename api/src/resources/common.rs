@@ -326,7 +326,7 @@ pub async fn check_image_ids(
     if ids.is_empty() {
         return Ok(());
     }
-    let marks = vec!["?"; ids.len()].join(", ");
+    let marks = crate::store::marks(ids.len());
     let sql = format!(
         "SELECT id FROM images WHERE org_id = ? AND deleted_at IS NULL AND id IN ({marks})"
     );

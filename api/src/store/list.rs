@@ -54,7 +54,7 @@ impl Condition {
 
     /// `column IN (values…)`, tagged with a facet dimension.
     pub fn any_of(dimension: Option<&'static str>, column: &str, values: &[String]) -> Self {
-        let marks = vec!["?"; values.len()].join(", ");
+        let marks = super::marks(values.len());
         let sql = if values.is_empty() {
             "1 = 0".to_string()
         } else {

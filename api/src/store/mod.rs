@@ -32,7 +32,7 @@ mod sql;
 mod tx;
 
 pub use readers::{Reader, Readers};
-pub use sql::{Flag, JsonText, query, query_as, query_scalar};
+pub use sql::{Flag, JsonText, marks, query, query_as, query_scalar};
 pub use tx::{Deferred, DeferredCommit, WriteTx};
 
 use std::path::Path;

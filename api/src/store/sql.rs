@@ -97,6 +97,11 @@ where
     sqlx::query_scalar(numbered(sql))
 }
 
+/// `n` placeholders for an `IN (…)` list: `?, ?, ?`.
+pub fn marks(n: usize) -> String {
+    vec!["?"; n].join(", ")
+}
+
 /// A 0/1 flag column (`INTEGER` on SQLite, `BIGINT` on PostgreSQL) or a comparison's
 /// result (an integer on SQLite, a boolean on PostgreSQL), read as a `bool`. Fields use it as
 /// `#[sqlx(try_from = "Flag")] field: bool`. Binds are `i64`.

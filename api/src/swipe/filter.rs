@@ -158,7 +158,7 @@ impl SwipeFilter {
             if ids.is_empty() {
                 out.push(Condition::new("t.org_id IS NOT NULL", vec![]));
             } else {
-                let marks = vec!["?"; ids.len()].join(", ");
+                let marks = crate::store::marks(ids.len());
                 out.push(Condition::new(
                     format!("t.org_id IS NOT NULL OR t.data_source_id IN ({marks})"),
                     ids.iter().cloned().map(Bind::Text).collect(),

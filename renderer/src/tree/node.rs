@@ -60,7 +60,9 @@ pub enum BlendMode {
 }
 
 impl BlendMode {
-    pub(crate) const NAMES: &'static [&'static str] = &[
+    /// The modes' names in a tree (Figma's; `PASS_THROUGH` draws as `NORMAL`), which an
+    /// importer also checks against.
+    pub const NAMES: &'static [&'static str] = &[
         "PASS_THROUGH",
         "NORMAL",
         "MULTIPLY",

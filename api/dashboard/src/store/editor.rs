@@ -22,10 +22,6 @@ pub struct ImageRow {
 
 const COLUMNS: &str = "id, blob_key, thumb_small_key, alt_text, image_type, cutout_of";
 
-fn placeholders(n: usize) -> String {
-    vec!["?"; n].join(", ")
-}
-
 /// The `image_ids` of the product's live variants, in the variants' order.
 ///
 /// # Errors
@@ -71,7 +67,7 @@ pub async fn ad_images(
     } else {
         format!(
             "SELECT {COLUMNS} FROM images WHERE org_id = ? AND deleted_at IS NULL AND cutout_of IS NULL AND (product_id = ? OR id IN ({})) ORDER BY seq",
-            placeholders(ids.len())
+            adforge_api::store::marks(ids.len())
         )
     };
     let mut q = adforge_api::store::query_as::<ImageRow>(&sql)
@@ -87,7 +83,7 @@ pub async fn ad_images(
     let sources: Vec<String> = rows.iter().map(|r| r.id.clone()).collect();
     let sql = format!(
         "SELECT {COLUMNS} FROM images WHERE org_id = ? AND deleted_at IS NULL AND cutout_of IN ({}) ORDER BY seq",
-        placeholders(sources.len())
+        adforge_api::store::marks(sources.len())
     );
     let mut q = adforge_api::store::query_as::<ImageRow>(&sql).bind(org_id);
     for id in &sources {

@@ -431,7 +431,7 @@ pub(super) async fn search(
     let (vis, mut binds) = visible_packs(org_id);
     let sql = match ids {
         Some(ids) => {
-            let marks = vec!["?"; ids.len().max(1)].join(", ");
+            let marks = crate::store::marks(ids.len().max(1));
             binds.extend(ids.iter().cloned().map(Bind::Text));
             if ids.is_empty() {
                 binds.push(Bind::Text(String::new()));

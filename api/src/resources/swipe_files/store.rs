@@ -92,7 +92,7 @@ pub(super) async fn rows_in_order(db: &Db, ids: &[String]) -> ApiResult<Vec<Swip
     if ids.is_empty() {
         return Ok(Vec::new());
     }
-    let marks = vec!["?"; ids.len()].join(", ");
+    let marks = crate::store::marks(ids.len());
     let sql = format!("SELECT {COLUMNS} FROM swipe_files AS t WHERE t.id IN ({marks})");
     let binds: Vec<Bind> = ids.iter().cloned().map(Bind::Text).collect();
     let rows = bind_as(crate::store::query_as::<SwipeRow>(&sql), &binds)
@@ -325,7 +325,7 @@ pub(super) async fn label_rows(
     let mut binds = v.binds.clone();
     let sql = match ids {
         Some(ids) => {
-            let marks = vec!["?"; ids.len().max(1)].join(", ");
+            let marks = crate::store::marks(ids.len().max(1));
             binds.extend(ids.iter().cloned().map(Bind::Text));
             if ids.is_empty() {
                 binds.push(Bind::Text(String::new()));

@@ -3,30 +3,10 @@
 //! image fills get a placeholder URL, and what the renderer does not draw as Figma does is
 //! reported.
 
+use adforge_renderer::tree::BlendMode;
 use serde_json::{Map, Value};
 
 use super::{IMAGE_PLACEHOLDER, Importer, aside, num, str_of};
-
-/// Figma blend modes the renderer draws.
-const BLEND_MODES: [&str; 17] = [
-    "PASS_THROUGH",
-    "NORMAL",
-    "MULTIPLY",
-    "SCREEN",
-    "OVERLAY",
-    "DARKEN",
-    "LIGHTEN",
-    "COLOR_DODGE",
-    "COLOR_BURN",
-    "HARD_LIGHT",
-    "SOFT_LIGHT",
-    "DIFFERENCE",
-    "EXCLUSION",
-    "HUE",
-    "SATURATION",
-    "COLOR",
-    "LUMINOSITY",
-];
 
 impl Importer<'_> {
     pub(super) fn paints_and_effects(
@@ -36,7 +16,7 @@ impl Importer<'_> {
         n: &mut Map<String, Value>,
     ) {
         if let Some(mode) = f.get("blendMode").and_then(Value::as_str)
-            && !BLEND_MODES.contains(&mode)
+            && !BlendMode::NAMES.contains(&mode)
         {
             if let Some(v) = n.remove("blendMode") {
                 aside(n, "blendMode", v);
@@ -142,7 +122,7 @@ impl Importer<'_> {
         let mut q = obj.clone();
         let kind = obj.get("type").and_then(Value::as_str).unwrap_or_default();
         if let Some(mode) = obj.get("blendMode").and_then(Value::as_str)
-            && !BLEND_MODES.contains(&mode)
+            && !BlendMode::NAMES.contains(&mode)
         {
             if let Some(v) = q.remove("blendMode") {
                 q.insert("figmaBlendMode".into(), v);

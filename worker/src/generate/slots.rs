@@ -1144,7 +1144,9 @@ fn shorter(text: &str) -> Vec<String> {
             .trim_end_matches([',', ';', '—', ':'])
             .trim()
             .to_owned();
-        if a.split_whitespace().count() >= 2 && !out.contains(&a) {
+        // Fewer than three words is a fragment more often than a clause: a comma between
+        // adjectives ("A chocolatey, low-acid blend") is no clause boundary.
+        if a.split_whitespace().count() >= 3 && !out.contains(&a) {
             out.push(a);
         }
     }
@@ -1237,5 +1239,17 @@ mod tests {
         for c in &cuts {
             assert!(c.ends_with(['.', '!', '?']) || !c.contains('.'), "{c}");
         }
+    }
+
+    #[test]
+    fn a_comma_between_adjectives_is_not_a_clause_boundary() {
+        let cuts = shorter(
+            "A chocolatey, low-acid espresso blend roasted twice a week and shipped within 24 hours of roasting.",
+        );
+        assert!(!cuts.iter().any(|c| c == "A chocolatey"), "{cuts:?}");
+        assert!(
+            cuts.iter().all(|c| c.split_whitespace().count() >= 3),
+            "{cuts:?}"
+        );
     }
 }

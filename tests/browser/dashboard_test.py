@@ -354,6 +354,15 @@ def run_ads(base, org, data_dir):
         a11y.check(page, "not found")
         page.goto(base + "/dashboard/cutouts")
         a11y.check(page, "cutouts")
+        # The design-tool sync page (not connected) and the operator's imports page.
+        page.goto(base + "/dashboard/figma")
+        assert "Personal access token" in page.content()
+        a11y.check(page, "figma")
+        shoot(page, "figma")
+        page.goto(base + "/dashboard/imports")
+        assert "Only the service's operators can see imports." in page.content()  # a member
+        a11y.check(page, "imports")
+        shoot(page, "imports")
         browser.close()
 
 

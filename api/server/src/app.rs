@@ -233,7 +233,7 @@ impl Server {
             blobs.clone(),
             args.allow_private_urls,
         ));
-        let state = AppState {
+        let state = AppState::new(adforge_api::state::Services {
             db: db.clone(),
             blobs,
             keys: Arc::new(KeyCache::default()),
@@ -250,7 +250,7 @@ impl Server {
             )),
             previews,
             figma,
-        };
+        });
         let dashboard = Arc::new(adforge_dashboard::Config::new(&args.dashboard, &public_url));
         let metrics_listener = metrics_listener.map(|l| {
             let app = adforge_api::ops::private_router(OpsState::from_ref(&state))

@@ -56,15 +56,12 @@ impl KeyCache {
             return Ok(Some(caller.clone()));
         }
         let now = crate::timestamp::now();
-        let mut reader = db.reader().await?;
-        let row: Result<Option<(String, String, String, Option<i64>, Option<String>)>, _> = crate::store::query_as(
-            "SELECT id, org_id, scopes, rate_limit, last_used_at FROM api_keys WHERE secret_hash = ? AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > ?)",
-        )
-        .bind(hex(digest))
-        .bind(&now)
-        .fetch_optional(reader.conn()?)
-        .await;
-        let row = reader.check(row)?;
+        let row: Option<(String, String, String, Option<i64>, Option<String>)> = db
+            .point_read(
+                "SELECT id, org_id, scopes, rate_limit, last_used_at FROM api_keys WHERE secret_hash = ? AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > ?)",
+                &[&hex(digest), &now],
+            )
+            .await?;
         if let Some((key_id, _, _, _, last_used)) = &row {
             note_use(db, key_id, last_used.as_deref());
         }

@@ -259,7 +259,7 @@ impl Table {
         .ok_or_else(|| ApiError::not_found(self.not_found, self.kind, id))
     }
 
-    /// [`Table::load`] on a held read connection ([`Db::reader`]): the hot path of
+    /// [`Table::load`] as a point read ([`Db::point_read`]): the hot path of
     /// `GET /v1/{resource}/{id}`.
     ///
     /// # Errors
@@ -272,14 +272,8 @@ impl Table {
             "SELECT {} FROM {} AS t WHERE t.id = ? AND t.org_id = ? AND t.deleted_at IS NULL",
             self.columns, self.name
         );
-        let mut reader = db.reader().await?;
-        let row = crate::store::query_as::<T>(&sql)
-            .bind(id)
-            .bind(org_id)
-            .fetch_optional(reader.conn()?)
-            .await;
-        reader
-            .check(row)?
+        db.point_read(&sql, &[id, org_id])
+            .await?
             .ok_or_else(|| ApiError::not_found(self.not_found, self.kind, id))
     }
 

@@ -26,6 +26,7 @@
 //!
 //! Create one [`Db`] per process; it is cheap to clone.
 
+mod inline;
 pub mod list;
 mod readers;
 mod sql;
@@ -74,6 +75,8 @@ pub struct Db {
     pub write: AnyPool,
     /// Connections held for point reads ([`Db::reader`]).
     readers: Arc<Readers>,
+    /// On SQLite, point reads on the calling thread ([`Db::point_read`]).
+    inline: Option<Arc<inline::InlineReads>>,
     engine: Engine,
 }
 
@@ -143,6 +146,7 @@ impl Db {
             read,
             write,
             readers: Arc::new(Readers::new(ro, HELD_READERS_SQLITE, true)),
+            inline: Some(Arc::new(inline::InlineReads::new(&path))),
             engine: Engine::Sqlite,
         })
     }
@@ -162,6 +166,7 @@ impl Db {
             read: pool.clone(),
             write: pool,
             readers: Arc::new(Readers::new(options, HELD_READERS_POSTGRES, false)),
+            inline: None,
             engine: Engine::Postgres,
         })
     }
@@ -174,6 +179,34 @@ impl Db {
     /// When a connection has to be opened and cannot be.
     pub async fn reader(&self) -> Result<Reader<'_>, sqlx::Error> {
         self.readers.get().await
+    }
+
+    /// One row by key, with text parameters (`?` placeholders): the API key behind a
+    /// request, `GET /v1/{resource}/{id}`. On SQLite it runs on the calling thread
+    /// ([`inline`]), or on a held connection when SQLite is busy for a moment; on PostgreSQL
+    /// on a held connection ([`Db::reader`]). Only for statements that read one row by
+    /// primary key or unique index: the SQLite path blocks the calling thread while it runs.
+    ///
+    /// # Errors
+    /// Database failures.
+    pub async fn point_read<T>(&self, sql: &str, args: &[&str]) -> Result<Option<T>, sqlx::Error>
+    where
+        T: for<'r> sqlx::FromRow<'r, sqlx::any::AnyRow> + Send + Unpin,
+    {
+        if let Some(inline) = &self.inline {
+            match inline.fetch_optional(sql, args) {
+                Ok(row) => return Ok(row),
+                Err(inline::InlineError::Sqlx(e)) => return Err(e),
+                Err(inline::InlineError::Busy) => {}
+            }
+        }
+        let mut reader = self.reader().await?;
+        let mut q = query_as::<T>(sql);
+        for a in args {
+            q = q.bind(*a);
+        }
+        let row = q.fetch_optional(reader.conn()?).await;
+        reader.check(row)
     }
 
     /// The engine this handle runs on.

@@ -149,3 +149,53 @@ async fn sqlite_and_postgresql_migrations_make_the_same_schema() {
         "indexes only on SQLite, only on PostgreSQL (table, columns, unique)"
     );
 }
+
+/// `Db::point_read` (on SQLite through rusqlite on the calling thread, on PostgreSQL on a held
+/// connection) decodes every column type as the pooled sqlx read does, answers `None` for no
+/// row, sees each later commit (SQLite's statement is reset after each read, so no snapshot
+/// stays open), and reports a statement the database refuses as an error.
+#[tokio::test]
+async fn a_point_read_decodes_as_a_pooled_read_and_sees_each_commit_on_both_engines() {
+    type Row = (String, i64, f64, Option<String>);
+    const SQL: &str = "SELECT id, n, r, z FROM point_probe WHERE id = ?";
+    let dir = tempfile::tempdir().unwrap();
+    let url = crate::postgres::shared().create_database();
+    for db in [
+        Db::open(dir.path()).await.unwrap(),
+        Db::connect(Some(&url), dir.path()).await.unwrap(),
+    ] {
+        let engine = db.engine().name();
+        for sql in [
+            "CREATE TABLE point_probe (id TEXT PRIMARY KEY, n BIGINT, r DOUBLE PRECISION, z TEXT)",
+            "INSERT INTO point_probe VALUES ('a', 42, 1.5, NULL)",
+        ] {
+            adforge_api::store::query(sql)
+                .execute(&db.write)
+                .await
+                .unwrap();
+        }
+        let pooled: Option<Row> = query_as(SQL)
+            .bind("a")
+            .fetch_optional(&db.read)
+            .await
+            .unwrap();
+        let first: Option<Row> = db.point_read(SQL, &["a"]).await.unwrap();
+        assert_eq!(first, pooled, "{engine}");
+        assert_eq!(first, Some(("a".into(), 42, 1.5, None)), "{engine}");
+        let none: Option<Row> = db.point_read(SQL, &["missing"]).await.unwrap();
+        assert_eq!(none, None, "{engine}");
+
+        adforge_api::store::query("UPDATE point_probe SET n = 43, z = 'zed' WHERE id = 'a'")
+            .execute(&db.write)
+            .await
+            .unwrap();
+        for _ in 0..3 {
+            let again: Row = db.point_read(SQL, &["a"]).await.unwrap().unwrap();
+            assert_eq!((again.1, again.3.as_deref()), (43, Some("zed")), "{engine}");
+        }
+        let refused = db
+            .point_read::<Row>("SELECT nope FROM point_probe", &[])
+            .await;
+        assert!(refused.is_err(), "{engine}: {refused:?}");
+    }
+}

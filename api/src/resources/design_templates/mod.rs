@@ -480,9 +480,7 @@ async fn get_template(
 /// # Errors
 /// DESIGN_TEMPLATE_NOT_FOUND; database failures.
 pub async fn get(db: &Db, org_id: &str, id: &str) -> ApiResult<DesignTemplate> {
-    Ok(load_row(&db.read, org_id, id, Deletion::Any)
-        .await?
-        .into_api())
+    Ok(store::read_row(db, org_id, id).await?.into_api())
 }
 
 /// List design templates

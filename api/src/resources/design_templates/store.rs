@@ -117,6 +117,24 @@ pub(crate) async fn load_row<'e, E: sqlx::AnyExecutor<'e>>(
     .ok_or_else(|| ApiError::not_found(ErrorCode::DesignTemplateNotFound, "design template", id))
 }
 
+/// The organisation's template `id`, deleted or not, as a point read (`GET
+/// /v1/design-templates/{id}`, see [`crate::store::Db::point_read`]).
+///
+/// # Errors
+/// 404 DESIGN_TEMPLATE_NOT_FOUND; database failures.
+pub(crate) async fn read_row(
+    db: &crate::store::Db,
+    org_id: &str,
+    id: &str,
+) -> ApiResult<TemplateRow> {
+    db.point_read::<TemplateRow>(
+        &format!("SELECT {COLUMNS} FROM design_templates AS t WHERE t.id = ? AND t.org_id = ?"),
+        &[id, org_id],
+    )
+    .await?
+    .ok_or_else(|| ApiError::not_found(ErrorCode::DesignTemplateNotFound, "design template", id))
+}
+
 /// A new template, `processing` at version 1 with its analysis job.
 pub(super) struct NewTemplate<'a> {
     pub id: &'a str,

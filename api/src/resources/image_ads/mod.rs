@@ -264,7 +264,7 @@ async fn get_ad(
 /// # Errors
 /// IMAGE_AD_NOT_FOUND (also for another organisation's ad); database failures.
 pub async fn get(db: &Db, jobs: &Jobs, org_id: &str, id: &str) -> ApiResult<ImageAd> {
-    let row = store::load(&db.read, org_id, id).await?;
+    let row = store::read(db, org_id, id).await?;
     Ok(present(jobs, row).await)
 }
 

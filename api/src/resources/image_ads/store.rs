@@ -136,6 +136,21 @@ pub(super) async fn load<'e, E: sqlx::AnyExecutor<'e>>(
     .ok_or_else(|| ApiError::not_found(ErrorCode::ImageAdNotFound, "image ad", id))
 }
 
+/// [`load`] as a point read (`GET /v1/image-ads/{id}`, see [`Db::point_read`]).
+///
+/// # Errors
+/// 404 IMAGE_AD_NOT_FOUND; database failures.
+pub(super) async fn read(db: &crate::store::Db, org_id: &str, id: &str) -> ApiResult<AdRow> {
+    db.point_read::<AdRow>(
+        &format!(
+            "SELECT {COLUMNS} FROM image_ads AS t WHERE t.id = ? AND t.org_id = ? AND t.deleted_at IS NULL"
+        ),
+        &[id, org_id],
+    )
+    .await?
+    .ok_or_else(|| ApiError::not_found(ErrorCode::ImageAdNotFound, "image ad", id))
+}
+
 /// A new ad, `processing` at version 1.
 pub(super) struct NewAd<'a> {
     pub id: &'a str,

@@ -103,17 +103,29 @@ impl Classifier for TemplateClassifier {
     }
 }
 
-/// Starts `n` in-process workers sharing one handler; they stop with the process.
+/// Starts `n` in-process workers sharing one handler, plus one slot kept for interactive
+/// work (image ads, templates, cut-outs: everything but swipe-file ingest), so a fresh
+/// server's first ads start at once rather than after the ingest of the default collection
+/// that the `n` workers are running (issue 26: ads waited 1–2 s there). They stop with the
+/// process.
 pub fn spawn_in_process(queue: Arc<dyn JobQueue>, handler: Arc<dyn JobHandler>, n: usize) {
     if n == 0 {
         return;
     }
     let mut options = WorkerOptions::new(crate::default_consumer_name());
     options.concurrency = n;
+    let mut interactive = WorkerOptions::new(format!("{}-interactive", options.consumer));
+    interactive.interactive_only = true;
+    tokio::spawn(crate::run_worker(
+        queue.clone(),
+        handler.clone(),
+        options,
+        std::future::pending(),
+    ));
     tokio::spawn(crate::run_worker(
         queue,
         handler,
-        options,
+        interactive,
         std::future::pending(),
     ));
 }

@@ -132,6 +132,9 @@ pub struct WorkerOptions {
     pub backoff_base: Duration,
     /// Longest backoff. Default 60 s.
     pub backoff_max: Duration,
+    /// Claims only interactive work ([`JobQueue::claim_interactive`]): a slot kept free of
+    /// swipe-file ingests. Default false.
+    pub interactive_only: bool,
 }
 
 impl WorkerOptions {
@@ -144,6 +147,7 @@ impl WorkerOptions {
             heartbeat_interval: None,
             backoff_base: Duration::from_secs(1),
             backoff_max: Duration::from_secs(60),
+            interactive_only: false,
         }
     }
 
@@ -193,7 +197,11 @@ pub async fn run_worker(
         };
         // A claim is not cancelled midway: a Redis claim dropped after the server handed out
         // an entry would strand it until the visibility timeout. It ends within claim_wait.
-        let claim = queue.claim(&options.consumer, options.claim_wait);
+        let claim = if options.interactive_only {
+            queue.claim_interactive(&options.consumer, options.claim_wait)
+        } else {
+            queue.claim(&options.consumer, options.claim_wait)
+        };
         tokio::pin!(claim);
         let (result, stopping) = tokio::select! {
             biased;

@@ -60,7 +60,8 @@ pub struct ServeArgs {
     #[arg(long, env = "ADFORGE_REDIS_URL")]
     pub redis_url: Option<String>,
     /// In-process render workers (the embedded default runs them beside the API; 0 for an
-    /// API node that leaves rendering to `adforge worker` processes).
+    /// API node that leaves rendering to `adforge worker` processes). With N > 0 one more
+    /// slot runs interactive work only (ads, templates, cut-outs), never a swipe-file ingest.
     #[arg(long, env = "ADFORGE_WORKERS", default_value_t = 1)]
     pub workers: usize,
     #[command(flatten)]

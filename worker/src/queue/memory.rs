@@ -130,12 +130,14 @@ impl State {
         consumer: &str,
         now: Instant,
         config: &QueueConfig,
+        background: bool,
     ) -> (Option<Claimed>, bool) {
         let mut failed_any = false;
         let expired: Vec<u64> = self
             .pending
             .iter()
             .filter(|(_, p)| p.since + config.visibility_timeout <= now)
+            .filter(|(_, p)| background || !super::is_background(&p.entry.envelope.job))
             .map(|(id, _)| *id)
             .collect();
         let mut taken = None;
@@ -164,7 +166,13 @@ impl State {
             None => self
                 .ready
                 .pop_front()
-                .or_else(|| self.ready_low.pop_front())
+                .or_else(|| {
+                    if background {
+                        self.ready_low.pop_front()
+                    } else {
+                        None
+                    }
+                })
                 .map(|mut entry| {
                     entry.deliveries = 1;
                     entry
@@ -228,7 +236,12 @@ impl MemoryQueue {
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    async fn claim_inner(&self, consumer: &str, max_wait: Duration) -> Option<Claimed> {
+    async fn claim_inner(
+        &self,
+        consumer: &str,
+        max_wait: Duration,
+        background: bool,
+    ) -> Option<Claimed> {
         let deadline = Instant::now() + max_wait;
         loop {
             let notified = self.jobs_changed.notified();
@@ -238,7 +251,8 @@ impl MemoryQueue {
                 let mut state = self.state();
                 let now = Instant::now();
                 state.promote_due(now);
-                let (claimed, failed_any) = state.take_next(consumer, now, &self.config);
+                let (claimed, failed_any) =
+                    state.take_next(consumer, now, &self.config, background);
                 (
                     claimed,
                     failed_any,
@@ -373,7 +387,15 @@ impl JobQueue for MemoryQueue {
         consumer: &'a str,
         max_wait: Duration,
     ) -> BoxFuture<'a, Result<Option<Claimed>, Error>> {
-        async move { Ok(self.claim_inner(consumer, max_wait).await) }.boxed()
+        async move { Ok(self.claim_inner(consumer, max_wait, true).await) }.boxed()
+    }
+
+    fn claim_interactive<'a>(
+        &'a self,
+        consumer: &'a str,
+        max_wait: Duration,
+    ) -> BoxFuture<'a, Result<Option<Claimed>, Error>> {
+        async move { Ok(self.claim_inner(consumer, max_wait, false).await) }.boxed()
     }
 
     fn heartbeat<'a>(&'a self, claimed: &'a Claimed) -> BoxFuture<'a, Result<bool, Error>> {

@@ -33,7 +33,10 @@
 //!   A background job enters the main queue only when everything in it was handed out
 //!   (Redis: a list `P:jobs:low` that claimers feed into the stream, so an idle worker
 //!   starts one within a poll interval); a retried or released job comes back in the main
-//!   queue. Jobs already claimed are not interrupted.
+//!   queue. Jobs already claimed are not interrupted. A worker may keep a slot for
+//!   interactive work ([`JobQueue::claim_interactive`]): the in-process workers beside the
+//!   API do, so the first ads of a fresh server do not wait for the default collection's
+//!   ingest.
 //!
 //! Rejected alternative: the `async-trait` crate. Boxed futures written by hand cost the
 //! same allocation, keep the trait object-safe, and keep the dependency out (the API crate's
@@ -175,6 +178,20 @@ pub trait JobQueue: Send + Sync {
     /// # Errors
     /// [`Error::Redis`] when Redis is unreachable.
     fn claim<'a>(
+        &'a self,
+        consumer: &'a str,
+        max_wait: Duration,
+    ) -> BoxFuture<'a, Result<Option<Claimed>, Error>>;
+
+    /// [`claim`](JobQueue::claim) for a slot reserved for interactive work: never starts a
+    /// background job ([`is_background`]) that is still waiting, so an image ad submitted
+    /// while every other slot runs a swipe-file ingest starts at once. On Redis this claimer
+    /// does not move background jobs into the stream; one another claimer already moved
+    /// there may still come to it (the in-process queue keeps the lanes apart exactly).
+    ///
+    /// # Errors
+    /// [`Error::Redis`] when Redis is unreachable.
+    fn claim_interactive<'a>(
         &'a self,
         consumer: &'a str,
         max_wait: Duration,

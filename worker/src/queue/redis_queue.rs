@@ -130,6 +130,7 @@ impl RedisQueue {
         &self,
         consumer: &str,
         max_wait: Duration,
+        background: bool,
     ) -> Result<Option<Claimed>, Error> {
         let deadline = Instant::now() + max_wait;
         loop {
@@ -158,15 +159,19 @@ impl RedisQueue {
             }
             // Background jobs enter the stream only once the group has been handed everything
             // in it: when one moves in, read it without blocking; else wait on the stream.
+            // An interactive claimer never moves them.
             let mut block = Duration::ZERO;
-            let promoted: i64 = self
-                .scripts
-                .promote_low
-                .key(&self.keys.jobs)
-                .key(&self.keys.low)
-                .arg(WORKERS_GROUP)
-                .invoke_async(&mut conn)
-                .await?;
+            let promoted: i64 = if background {
+                self.scripts
+                    .promote_low
+                    .key(&self.keys.jobs)
+                    .key(&self.keys.low)
+                    .arg(WORKERS_GROUP)
+                    .invoke_async(&mut conn)
+                    .await?
+            } else {
+                0
+            };
             if promoted == 0 {
                 let remaining = deadline.saturating_duration_since(Instant::now());
                 block = remaining.min(self.config.poll_interval);
@@ -433,7 +438,15 @@ impl JobQueue for RedisQueue {
         consumer: &'a str,
         max_wait: Duration,
     ) -> BoxFuture<'a, Result<Option<Claimed>, Error>> {
-        self.claim_inner(consumer, max_wait).boxed()
+        self.claim_inner(consumer, max_wait, true).boxed()
+    }
+
+    fn claim_interactive<'a>(
+        &'a self,
+        consumer: &'a str,
+        max_wait: Duration,
+    ) -> BoxFuture<'a, Result<Option<Claimed>, Error>> {
+        self.claim_inner(consumer, max_wait, false).boxed()
     }
 
     fn heartbeat<'a>(&'a self, claimed: &'a Claimed) -> BoxFuture<'a, Result<bool, Error>> {

@@ -303,6 +303,13 @@ impl JobQueue for Recording {
     ) -> BoxFuture<'a, Result<Option<Claimed>, QueueError>> {
         self.inner.claim(consumer, max_wait)
     }
+    fn claim_interactive<'a>(
+        &'a self,
+        consumer: &'a str,
+        max_wait: Duration,
+    ) -> BoxFuture<'a, Result<Option<Claimed>, QueueError>> {
+        self.inner.claim_interactive(consumer, max_wait)
+    }
     fn heartbeat<'a>(&'a self, claimed: &'a Claimed) -> BoxFuture<'a, Result<bool, QueueError>> {
         self.inner.heartbeat(claimed)
     }

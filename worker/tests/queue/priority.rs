@@ -7,7 +7,8 @@ use crate::{Kind, PATIENCE, both_backends, claim_within, job, test_config};
 
 both_backends!(
     an_ad_submitted_after_ingest_jobs_is_taken_first,
-    ingest_jobs_alone_run_in_order
+    ingest_jobs_alone_run_in_order,
+    an_interactive_claim_never_starts_a_waiting_ingest
 );
 
 fn ingest(n: usize) -> Job {
@@ -68,6 +69,38 @@ async fn ingest_jobs_alone_run_in_order(kind: Kind) {
     let stats = q.stats().await.unwrap();
     assert_eq!(stats.jobs, 5, "waiting background jobs count as queued");
     for n in 0..5 {
+        let c = claim_within(q, "w1", PATIENCE).await.unwrap();
+        assert_eq!(c.job, ingest(n));
+        q.ack(&c).await.unwrap();
+    }
+}
+
+/// The slot kept for interactive work (`claim_interactive`, the in-process workers' extra
+/// slot) leaves waiting ingests to the other slots and takes an ad submitted behind them.
+async fn an_interactive_claim_never_starts_a_waiting_ingest(kind: Kind) {
+    let t = kind.start(test_config()).await;
+    let q = t.queue.as_ref();
+    for n in 0..3 {
+        q.enqueue(ingest(n)).await.unwrap();
+    }
+    let none = q
+        .claim_interactive("w-interactive", std::time::Duration::from_millis(300))
+        .await
+        .unwrap();
+    assert!(
+        none.is_none(),
+        "an ingest went to the interactive slot: {none:?}"
+    );
+    q.enqueue(job("ia_lane")).await.unwrap();
+    let ad = q
+        .claim_interactive("w-interactive", PATIENCE)
+        .await
+        .unwrap()
+        .expect("the ad reaches the interactive slot");
+    assert_eq!(ad.job, job("ia_lane"));
+    q.ack(&ad).await.unwrap();
+    // The ingests are all still there for the other slots, in order.
+    for n in 0..3 {
         let c = claim_within(q, "w1", PATIENCE).await.unwrap();
         assert_eq!(c.job, ingest(n));
         q.ack(&c).await.unwrap();

@@ -21,8 +21,9 @@
 //! reader (a WAL reset in progress) the caller gets [`InlineError::Busy`] and retries on an
 //! async held connection instead, which may wait ([`super::Db::point_read`]).
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex, PoisonError, RwLock};
 
 use rusqlite::types::ValueRef;
 use rusqlite::{Connection, OpenFlags};
@@ -47,6 +48,15 @@ pub enum InlineError {
 pub struct InlineReads {
     path: PathBuf,
     idle: Mutex<Vec<Connection>>,
+    /// Each statement's column names, made once: the point reads are a few fixed texts,
+    /// and a row would otherwise allocate every name anew.
+    columns: RwLock<HashMap<Box<str>, Arc<Columns>>>,
+}
+
+/// A statement's column names, as `AnyRow` holds them.
+struct Columns {
+    names: Vec<UStr>,
+    index: Arc<sqlx_core::HashMap<UStr, usize>>,
 }
 
 impl InlineReads {
@@ -54,7 +64,37 @@ impl InlineReads {
         Self {
             path: path.to_path_buf(),
             idle: Mutex::new(Vec::new()),
+            columns: RwLock::new(HashMap::new()),
         }
+    }
+
+    fn columns(&self, sql: &str, stmt: &rusqlite::Statement<'_>) -> Arc<Columns> {
+        if let Some(c) = self
+            .columns
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(sql)
+        {
+            return c.clone();
+        }
+        let names: Vec<UStr> = stmt
+            .column_names()
+            .into_iter()
+            .map(|n| UStr::Shared(Arc::from(n)))
+            .collect();
+        let index = Arc::new(
+            names
+                .iter()
+                .enumerate()
+                .map(|(i, n)| (n.clone(), i))
+                .collect(),
+        );
+        let made = Arc::new(Columns { names, index });
+        self.columns
+            .write()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(sql.into(), made.clone());
+        made
     }
 
     fn open(&self) -> rusqlite::Result<Connection> {
@@ -84,7 +124,7 @@ impl InlineReads {
             None => self.open().map_err(from_rusqlite)?,
         };
         // A connection whose statement failed is closed rather than reused.
-        let row = read_row(&conn, sql, args).map_err(from_rusqlite)?;
+        let row = self.read_row(&conn, sql, args).map_err(from_rusqlite)?;
         let mut idle = self.idle.lock().unwrap_or_else(PoisonError::into_inner);
         if idle.len() < MAX_IDLE {
             idle.push(conn);
@@ -96,58 +136,56 @@ impl InlineReads {
     }
 }
 
-fn read_row(conn: &Connection, sql: &str, args: &[&str]) -> rusqlite::Result<Option<AnyRow>> {
-    let mut stmt = conn.prepare_cached(sql)?;
-    let names: Vec<UStr> = stmt
-        .column_names()
-        .into_iter()
-        .map(|n| UStr::Shared(Arc::from(n)))
-        .collect();
-    let mut rows = stmt.query(rusqlite::params_from_iter(args.iter()))?;
-    let Some(row) = rows.next()? else {
-        return Ok(None);
-    };
-    let mut out = AnyRow {
-        column_names: Arc::new(
-            names
-                .iter()
-                .enumerate()
-                .map(|(i, n)| (n.clone(), i))
-                .collect(),
-        ),
-        columns: Vec::with_capacity(names.len()),
-        values: Vec::with_capacity(names.len()),
-    };
-    for (ordinal, name) in names.into_iter().enumerate() {
-        let kind = match row.get_ref(ordinal)? {
-            ValueRef::Null => AnyValueKind::Null(AnyTypeInfoKind::Null),
-            ValueRef::Integer(i) => AnyValueKind::BigInt(i),
-            ValueRef::Real(f) => AnyValueKind::Double(f),
-            ValueRef::Text(t) => AnyValueKind::Text(
-                std::str::from_utf8(t)
-                    .map_err(rusqlite::Error::Utf8Error)?
-                    .to_owned()
-                    .into(),
-            ),
-            ValueRef::Blob(b) => AnyValueKind::Blob(b.to_vec().into()),
+impl InlineReads {
+    fn read_row(
+        &self,
+        conn: &Connection,
+        sql: &str,
+        args: &[&str],
+    ) -> rusqlite::Result<Option<AnyRow>> {
+        let mut stmt = conn.prepare_cached(sql)?;
+        let columns = self.columns(sql, &stmt);
+        let mut rows = stmt.query(rusqlite::params_from_iter(args.iter()))?;
+        let Some(row) = rows.next()? else {
+            return Ok(None);
         };
-        let type_info = AnyTypeInfo {
-            kind: match &kind {
-                AnyValueKind::BigInt(_) => AnyTypeInfoKind::BigInt,
-                AnyValueKind::Double(_) => AnyTypeInfoKind::Double,
-                AnyValueKind::Text(_) => AnyTypeInfoKind::Text,
-                AnyValueKind::Blob(_) => AnyTypeInfoKind::Blob,
-                _ => AnyTypeInfoKind::Null,
-            },
+        let n = columns.names.len();
+        let mut out = AnyRow {
+            column_names: columns.index.clone(),
+            columns: Vec::with_capacity(n),
+            values: Vec::with_capacity(n),
         };
-        out.columns.push(AnyColumn {
-            ordinal,
-            name,
-            type_info,
-        });
-        out.values.push(AnyValue { kind });
+        for (ordinal, name) in columns.names.iter().enumerate() {
+            let kind = match row.get_ref(ordinal)? {
+                ValueRef::Null => AnyValueKind::Null(AnyTypeInfoKind::Null),
+                ValueRef::Integer(i) => AnyValueKind::BigInt(i),
+                ValueRef::Real(f) => AnyValueKind::Double(f),
+                ValueRef::Text(t) => AnyValueKind::Text(
+                    std::str::from_utf8(t)
+                        .map_err(rusqlite::Error::Utf8Error)?
+                        .to_owned()
+                        .into(),
+                ),
+                ValueRef::Blob(b) => AnyValueKind::Blob(b.to_vec().into()),
+            };
+            let type_info = AnyTypeInfo {
+                kind: match &kind {
+                    AnyValueKind::BigInt(_) => AnyTypeInfoKind::BigInt,
+                    AnyValueKind::Double(_) => AnyTypeInfoKind::Double,
+                    AnyValueKind::Text(_) => AnyTypeInfoKind::Text,
+                    AnyValueKind::Blob(_) => AnyTypeInfoKind::Blob,
+                    _ => AnyTypeInfoKind::Null,
+                },
+            };
+            out.columns.push(AnyColumn {
+                ordinal,
+                name: name.clone(),
+                type_info,
+            });
+            out.values.push(AnyValue { kind });
+        }
+        Ok(Some(out))
     }
-    Ok(Some(out))
 }
 
 fn from_rusqlite(e: rusqlite::Error) -> InlineError {

@@ -2,16 +2,18 @@
 //!
 //! - **SQLite** (the embedded default): one file in WAL mode with `synchronous = NORMAL`.
 //!   Reads go through a pool of connections; write transactions through a single
-//!   connection held outside the pool ([`Writer`]), the SQLite way to avoid `SQLITE_BUSY`
-//!   between writers of one process (other processes, such as the admin CLI, wait on the
-//!   busy timeout). **Durability**: in WAL mode with `synchronous = NORMAL` a commit appends
-//!   to the WAL without waiting for the disk; the WAL is synced at each checkpoint. A
-//!   committed write survives the process being killed (the WAL is in the OS's cache), but
-//!   the last commits before a power cut or an OS crash may be lost; the database is never
-//!   corrupted (SQLite's documented guarantee for this mode). Group commit was measured
-//!   against and not built: with no sync per commit, a commit is one `write()`, and the
-//!   cost per write is sqlx's round trips to the connection's thread (docs/performance.md
-//!   §2).
+//!   connection held outside the pool ([`writer`]: no acquire or ping per write, and under
+//!   load each commit opens the next writer's transaction in the same round trip), the
+//!   SQLite way to avoid `SQLITE_BUSY` between writers of one process (other processes,
+//!   such as the admin CLI, wait on the busy timeout). **Durability**: in WAL mode with
+//!   `synchronous = NORMAL` a commit appends to the WAL without waiting for the disk; the
+//!   WAL is synced at each checkpoint. A committed write survives the process being killed
+//!   (the WAL is in the OS's cache), but the last commits before a power cut or an OS crash
+//!   may be lost; the database is never corrupted (SQLite's documented guarantee for this
+//!   mode). Batching several requests into one SQLite transaction (group commit) was not
+//!   built: with no sync per commit a commit is one `write()`, and the cost per write is
+//!   sqlx's round trips to the connection's thread (docs/performance.md §2), which
+//!   savepoints per request would not reduce.
 //! - **PostgreSQL** (`--database-url postgres://…`), for many API nodes. One pool serves
 //!   reads and writes. A write transaction names what it writes ([`WriteLock`]): one
 //!   organisation's rows ([`Db::begin_write_for`]: the cluster lock [`PG_WRITE_LOCK`]
@@ -44,10 +46,13 @@ pub mod list;
 mod readers;
 mod sql;
 mod tx;
+mod writer;
 
 pub use readers::{Reader, Readers};
 pub use sql::{Flag, JsonText, marks, query, query_as, query_scalar};
-pub use tx::{Deferred, DeferredCommit, HeldTx, TxConn, WriteLock, WriteTx};
+pub use tx::{Deferred, DeferredCommit, TxConn, WriteLock, WriteTx};
+use writer::Writer;
+pub use writer::{HeldConn, HeldTx};
 
 use std::path::Path;
 use std::sync::Arc;
@@ -55,8 +60,7 @@ use std::time::Duration;
 
 use sqlx::any::{AnyConnectOptions, AnyPoolOptions};
 use sqlx::pool::PoolConnection;
-use sqlx::{Any, AnyConnection, AnyPool, ConnectOptions, Executor, Transaction};
-use tokio::sync::OwnedMutexGuard;
+use sqlx::{Any, AnyConnection, AnyPool, Executor, Transaction};
 
 static MIGRATOR_SQLITE: sqlx::migrate::Migrator = sqlx::migrate!("./migrations");
 static MIGRATOR_POSTGRES: sqlx::migrate::Migrator = sqlx::migrate!("./migrations-postgres");
@@ -166,10 +170,9 @@ impl Db {
         Ok(Self {
             read,
             write,
-            writer: Some(Arc::new(Writer {
-                slot: Arc::default(),
-                options: url("rw").parse::<AnyConnectOptions>()?,
-            })),
+            writer: Some(Arc::new(Writer::new(
+                url("rw").parse::<AnyConnectOptions>()?,
+            ))),
             readers: Arc::new(Readers::new(ro, HELD_READERS_SQLITE, true)),
             engine: Engine::Sqlite,
         })
@@ -252,7 +255,7 @@ impl Db {
     /// When no connection can be had.
     pub async fn write_conn(&self) -> Result<WriteConn, sqlx::Error> {
         match &self.writer {
-            Some(w) => Ok(WriteConn::Held(w.lock().await?)),
+            Some(w) => Ok(WriteConn::Held(w.autocommit().await?)),
             None => Ok(WriteConn::Pool(self.write.acquire().await?)),
         }
     }
@@ -273,45 +276,10 @@ impl Db {
     }
 }
 
-/// SQLite's writer connection, opened on first use and again after a connection error.
-pub(crate) struct Writer {
-    slot: tx::WriterSlot,
-    options: AnyConnectOptions,
-}
-
-impl Writer {
-    /// The connection, for this caller alone until the guard is dropped.
-    async fn lock(&self) -> Result<OwnedMutexGuard<Option<AnyConnection>>, sqlx::Error> {
-        let mut guard = self.slot.clone().lock_owned().await;
-        if guard.is_none() {
-            let mut conn = self.options.connect().await?;
-            sqlite_pragmas(&mut conn).await?;
-            *guard = Some(conn);
-        }
-        Ok(guard)
-    }
-
-    /// The connection inside `BEGIN IMMEDIATE`.
-    async fn begin(&self) -> Result<HeldTx, sqlx::Error> {
-        let mut guard = self.lock().await?;
-        let conn = guard.as_mut().ok_or(sqlx::Error::PoolClosed)?;
-        if let Err(e) = conn.execute("BEGIN IMMEDIATE").await {
-            if matches!(
-                e,
-                sqlx::Error::Io(_) | sqlx::Error::Protocol(_) | sqlx::Error::WorkerCrashed
-            ) {
-                *guard = None;
-            }
-            return Err(e);
-        }
-        Ok(HeldTx::new(guard))
-    }
-}
-
 /// A writing connection in autocommit (see [`Db::write_conn`]).
 pub enum WriteConn {
     Pool(PoolConnection<Any>),
-    Held(OwnedMutexGuard<Option<AnyConnection>>),
+    Held(writer::HeldConn),
 }
 
 impl std::ops::Deref for WriteConn {
@@ -319,7 +287,7 @@ impl std::ops::Deref for WriteConn {
     fn deref(&self) -> &AnyConnection {
         match self {
             Self::Pool(c) => c,
-            Self::Held(g) => g.as_ref().expect("`Writer::lock` fills the slot"),
+            Self::Held(g) => g,
         }
     }
 }
@@ -328,7 +296,7 @@ impl std::ops::DerefMut for WriteConn {
     fn deref_mut(&mut self) -> &mut AnyConnection {
         match self {
             Self::Pool(c) => c,
-            Self::Held(g) => g.as_mut().expect("`Writer::lock` fills the slot"),
+            Self::Held(g) => g,
         }
     }
 }

@@ -37,7 +37,6 @@ use std::ops::{Deref, DerefMut};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use sqlx::{Any, AnyConnection, Executor, Transaction};
-use tokio::sync::OwnedMutexGuard;
 
 use super::{PG_ORG_LOCK_CLASS, PG_WRITE_LOCK};
 
@@ -80,69 +79,12 @@ impl WriteLock {
     }
 }
 
-/// The SQLite writer connection, held outside the pool (see [`super::Db::begin_write`]).
-pub(super) type WriterSlot = Arc<tokio::sync::Mutex<Option<AnyConnection>>>;
-
 /// The connection of an open write transaction.
 pub enum TxConn {
     /// PostgreSQL: a pooled connection in a sqlx transaction.
     Pool(Transaction<'static, Any>),
     /// SQLite: the held writer connection inside `BEGIN IMMEDIATE`.
-    Held(HeldTx),
-}
-
-/// The SQLite writer inside `BEGIN IMMEDIATE`; dropped uncommitted, it rolls back (on a
-/// spawned task, before the next writer gets the connection).
-pub struct HeldTx {
-    guard: Option<OwnedMutexGuard<Option<AnyConnection>>>,
-}
-
-impl HeldTx {
-    pub(super) fn new(guard: OwnedMutexGuard<Option<AnyConnection>>) -> Self {
-        Self { guard: Some(guard) }
-    }
-
-    fn conn(&self) -> &AnyConnection {
-        self.guard
-            .as_ref()
-            .and_then(|g| g.as_ref())
-            .expect("a held transaction has its connection until it ends")
-    }
-
-    fn conn_mut(&mut self) -> &mut AnyConnection {
-        self.guard
-            .as_mut()
-            .and_then(|g| g.as_mut())
-            .expect("a held transaction has its connection until it ends")
-    }
-
-    async fn commit(mut self) -> Result<(), sqlx::Error> {
-        self.conn_mut().execute("COMMIT").await?;
-        self.guard = None; // committed: let the next writer in
-        Ok(())
-    }
-}
-
-impl Drop for HeldTx {
-    fn drop(&mut self) {
-        let Some(mut guard) = self.guard.take() else {
-            return;
-        };
-        match tokio::runtime::Handle::try_current() {
-            Ok(rt) => {
-                rt.spawn(async move {
-                    if let Some(conn) = guard.as_mut()
-                        && let Err(e) = conn.execute("ROLLBACK").await
-                    {
-                        tracing::warn!(error = %e, "dropping the writer connection after a failed rollback");
-                        *guard = None;
-                    }
-                });
-            }
-            // No runtime to roll back on: closing the connection rolls back.
-            Err(_) => *guard = None,
-        }
-    }
+    Held(super::HeldTx),
 }
 
 impl TxConn {

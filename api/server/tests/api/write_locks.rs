@@ -231,11 +231,14 @@ async fn an_idempotency_key_sent_to_both_nodes_at_once_runs_once() {
     );
 }
 
+/// The cap's count must see every other write of the organisation: a transaction of the
+/// organisation holding 18 more designs is open on node 1 while twelve adds arrive at both
+/// nodes; they wait for it, so all of them see 498 and are refused, and the last two fit.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_pack_filled_from_two_nodes_at_once_stops_at_500() {
-    let (n1, n2, _) = two_nodes().await;
+    let (n1, n2, url) = two_nodes().await;
     let org = n1.org("Packs").await;
-    let ids: Vec<String> = (0..540).map(|i| format!("sf_cap{i:04}")).collect();
+    let ids: Vec<String> = (0..560).map(|i| format!("sf_cap{i:04}")).collect();
     let mut tx = n1.db.begin_write().await.unwrap();
     for id in &ids {
         adforge_api::store::query(
@@ -260,9 +263,22 @@ async fn a_pack_filled_from_two_nodes_at_once_stops_at_500() {
             .await
             .expect(200, None);
     }
-    // Twelve adds of four new designs each, half on each node: room for five.
+
+    // Another write of the organisation, not committed yet, adds 18.
+    let mut held = n1.db.begin_write_for(&org.id).await.unwrap();
+    for id in &ids[480..498] {
+        adforge_api::store::query(
+            "INSERT INTO design_pack_items (pack_id, swipe_file_id, added_at) VALUES (?, ?, '2026-01-01T00:00:00.000Z')",
+        )
+        .bind(&pack)
+        .bind(id)
+        .execute(&mut *held)
+        .await
+        .unwrap();
+    }
+    // Twelve adds of four new designs each, half on each node.
     let mut tasks = Vec::new();
-    for (i, chunk) in ids[480..528].chunks(4).enumerate() {
+    for (i, chunk) in ids[500..548].chunks(4).enumerate() {
         let node = if i % 2 == 0 { &n1 } else { &n2 };
         tasks.push(tokio::spawn(send(
             node.request(Method::POST, &items)
@@ -270,19 +286,22 @@ async fn a_pack_filled_from_two_nodes_at_once_stops_at_500() {
                 .json(&json!({"swipe_file_ids": chunk})),
         )));
     }
-    let (mut added, mut full) = (0, 0);
+    assert!(
+        eventually(|| async { advisory_waiters(&url) >= 1 }).await,
+        "the adds wait for the organisation's open transaction"
+    );
+    held.commit().await.unwrap();
     for t in tasks {
         let r: Reply = t.await.unwrap();
-        match r.status.as_u16() {
-            200 => added += 1,
-            409 => {
-                assert_eq!(r.code(), "DESIGN_PACK_FULL");
-                full += 1;
-            }
-            other => panic!("unexpected {other}: {}", r.body),
-        }
+        assert_eq!(r.status.as_u16(), 409, "{}", r.body);
+        assert_eq!(r.code(), "DESIGN_PACK_FULL");
     }
-    assert_eq!((added, full), (5, 7));
+    n2.post(&org, &items, json!({"swipe_file_ids": &ids[498..500]}))
+        .await
+        .expect(200, None);
+    n1.post(&org, &items, json!({"swipe_file_ids": &ids[548..549]}))
+        .await
+        .expect(409, Some("DESIGN_PACK_FULL"));
     let n: i64 = adforge_api::store::query_scalar(
         "SELECT count(*) FROM design_pack_items WHERE pack_id = ?",
     )

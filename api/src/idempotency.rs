@@ -308,7 +308,7 @@ pub async fn idempotency(
         }
         None if status < 500 => {
             // Nothing was written: storing the answer is only a convenience for replays.
-            let mut conn = db.write.acquire().await?;
+            let mut conn = db.write_conn().await?;
             if let Err(e) = store(
                 &mut conn, key_id, &idem_key, &hash, status, &rbytes, location,
             )
@@ -329,7 +329,7 @@ pub async fn idempotency(
 pub async fn purge_expired(db: &Db) -> Result<u64, sqlx::Error> {
     let r = crate::store::query("DELETE FROM idempotency_keys WHERE created_at < ?")
         .bind(crate::timestamp::seconds_ago(RETENTION_SECS))
-        .execute(&db.write)
+        .execute(&mut *db.write_conn().await?)
         .await?;
     Ok(r.rows_affected())
 }

@@ -103,9 +103,10 @@ impl Jobs {
                     tracing::error!(seq, error = %e, "dropping an outbox row that is not a job")
                 }
             }
+            let mut conn = self.db.write_conn().await.map_err(|e| e.to_string())?;
             crate::store::query("DELETE FROM job_outbox WHERE seq = ?")
                 .bind(seq)
-                .execute(&self.db.write)
+                .execute(&mut *conn)
                 .await
                 .map_err(|e| e.to_string())?;
         }

@@ -97,7 +97,7 @@ pub async fn create_key(
     if rate_limit == Some(0) {
         return Err(Error::Invalid("--rate-limit must be at least 1".into()));
     }
-    let mut conn = db.write.acquire().await?;
+    let mut conn = db.write_conn().await?;
     let k = crate::auth::issue_key(&mut conn, org, grants, rate_limit, None, None).await?;
     Ok(
         json!({"id": k.id, "key": k.secret, "scopes": grants.names(), "org_id": org,

@@ -4,8 +4,10 @@
 //! `available = balance − held`. Creating a billable resource places a hold for its price
 //! (refused when `available` is short); completion captures the hold as a charge; failure
 //! releases it. Every movement is a ledger row. All functions run inside the caller's
-//! write transaction (`BEGIN IMMEDIATE`), which serialises them, so two holds can never
-//! both see the same available money.
+//! write transaction, which serialises them per organisation (SQLite's one writer;
+//! PostgreSQL's organisation lock, see [`crate::store`]), and a hold is besides one
+//! conditional `UPDATE` (a row lock), so two holds can never both see the same available
+//! money.
 
 use sqlx::AnyConnection;
 
@@ -198,6 +200,10 @@ pub async fn open_holds(
 
 /// Places a hold of `cents` for `reference` (e.g. an image ad id).
 ///
+/// The check and the hold are one conditional `UPDATE`: on PostgreSQL it takes the wallet's
+/// row lock and re-reads the row once another hold on it commits, so two holds can never
+/// both spend the same money even without the caller's organisation lock.
+///
 /// # Errors
 /// 402 INSUFFICIENT_BALANCE with the amounts and the top-up link when the available
 /// balance is short; database failures.
@@ -208,32 +214,41 @@ pub async fn hold(
     reference: &str,
     top_up_url: &str,
 ) -> ApiResult<Balance> {
-    let b = balance(conn, org_id).await?;
-    if b.available_cents() < cents {
-        return Err(ApiError::new(
-            ErrorCode::InsufficientBalance,
-            format!(
-                "Insufficient balance: this costs {} and {} is available ({} balance, {} held by work in progress); top up at {top_up_url}",
-                dollars(cents),
-                dollars(b.available_cents()),
-                dollars(b.balance_cents),
-                dollars(b.held_cents),
-            ),
-        ));
-    }
-    crate::store::query(
-        "UPDATE wallets SET held_cents = held_cents + ?, updated_at = ? WHERE org_id = ?",
+    let held: Option<(i64, i64)> = crate::store::query_as(
+        "UPDATE wallets SET held_cents = held_cents + ?1, updated_at = ?2 \
+         WHERE org_id = ?3 AND balance_cents - held_cents >= ?1 RETURNING balance_cents, held_cents",
     )
     .bind(cents)
     .bind(crate::timestamp::now())
     .bind(org_id)
-    .execute(&mut *conn)
+    .fetch_optional(&mut *conn)
     .await?;
+    let after = match held {
+        Some((balance_cents, held_cents)) => Balance {
+            balance_cents,
+            held_cents,
+        },
+        None => {
+            let b = balance(conn, org_id).await?;
+            // The UPDATE matched no row: short, or no wallet row yet (then only a hold of
+            // nothing passes, as before).
+            if b.available_cents() < cents {
+                return Err(ApiError::new(
+                    ErrorCode::InsufficientBalance,
+                    format!(
+                        "Insufficient balance: this costs {} and {} is available ({} balance, {} held by work in progress); top up at {top_up_url}",
+                        dollars(cents),
+                        dollars(b.available_cents()),
+                        dollars(b.balance_cents),
+                        dollars(b.held_cents),
+                    ),
+                ));
+            }
+            b
+        }
+    };
     ledger(conn, org_id, "hold", cents, reference).await?;
-    Ok(Balance {
-        balance_cents: b.balance_cents,
-        held_cents: b.held_cents + cents,
-    })
+    Ok(after)
 }
 
 /// Turns a hold into a charge. Call it exactly once per billable completion (the caller's

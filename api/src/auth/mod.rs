@@ -274,11 +274,17 @@ fn note_use(db: &Db, key_id: &str, last_used: Option<&str>) {
     }
     let (db, key_id) = (db.clone(), key_id.to_string());
     tokio::spawn(async move {
-        let r = crate::store::query("UPDATE api_keys SET last_used_at = ? WHERE id = ?")
-            .bind(crate::timestamp::now())
-            .bind(&key_id)
-            .execute(&db.write)
-            .await;
+        let r = match db.write_conn().await {
+            Ok(mut conn) => {
+                crate::store::query("UPDATE api_keys SET last_used_at = ? WHERE id = ?")
+                    .bind(crate::timestamp::now())
+                    .bind(&key_id)
+                    .execute(&mut *conn)
+                    .await
+                    .map(|_| ())
+            }
+            Err(e) => Err(e),
+        };
         if let Err(e) = r {
             tracing::warn!(error = %e, key_id, "cannot record the key's last use");
         }

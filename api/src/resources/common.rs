@@ -289,7 +289,7 @@ impl Table {
         .bind(crate::timestamp::now())
         .bind(id)
         .bind(org_id)
-        .execute(&db.write)
+        .execute(&mut *db.write_conn().await?)
         .await?;
         if done.rows_affected() == 0 {
             return Err(ApiError::not_found(self.not_found, self.kind, id));

@@ -1,14 +1,30 @@
 //! The SQL store, on one of two engines chosen at start-up:
 //!
-//! - **SQLite** (the embedded default): one file in WAL mode. Reads go through a pool of
-//!   connections; writes through a single connection, the SQLite way to avoid
-//!   `SQLITE_BUSY` between writers of one process (other processes, such as the admin CLI,
-//!   wait on the busy timeout).
+//! - **SQLite** (the embedded default): one file in WAL mode with `synchronous = NORMAL`.
+//!   Reads go through a pool of connections; write transactions through a single
+//!   connection held outside the pool ([`writer`]: no acquire or ping per write, and under
+//!   load each commit opens the next writer's transaction in the same round trip), the
+//!   SQLite way to avoid `SQLITE_BUSY` between writers of one process (other processes,
+//!   such as the admin CLI, wait on the busy timeout). **Durability**: in WAL mode with
+//!   `synchronous = NORMAL` a commit appends to the WAL without waiting for the disk; the
+//!   WAL is synced at each checkpoint. A committed write survives the process being killed
+//!   (the WAL is in the OS's cache), but the last commits before a power cut or an OS crash
+//!   may be lost; the database is never corrupted (SQLite's documented guarantee for this
+//!   mode). Batching several requests into one SQLite transaction (group commit) was not
+//!   built: with no sync per commit a commit is one `write()`, and the cost per write is
+//!   sqlx's round trips to the connection's thread (docs/performance.md §2), which
+//!   savepoints per request would not reduce.
 //! - **PostgreSQL** (`--database-url postgres://…`), for many API nodes. One pool serves
-//!   reads and writes; every write transaction first takes one advisory lock
-//!   ([`PG_WRITE_LOCK`]), which gives all API nodes together the same single-writer
-//!   guarantee SQLite gives one process: the wallet's check-then-hold, idempotency claims and
-//!   the all-or-nothing duplicate keep the reasoning they were written with. Read
+//!   reads and writes. A write transaction names what it writes ([`WriteLock`]): one
+//!   organisation's rows ([`Db::begin_write_for`]: the cluster lock [`PG_WRITE_LOCK`]
+//!   shared plus an exclusive lock per organisation) or anything ([`Db::begin_write`]: the
+//!   cluster lock exclusively). All API nodes together so keep, per organisation, the
+//!   single-writer guarantee SQLite gives one process — the wallet's check-then-hold
+//!   (itself one conditional `UPDATE`, a row lock), idempotency claims, the caps (a design
+//!   pack's 500) — while different organisations' writes commit in parallel and share WAL
+//!   flushes. Writes that touch shared data (swipe files and their index revision, data
+//!   sources, keys, members, the job applier, webhook deliveries, housekeeping) keep the
+//!   exclusive lock. Tested across two nodes in `api/server/tests/api/write_locks.rs`. Read
 //!   transactions are `REPEATABLE READ READ ONLY`, so a list's count, page and facets come
 //!   from one snapshot, as on SQLite.
 //!
@@ -31,23 +47,32 @@ pub mod list;
 mod readers;
 mod sql;
 mod tx;
+mod writer;
 
 pub use readers::{Reader, Readers};
 pub use sql::{Flag, JsonText, marks, query, query_as, query_scalar};
-pub use tx::{Deferred, DeferredCommit, WriteTx};
+pub use tx::{Deferred, DeferredCommit, TxConn, WriteLock, WriteTx};
+use writer::Writer;
+pub use writer::{HeldConn, HeldTx};
 
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
 use sqlx::any::{AnyConnectOptions, AnyPoolOptions};
-use sqlx::{Any, AnyPool, Executor, Transaction};
+use sqlx::pool::PoolConnection;
+use sqlx::{Any, AnyConnection, AnyPool, Executor, Transaction};
 
 static MIGRATOR_SQLITE: sqlx::migrate::Migrator = sqlx::migrate!("./migrations");
 static MIGRATOR_POSTGRES: sqlx::migrate::Migrator = sqlx::migrate!("./migrations-postgres");
 
-/// The advisory lock every PostgreSQL write transaction holds until it ends.
+/// The cluster's advisory lock: every PostgreSQL write transaction holds it until it ends,
+/// shared ([`Db::begin_write_for`]) or exclusively ([`Db::begin_write`]).
 pub const PG_WRITE_LOCK: i64 = 0x00ad_f049;
+
+/// First key of the per-organisation advisory locks (PostgreSQL's two-key form, a space of
+/// its own beside [`PG_WRITE_LOCK`]'s one-key form); the second is a hash of the org id.
+pub const PG_ORG_LOCK_CLASS: i32 = 0x00ad_f04a;
 
 /// Which engine a [`Db`] runs on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -71,8 +96,11 @@ impl Engine {
 pub struct Db {
     /// Pool for reads (and for single-statement writes that need no ordering).
     pub read: AnyPool,
-    /// The writer pool (one connection on SQLite); take it with [`Db::begin_write`].
+    /// The writer pool (one connection on SQLite, used by migrations and tests; the server
+    /// writes through [`Db::begin_write`] and [`Db::write_conn`]).
     pub write: AnyPool,
+    /// SQLite's writer connection, held outside the pool; `None` on PostgreSQL.
+    writer: Option<Arc<Writer>>,
     /// Connections held for point reads ([`Db::reader`]).
     readers: Arc<Readers>,
     /// On SQLite, point reads on the calling thread ([`Db::point_read`]).
@@ -145,6 +173,9 @@ impl Db {
         Ok(Self {
             read,
             write,
+            writer: Some(Arc::new(Writer::new(
+                url("rw").parse::<AnyConnectOptions>()?,
+            ))),
             readers: Arc::new(Readers::new(ro, HELD_READERS_SQLITE, true)),
             inline: Some(Arc::new(inline::InlineReads::new(&path))),
             engine: Engine::Sqlite,
@@ -165,6 +196,7 @@ impl Db {
         Ok(Self {
             read: pool.clone(),
             write: pool,
+            writer: None,
             readers: Arc::new(Readers::new(options, HELD_READERS_POSTGRES, false)),
             inline: None,
             engine: Engine::Postgres,
@@ -214,15 +246,51 @@ impl Db {
         self.engine
     }
 
-    /// Starts a write transaction that holds the engine's write lock from its first
-    /// statement (SQLite `BEGIN IMMEDIATE`; PostgreSQL [`PG_WRITE_LOCK`]), so it cannot
-    /// fail half-way with a lock upgrade error and never interleaves with another writer.
-    /// Inside an idempotent request its commit is deferred (see [`DeferredCommit`]).
+    /// Starts a write transaction that may touch anything (shared data, several
+    /// organisations): SQLite `BEGIN IMMEDIATE` on the writer; PostgreSQL [`PG_WRITE_LOCK`]
+    /// exclusively, so it never interleaves with another writer of any node. It cannot
+    /// fail half-way with a lock upgrade error. Inside an idempotent request its commit is
+    /// deferred (see [`DeferredCommit`]). Writes of one organisation's rows use
+    /// [`Db::begin_write_for`].
+    ///
+    /// On SQLite the writer is one connection held outside sqlx's pool: a pooled
+    /// connection costs an acquire and, on every release, a spawned task that pings the
+    /// connection (a round trip to its thread) while the next writer waits.
     ///
     /// # Errors
     /// When the lock cannot be had within the busy timeout.
     pub async fn begin_write(&self) -> Result<WriteTx, sqlx::Error> {
-        WriteTx::begin(&self.write, self.engine).await
+        self.begin_with(WriteLock::Cluster).await
+    }
+
+    /// Starts a write transaction that touches rows of organisation `org_id` only (its
+    /// resources, its wallet, outbox rows of its jobs). On PostgreSQL it takes the cluster
+    /// lock shared and the organisation's lock exclusively: writes of other organisations
+    /// run beside it, writes of the same one wait. On SQLite it is [`Db::begin_write`].
+    ///
+    /// # Errors
+    /// As [`Db::begin_write`].
+    pub async fn begin_write_for(&self, org_id: &str) -> Result<WriteTx, sqlx::Error> {
+        self.begin_with(WriteLock::Org(org_id.to_owned())).await
+    }
+
+    async fn begin_with(&self, lock: WriteLock) -> Result<WriteTx, sqlx::Error> {
+        match &self.writer {
+            Some(w) => WriteTx::begin(tx::Source::Held(w), lock).await,
+            None => WriteTx::begin(tx::Source::Pool(&self.write), lock).await,
+        }
+    }
+
+    /// A writing connection in autocommit, for single statements that need no lock of
+    /// ours (one statement is atomic): SQLite's held writer, or a pooled connection.
+    ///
+    /// # Errors
+    /// When no connection can be had.
+    pub async fn write_conn(&self) -> Result<WriteConn, sqlx::Error> {
+        match &self.writer {
+            Some(w) => Ok(WriteConn::Held(w.autocommit().await?)),
+            None => Ok(WriteConn::Pool(self.write.acquire().await?)),
+        }
     }
 
     /// A read transaction: one consistent snapshot for a count and a page.
@@ -237,6 +305,31 @@ impl Db {
                     .begin_with("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
                     .await
             }
+        }
+    }
+}
+
+/// A writing connection in autocommit (see [`Db::write_conn`]).
+pub enum WriteConn {
+    Pool(PoolConnection<Any>),
+    Held(writer::HeldConn),
+}
+
+impl std::ops::Deref for WriteConn {
+    type Target = AnyConnection;
+    fn deref(&self) -> &AnyConnection {
+        match self {
+            Self::Pool(c) => c,
+            Self::Held(g) => g,
+        }
+    }
+}
+
+impl std::ops::DerefMut for WriteConn {
+    fn deref_mut(&mut self) -> &mut AnyConnection {
+        match self {
+            Self::Pool(c) => c,
+            Self::Held(g) => g,
         }
     }
 }

@@ -15,13 +15,30 @@
 //! Rejected alternative: storing the response in each handler's own transaction. Every
 //! write handler would have to build its response before committing and know about
 //! idempotency; the deferral keeps handlers as they are (parse → domain call → respond).
+//!
+//! # Locks (issue 26)
+//! A transaction names what it may write ([`WriteLock`]):
+//! - on **SQLite** both kinds are the same: `BEGIN IMMEDIATE` on the one writer connection,
+//!   held outside sqlx's pool ([`super::Db::begin_write`] says why);
+//! - on **PostgreSQL** [`WriteLock::Org`] takes the cluster lock [`PG_WRITE_LOCK`] *shared*
+//!   and an exclusive advisory lock keyed by the organisation ([`PG_ORG_LOCK_CLASS`], a
+//!   32-bit FNV-1a hash of its id), so writes of different organisations run and commit in
+//!   parallel while one organisation's writes stay serialised; [`WriteLock::Cluster`] takes
+//!   the cluster lock exclusively and so excludes every other writer, as the single lock
+//!   did. `BEGIN` and the lock statements go in one round trip (a simple-query batch).
+//!
+//! A second `begin_write` joining a deferred transaction takes whatever lock it needs that
+//! the transaction does not hold yet (another organisation's, or the cluster lock
+//! exclusively, which PostgreSQL grants once other sessions' shared holds end; two such
+//! upgrades at once are a deadlock PostgreSQL breaks by failing one, which the idempotency
+//! middleware does not store, so its retry runs again).
 
 use std::ops::{Deref, DerefMut};
 use std::sync::{Arc, Mutex, PoisonError};
 
-use sqlx::{Any, AnyConnection, Transaction};
+use sqlx::{Any, AnyConnection, Executor, Transaction};
 
-use super::{Engine, PG_WRITE_LOCK};
+use super::{PG_ORG_LOCK_CLASS, PG_WRITE_LOCK};
 
 type Hook = Box<dyn FnOnce() + Send>;
 
@@ -29,33 +46,130 @@ tokio::task_local! {
     static DEFER: DeferredCommit;
 }
 
+/// What a write transaction may touch, and so which lock it takes on PostgreSQL.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum WriteLock {
+    /// Rows of one organisation only (its resources, its wallet, its jobs' outbox rows).
+    Org(String),
+    /// Anything: shared data, several organisations, housekeeping.
+    Cluster,
+}
+
+impl WriteLock {
+    /// The organisation's advisory lock key (second half of PostgreSQL's two-key form).
+    fn org_key(org_id: &str) -> i32 {
+        let mut h: u32 = 0x811c_9dc5;
+        for b in org_id.bytes() {
+            h ^= u32::from(b);
+            h = h.wrapping_mul(0x0100_0193);
+        }
+        i32::from_ne_bytes(h.to_ne_bytes())
+    }
+
+    /// The statements that take this lock (integers only: no text is ever spliced in).
+    fn pg_statements(&self) -> String {
+        match self {
+            Self::Cluster => format!("SELECT pg_advisory_xact_lock({PG_WRITE_LOCK})"),
+            Self::Org(org) => format!(
+                "SELECT pg_advisory_xact_lock_shared({PG_WRITE_LOCK}); \
+                 SELECT pg_advisory_xact_lock({PG_ORG_LOCK_CLASS}, {})",
+                Self::org_key(org)
+            ),
+        }
+    }
+}
+
+/// The connection of an open write transaction.
+pub enum TxConn {
+    /// PostgreSQL: a pooled connection in a sqlx transaction.
+    Pool(Transaction<'static, Any>),
+    /// SQLite: the held writer connection inside `BEGIN IMMEDIATE`.
+    Held(super::HeldTx),
+}
+
+impl TxConn {
+    /// Commits.
+    ///
+    /// # Errors
+    /// When the database refuses the commit (the transaction then rolls back).
+    pub async fn commit(self) -> Result<(), sqlx::Error> {
+        match self {
+            Self::Pool(tx) => tx.commit().await,
+            Self::Held(h) => h.commit().await,
+        }
+    }
+}
+
+impl Deref for TxConn {
+    type Target = AnyConnection;
+    fn deref(&self) -> &AnyConnection {
+        match self {
+            Self::Pool(tx) => tx,
+            Self::Held(h) => h.conn(),
+        }
+    }
+}
+
+impl DerefMut for TxConn {
+    fn deref_mut(&mut self) -> &mut AnyConnection {
+        match self {
+            Self::Pool(tx) => tx,
+            Self::Held(h) => h.conn_mut(),
+        }
+    }
+}
+
 /// An open write transaction. Dropped without [`commit`](Self::commit), it rolls back.
 pub struct WriteTx {
-    tx: Transaction<'static, Any>,
+    tx: TxConn,
+    locks: Vec<WriteLock>,
     hooks: Vec<Hook>,
 }
 
+/// Where write transactions come from.
+pub(super) enum Source<'a> {
+    Pool(&'a sqlx::AnyPool),
+    Held(&'a super::Writer),
+}
+
 impl WriteTx {
-    pub(super) async fn begin(pool: &sqlx::AnyPool, engine: Engine) -> Result<Self, sqlx::Error> {
-        if let Ok(Some(tx)) = DEFER.try_with(DeferredCommit::take_tx) {
+    pub(super) async fn begin(source: Source<'_>, lock: WriteLock) -> Result<Self, sqlx::Error> {
+        if let Ok(Some((mut tx, mut locks))) = DEFER.try_with(DeferredCommit::take_tx) {
+            if !locks.contains(&WriteLock::Cluster) && !locks.contains(&lock) {
+                if matches!(tx, TxConn::Pool(_)) {
+                    let sql = match &lock {
+                        WriteLock::Cluster => {
+                            format!("SELECT pg_advisory_xact_lock({PG_WRITE_LOCK})")
+                        }
+                        WriteLock::Org(_) => lock.pg_statements(),
+                    };
+                    // Hand the transaction back first, so an error leaves it with its owner.
+                    if let Err(e) = (&mut *tx).execute(sql.as_str()).await {
+                        let deferred = DEFER.try_with(Clone::clone).ok();
+                        if let Some(d) = deferred {
+                            d.stash(tx, locks, Vec::new());
+                        }
+                        return Err(e);
+                    }
+                }
+                locks.push(lock);
+            }
             return Ok(Self {
                 tx,
+                locks,
                 hooks: Vec::new(),
             });
         }
-        let tx = match engine {
-            Engine::Sqlite => pool.begin_with("BEGIN IMMEDIATE").await?,
-            Engine::Postgres => {
-                let mut tx = pool.begin().await?;
-                super::query("SELECT pg_advisory_xact_lock(?)")
-                    .bind(PG_WRITE_LOCK)
-                    .execute(&mut *tx)
-                    .await?;
-                tx
+        let tx = match source {
+            Source::Held(w) => TxConn::Held(w.begin().await?),
+            Source::Pool(pool) => {
+                let begin = format!("BEGIN; {}", lock.pg_statements());
+                TxConn::Pool(pool.begin_with(begin).await?)
             }
         };
         Ok(Self {
             tx,
+            locks: vec![lock],
             hooks: Vec::new(),
         })
     }
@@ -86,10 +200,10 @@ impl WriteTx {
     /// # Errors
     /// When the database refuses the commit.
     pub async fn commit(self) -> Result<(), sqlx::Error> {
-        let Self { tx, hooks } = self;
+        let Self { tx, locks, hooks } = self;
         match DEFER.try_with(Clone::clone) {
             Ok(deferred) => {
-                deferred.stash(tx, hooks);
+                deferred.stash(tx, locks, hooks);
                 Ok(())
             }
             Err(_) => {
@@ -116,7 +230,7 @@ impl DerefMut for WriteTx {
 
 #[derive(Default)]
 struct Pending {
-    tx: Option<Transaction<'static, Any>>,
+    tx: Option<(TxConn, Vec<WriteLock>)>,
     hooks: Vec<Hook>,
 }
 
@@ -126,7 +240,7 @@ pub struct DeferredCommit(Arc<Mutex<Pending>>);
 
 /// A transaction whose commit was deferred, with the work to run after it.
 pub struct Deferred {
-    pub tx: Transaction<'static, Any>,
+    pub tx: TxConn,
     hooks: Vec<Hook>,
 }
 
@@ -151,14 +265,14 @@ impl DeferredCommit {
     /// The deferred transaction, if the request committed anything.
     pub fn take(&self) -> Option<Deferred> {
         let mut p = self.0.lock().unwrap_or_else(PoisonError::into_inner);
-        let tx = p.tx.take()?;
+        let (tx, _) = p.tx.take()?;
         Some(Deferred {
             tx,
             hooks: std::mem::take(&mut p.hooks),
         })
     }
 
-    fn take_tx(&self) -> Option<Transaction<'static, Any>> {
+    fn take_tx(&self) -> Option<(TxConn, Vec<WriteLock>)> {
         self.0
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
@@ -166,9 +280,21 @@ impl DeferredCommit {
             .take()
     }
 
-    fn stash(&self, tx: Transaction<'static, Any>, hooks: Vec<Hook>) {
+    fn stash(&self, tx: TxConn, locks: Vec<WriteLock>, hooks: Vec<Hook>) {
         let mut p = self.0.lock().unwrap_or_else(PoisonError::into_inner);
-        p.tx = Some(tx);
+        p.tx = Some((tx, locks));
         p.hooks.extend(hooks);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::WriteLock;
+
+    #[test]
+    fn org_locks_are_integers_only() {
+        let sql = WriteLock::Org("org_x'; DROP TABLE t".into()).pg_statements();
+        assert!(!sql.contains('\''), "{sql}");
+        assert_ne!(WriteLock::org_key("org_a"), WriteLock::org_key("org_b"));
     }
 }

@@ -190,7 +190,7 @@ pub async fn create_session(
         .bind(user_agent.map(|u| u.chars().take(200).collect::<String>()))
         .bind(&now)
         .bind(&now)
-        .execute(&db.write)
+        .execute(&mut *db.write_conn().await?)
         .await?;
     Ok((token, id))
 }
@@ -233,7 +233,7 @@ pub async fn session_member(db: &Db, token: &str) -> Result<Option<SessionMember
         adforge_api::store::query("UPDATE dashboard_sessions SET last_seen_at = ? WHERE id = ?")
             .bind(adforge_api::timestamp::now())
             .bind(&session_id)
-            .execute(&db.write)
+            .execute(&mut *db.write_conn().await?)
             .await?;
     }
     let orgs: Vec<(String, String)> = adforge_api::store::query_as(
@@ -275,7 +275,7 @@ pub async fn switch_org(
     .bind(org_id)
     .bind(session_id)
     .bind(profile_id)
-    .execute(&db.write)
+    .execute(&mut *db.write_conn().await?)
     .await?;
     Ok(r.rows_affected() > 0)
 }
@@ -322,7 +322,7 @@ pub async fn revoke_session(
     .bind(adforge_api::timestamp::now())
     .bind(session_id)
     .bind(profile_id)
-    .execute(&db.write)
+    .execute(&mut *db.write_conn().await?)
     .await?;
     Ok(r.rows_affected() > 0)
 }

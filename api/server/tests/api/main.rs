@@ -52,3 +52,4 @@ mod text;
 #[allow(dead_code)]
 mod webhook_receiver;
 mod webhooks;
+mod write_locks;

@@ -132,7 +132,7 @@ async fn create_audience(
         check_object("details", d, &mut errors);
     }
     finish(errors)?;
-    let mut tx = state.db.begin_write().await?;
+    let mut tx = state.db.begin_write_for(&caller.org_id).await?;
     super::products::load(&mut *tx, &caller.org_id, &body.product_id).await?;
     let now = crate::timestamp::now();
     let a = Audience {
@@ -240,7 +240,7 @@ async fn update_audience(
         check_object("details", d, &mut errors);
     }
     finish(errors)?;
-    let mut tx = state.db.begin_write().await?;
+    let mut tx = state.db.begin_write_for(&caller.org_id).await?;
     let mut a = load(&mut *tx, &caller.org_id, &id).await?;
     if name.is_none() && description == Patch::Missing && body.details == Patch::Missing {
         return Ok(envelope::ok(a));

@@ -187,7 +187,7 @@ async fn create_brand(
     finish(errors)?;
     check_image_ids(&state.db, &caller.org_id, "logo_image_ids", &logos).await?;
     // Timestamps are taken under the write lock, so they agree with list order.
-    let mut tx = state.db.begin_write().await?;
+    let mut tx = state.db.begin_write_for(&caller.org_id).await?;
     let now = crate::timestamp::now();
     let brand = Brand {
         id: crate::ids::new_id("brand"),
@@ -336,7 +336,7 @@ pub async fn update(
     if let Patch::Value(ids) = &logos {
         check_image_ids(db, org_id, "logo_image_ids", ids).await?;
     }
-    let mut tx = db.begin_write().await?;
+    let mut tx = db.begin_write_for(org_id).await?;
     let mut b = load(&mut *tx, org_id, id).await?;
     let changed = name.is_some()
         || description != Patch::Missing
@@ -388,7 +388,7 @@ async fn delete_brand(
     caller.require(Scope::BrandsWrite)?;
     let cascade = q.bool("cascade", false);
     q.finish()?;
-    let mut tx = state.db.begin_write().await?;
+    let mut tx = state.db.begin_write_for(&caller.org_id).await?;
     load(&mut *tx, &caller.org_id, &id).await?;
     let children = store::children(&mut tx, &id).await?;
     if children.products > 0 && !cascade {
@@ -459,7 +459,7 @@ async fn duplicate(
     id: &str,
     cascade: bool,
 ) -> ApiResult<(Brand, DuplicateCounts)> {
-    let mut tx = db.begin_write().await?;
+    let mut tx = db.begin_write_for(org_id).await?;
     let src = load(&mut *tx, org_id, id).await?;
     let now = crate::timestamp::now();
     let copy = Brand {

@@ -55,7 +55,7 @@ pub async fn create(
     let ids = items::check_ids(&body.swipe_file_ids.unwrap_or_default(), &mut errors);
     common::finish(errors)?;
     let id = crate::ids::new_id("dp");
-    let mut tx = db.begin_write().await?;
+    let mut tx = db.begin_write_for(org_id).await?;
     items::require_designs(&mut tx, org_id, &ids).await?;
     let now = crate::timestamp::now();
     store::insert_pack(
@@ -100,7 +100,7 @@ pub async fn update(
     let description = touched.then(|| check_description(new_description, &mut errors));
     common::finish(errors)?;
     let row = own_pack(db, org_id, id).await?;
-    let mut tx = db.begin_write().await?;
+    let mut tx = db.begin_write_for(org_id).await?;
     store::set_text(
         &mut tx,
         id,
@@ -126,7 +126,7 @@ pub async fn set_archived(
 ) -> ApiResult<DesignPack> {
     own_pack(db, org_id, id).await?;
     let now = crate::timestamp::now();
-    let mut tx = db.begin_write().await?;
+    let mut tx = db.begin_write_for(org_id).await?;
     store::set_archived(&mut tx, id, archive, &now).await?;
     // The response is read back through the read pool: commit now (see `commit_now`).
     tx.commit_now().await?;

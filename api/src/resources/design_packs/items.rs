@@ -111,7 +111,7 @@ pub(super) fn check_items(ids: &[String]) -> ApiResult<Vec<String>> {
 pub async fn add_designs(db: &Db, org_id: &str, id: &str, ids: &[String]) -> ApiResult<Added> {
     let ids = check_items(ids)?;
     own_pack(db, org_id, id).await?;
-    let mut tx = db.begin_write().await?;
+    let mut tx = db.begin_write_for(org_id).await?;
     require_designs(&mut tx, org_id, &ids).await?;
     let (added, already_present) = add(&mut tx, id, &ids).await?;
     // The response is read back through the read pool: commit now (see `commit_now`).
@@ -132,7 +132,7 @@ pub async fn add_designs(db: &Db, org_id: &str, id: &str, ids: &[String]) -> Api
 pub async fn remove_designs(db: &Db, org_id: &str, id: &str, ids: &[String]) -> ApiResult<Removed> {
     let ids = check_items(ids)?;
     own_pack(db, org_id, id).await?;
-    let mut tx = db.begin_write().await?;
+    let mut tx = db.begin_write_for(org_id).await?;
     let (mut removed, mut not_present) = (Vec::new(), Vec::new());
     for sf in ids {
         if store::remove_item(&mut tx, id, &sf).await? {

@@ -411,7 +411,7 @@ async fn delete_pack(
 ) -> ApiResult<Response> {
     caller.require(Scope::DesignPacksWrite)?;
     own_pack(&state.db, &caller.org_id, &id).await?;
-    let mut tx = state.db.begin_write().await?;
+    let mut tx = state.db.begin_write_for(&caller.org_id).await?;
     store::delete_pack(&mut tx, &id).await?;
     tx.commit().await?;
     Ok(Deleted::response(id))

@@ -82,7 +82,7 @@ pub async fn create_from(
         message: "Waiting for a worker".into(),
         percentage: 0,
     };
-    let mut tx = state.db.begin_write().await?;
+    let mut tx = state.db.begin_write_for(org_id).await?;
     wallet::hold(&mut tx, org_id, price, &id, &state.dashboard_url).await?;
     store::insert_ad(
         &mut tx,

@@ -59,7 +59,7 @@ pub async fn update(
         ));
     }
     let text = validate_tree(state, tree).await?;
-    let mut tx = state.db.begin_write().await?;
+    let mut tx = state.db.begin_write_for(org_id).await?;
     let row = store::load(&mut *tx, org_id, id).await?;
     if row.status != "completed" {
         return Err(ApiError::new(

@@ -498,7 +498,7 @@ async fn delete_ad(
     IdPath(id): IdPath,
 ) -> ApiResult<Response> {
     caller.require(Scope::ImageAdsWrite)?;
-    let mut tx = state.db.begin_write().await?;
+    let mut tx = state.db.begin_write_for(&caller.org_id).await?;
     let row = store::load(&mut *tx, &caller.org_id, &id).await?;
     if row.status == "processing" {
         return Err(ApiError::new(

@@ -270,7 +270,7 @@ pub(super) async fn set_derivatives(
     .bind(description)
     .bind(search_text)
     .bind(id)
-    .execute(&db.write)
+    .execute(&mut *db.write_conn().await?)
     .await?;
     Ok(())
 }

@@ -149,7 +149,7 @@ async fn create_product(
         super::facts::check_product_details(d, &mut errors);
     }
     finish(errors)?;
-    let mut tx = state.db.begin_write().await?;
+    let mut tx = state.db.begin_write_for(&caller.org_id).await?;
     super::brands::load(&mut *tx, &caller.org_id, &body.brand_id).await?;
     let now = crate::timestamp::now();
     let p = Product {
@@ -303,7 +303,7 @@ pub async fn update(
         super::facts::check_product_details(d, &mut errors);
     }
     finish(errors)?;
-    let mut tx = db.begin_write().await?;
+    let mut tx = db.begin_write_for(org_id).await?;
     let mut p = load(&mut *tx, org_id, id).await?;
     if name.is_none() && description == Patch::Missing && body.details == Patch::Missing {
         return Ok(p);
@@ -342,7 +342,7 @@ async fn delete_product(
     caller.require(Scope::ProductsWrite)?;
     let cascade = q.bool("cascade", false);
     q.finish()?;
-    let mut tx = state.db.begin_write().await?;
+    let mut tx = state.db.begin_write_for(&caller.org_id).await?;
     load(&mut *tx, &caller.org_id, &id).await?;
     let children = store::children(&mut tx, &id, false).await?;
     if children.product_variants + children.audiences > 0 && !cascade {
@@ -385,7 +385,7 @@ async fn duplicate_product(
     caller.require(Scope::ProductsWrite)?;
     let cascade = q.bool("cascade", true);
     q.finish()?;
-    let mut tx = state.db.begin_write().await?;
+    let mut tx = state.db.begin_write_for(&caller.org_id).await?;
     let src = load(&mut *tx, &caller.org_id, &id).await?;
     let (product, counts) =
         copy_product(&mut tx, &caller.org_id, &id, &src.brand_id, true, cascade).await?;
@@ -487,7 +487,7 @@ async fn archive_product(
     caller.require(Scope::ProductsWrite)?;
     let cascade = q.bool("cascade", false);
     q.finish()?;
-    let mut tx = state.db.begin_write().await?;
+    let mut tx = state.db.begin_write_for(&caller.org_id).await?;
     let p = load(&mut *tx, &caller.org_id, &id).await?;
     let active = store::children(&mut tx, &id, true).await?;
     if p.archived_at.is_none() && active.product_variants + active.audiences > 0 && !cascade {
@@ -535,7 +535,7 @@ async fn unarchive_product(
 ) -> ApiResult<Response> {
     caller.require(Scope::ProductsWrite)?;
     q.finish()?;
-    let mut tx = state.db.begin_write().await?;
+    let mut tx = state.db.begin_write_for(&caller.org_id).await?;
     let p = load(&mut *tx, &caller.org_id, &id).await?;
     let mut changed = ChildCounts::default();
     if let Some(at) = &p.archived_at {

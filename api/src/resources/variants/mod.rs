@@ -296,7 +296,7 @@ async fn create_variant(
     check_images(&image_ids, &mut errors);
     finish(errors)?;
     check_image_ids(&state.db, &caller.org_id, "image_ids", &image_ids).await?;
-    let mut tx = state.db.begin_write().await?;
+    let mut tx = state.db.begin_write_for(&caller.org_id).await?;
     super::products::load(&mut *tx, &caller.org_id, &body.product_id).await?;
     if let Some(sku) = &sku {
         check_sku_free(&mut tx, &body.product_id, sku, None).await?;
@@ -432,7 +432,7 @@ async fn update_variant(
     if let Some(ids) = &image_ids {
         check_image_ids(&state.db, &caller.org_id, "image_ids", ids).await?;
     }
-    let mut tx = state.db.begin_write().await?;
+    let mut tx = state.db.begin_write_for(&caller.org_id).await?;
     let mut v = load(&mut *tx, &caller.org_id, &id).await?;
     let changed = name.is_some()
         || description != Patch::Missing

@@ -162,7 +162,7 @@ async fn create_endpoint(
         &mut errors,
     );
     finish(errors)?;
-    let mut tx = state.db.begin_write().await?;
+    let mut tx = state.db.begin_write_for(&caller.org_id).await?;
     let count = store::count_live(&mut tx, &caller.org_id).await?;
     if count >= MAX_ENDPOINTS {
         return Err(ApiError::new(
@@ -277,7 +277,7 @@ async fn update_endpoint(
     );
     let enabled = body.enabled.required("enabled", &mut errors);
     finish(errors)?;
-    let mut tx = state.db.begin_write().await?;
+    let mut tx = state.db.begin_write_for(&caller.org_id).await?;
     let mut row = store::load(&mut *tx, &caller.org_id, &id).await?;
     if url.is_none() && events.is_none() && description == Patch::Missing && enabled.is_none() {
         return Ok(envelope::ok(row.into_endpoint(None)));
@@ -317,7 +317,7 @@ async fn delete_endpoint(
     IdPath(id): IdPath,
 ) -> ApiResult<Response> {
     caller.require(Scope::WebhooksWrite)?;
-    let mut tx = state.db.begin_write().await?;
+    let mut tx = state.db.begin_write_for(&caller.org_id).await?;
     store::load(&mut *tx, &caller.org_id, &id).await?;
     let now = crate::timestamp::now();
     store::delete(&mut tx, &id, &now).await?;
@@ -345,7 +345,7 @@ async fn rotate_secret(
     IdPath(id): IdPath,
 ) -> ApiResult<Response> {
     caller.require(Scope::WebhooksWrite)?;
-    let mut tx = state.db.begin_write().await?;
+    let mut tx = state.db.begin_write_for(&caller.org_id).await?;
     store::load(&mut *tx, &caller.org_id, &id).await?;
     let secret = webhooks::new_secret();
     let now = crate::timestamp::now();

@@ -5,7 +5,10 @@
 //! rasterisation (resvg's time likewise covers image decode and rasterisation after parsing).
 //! Encode time is our PNG encoder on the rendered pixmap. Each number is the median of
 //! `--runs` runs (default 7) after one warm-up. Between runs the canvas is handed back with
-//! `Renderer::recycle`, as a worker does.
+//! `Renderer::recycle`, as a worker does. `resvg/total` is resvg's render over our render +
+//! encode. `--only NAME` benches one ad; `--stages` adds a line per ad with the median of
+//! each stage of our render (image fetch + decode, layout, scene building, rasterisation) as
+//! `RenderReport::timings` measures them, the profile of where a render's time goes.
 //!
 //! GPU columns (when a Vulkan adapter exists; `--no-gpu` skips them): the same ads drawn by
 //! the wgpu backend in the same run — upload (CPU coverage masks + writes to the device),
@@ -41,6 +44,12 @@ fn main() {
         .and_then(|v| v.parse().ok())
         .unwrap_or(7usize)
         .max(1);
+    let only = args
+        .iter()
+        .position(|a| a == "--only")
+        .and_then(|i| args.get(i + 1))
+        .cloned();
+    let stages = args.iter().any(|a| a == "--stages");
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("examples/ads");
     let fonts = FontLibrary::bundled();
     let fetcher = HttpFetcher::new(FetchLimits::default()).with_local_files(dir.clone());
@@ -77,13 +86,14 @@ fn main() {
     });
 
     println!(
-        "{:<9} {:>10} {:>10} {:>10} {:>10} {:>14} {:>9} | {:>8} {:>8} {:>8} {:>10} {:>9}",
+        "{:<9} {:>10} {:>10} {:>10} {:>10} {:>13} {:>12} {:>9} | {:>8} {:>8} {:>8} {:>10} {:>9}",
         "ad",
         "render ms",
         "encode ms",
         "total ms",
         "resvg ms",
         "resvg/render",
+        "resvg/total",
         "png KiB",
         "gpu up",
         "gpu draw",
@@ -92,6 +102,9 @@ fn main() {
         "cpu/gpu"
     );
     for name in ["simple", "typical", "heavy"] {
+        if only.as_deref().is_some_and(|o| o != name) {
+            continue;
+        }
         let tree = Tree::parse(&read(&dir.join(format!("{name}.json"))))
             .unwrap_or_else(|e| panic!("{name}: {e}"));
         let svg = usvg::Tree::from_str(&read(&dir.join(format!("{name}.svg"))), &svg_opts)
@@ -106,12 +119,20 @@ fn main() {
         let (w, h) = (first.pixmap.width(), first.pixmap.height());
         let mut png_len = 0;
         let (mut render, mut encode, mut theirs) = (Vec::new(), Vec::new(), Vec::new());
+        let mut stage: [Vec<f64>; 4] = Default::default();
         for _ in 0..runs {
             let t = Instant::now();
             let out = renderer
                 .render(&tree, &opts)
                 .unwrap_or_else(|e| panic!("{e}"));
             render.push(ms(t));
+            let tm = &out.report.timings;
+            for (v, x) in stage
+                .iter_mut()
+                .zip([tm.images_ms, tm.layout_ms, tm.scene_ms, tm.raster_ms])
+            {
+                v.push(x);
+            }
             let t = Instant::now();
             png_len = encode_png(&out.pixmap).map(|p| p.len()).unwrap_or(0);
             encode.push(ms(t));
@@ -133,16 +154,23 @@ fn main() {
             .map(|g| gpu_columns(g, &tree, &opts, runs, r))
             .unwrap_or_default();
         println!(
-            "{:<9} {:>10.1} {:>10.1} {:>10.1} {:>10.1} {:>13.2}x {:>9} | {}",
+            "{:<9} {:>10.1} {:>10.1} {:>10.1} {:>10.1} {:>12.2}x {:>11.2}x {:>9} | {}",
             name,
             r,
             e,
             r + e,
             t,
             t / r,
+            t / (r + e),
             png_len / 1024,
             gpu_cols
         );
+        if stages {
+            let [i, l, s, x] = stage.map(median);
+            println!(
+                "  {name} stages: images {i:.1} ms, layout {l:.1}, scene {s:.1}, raster {x:.1}"
+            );
+        }
         if std::env::var_os("BENCH_SAVE").is_some() {
             let _ = std::fs::write(
                 format!("/tmp/bench-{name}.png"),

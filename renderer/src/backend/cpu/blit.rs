@@ -39,6 +39,15 @@ pub fn blend_over(
         let drow = &mut ddata[((dy * dw + x0) * 4) as usize..((dy * dw + x1) * 4) as usize];
         let crow =
             coverage.map(|c| &c[(sy * sw + (x0 - x)) as usize..(sy * sw + (x1 - x)) as usize]);
+        // A fully covered row of opaque pixels (a photo's inside) is a copy. Both checks
+        // are branch-free folds, so they cost a fraction of the per-pixel loop.
+        if op == 255
+            && crow.is_none_or(|c| c.iter().fold(255u8, |m, &v| m & v) == 255)
+            && srow.chunks_exact(4).fold(255u8, |m, p| m & p[3]) == 255
+        {
+            drow.copy_from_slice(srow);
+            continue;
+        }
         for (i, (s, d)) in srow
             .chunks_exact(4)
             .zip(drow.chunks_exact_mut(4))
@@ -147,6 +156,21 @@ pub fn fill_gradient(
         let row = &mut data[((y0 as usize + y) * dw + x0 as usize) * 4
             ..((y0 as usize + y) * dw + x1 as usize) * 4];
         let mrow = &m[y * w as usize..(y + 1) * w as usize];
+        if !radial && inv.sx == 0.0 {
+            // The parameter does not change along the row (a vertical gradient): one colour
+            // for the row, and a branch-free loop (coverage 0 leaves the pixel as it was).
+            let s = lut[((gx.clamp(0.0, 1.0) * (N - 1) as f32) + 0.5) as usize];
+            for (d, &cov) in row.chunks_exact_mut(4).zip(mrow) {
+                let k = u32::from(cov);
+                let sa = div255(s[3] * k);
+                let inv_a = 255 - sa;
+                for c in 0..3 {
+                    d[c] = (div255(s[c] * k) + div255(u32::from(d[c]) * inv_a)).min(255) as u8;
+                }
+                d[3] = (sa + div255(u32::from(d[3]) * inv_a)).min(255) as u8;
+            }
+            continue;
+        }
         for (d, &cov) in row.chunks_exact_mut(4).zip(mrow) {
             if cov != 0 {
                 let p = if radial {

@@ -204,7 +204,11 @@ fn resize(p: &Pixmap, crop: (f32, f32, f32, f32), tw: u32, th: u32) -> Option<Pi
     Resizer::new().resize(&src, &mut dst, &opts).ok()?;
     let mut data = dst.into_vec();
     // Ringing can push a colour channel above alpha; keep the premultiplied invariant.
-    for px in data.chunks_exact_mut(4) {
+    // Nothing to do where every alpha is 255 (a photo): checked first, branch-free.
+    let opaque = data
+        .chunks(4096)
+        .all(|b| b.chunks_exact(4).fold(255u8, |m, p| m & p[3]) == 255);
+    for px in data.chunks_exact_mut(4).filter(|_| !opaque) {
         let a = px[3];
         for c in &mut px[..3] {
             *c = (*c).min(a);

@@ -127,9 +127,10 @@ fn main() {
                 .unwrap_or_else(|e| panic!("{e}"));
             render.push(ms(t));
             let tm = &out.report.timings;
-            for (v, x) in stage
-                .iter_mut()
-                .zip([tm.images_ms, tm.layout_ms, tm.scene_ms, tm.raster_ms])
+            for (v, x) in
+                stage
+                    .iter_mut()
+                    .zip([tm.images_ms, tm.layout_ms, tm.scene_ms, tm.raster_ms])
             {
                 v.push(x);
             }

@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use reqwest::Method;
 use serde_json::{Value, json};
 
-use crate::support::{Org, TestServer, jpeg, png, send};
+use crate::support::{TestServer, png, send};
 
 /// A loopback listener that counts every connection made to it (and answers nothing).
 struct Recorder {
@@ -68,33 +68,6 @@ impl Drop for Recorder {
     }
 }
 
-/// A catalog whose variant has a product photo, money in the wallet, and an uploaded
-/// reference's URL.
-async fn ready(s: &TestServer, org: &Org) -> (crate::support::Catalog, String) {
-    let c = s.catalog(org).await;
-    let shot = s
-        .upload(
-            org,
-            png(64, 64, [200, 40, 40, 255]),
-            &[("image_type", "product")],
-        )
-        .await
-        .expect(201, None);
-    s.patch(
-        org,
-        &format!("/v1/product-variants/{}", c.variant),
-        json!({"image_ids": [shot.id()]}),
-    )
-    .await
-    .expect(200, None);
-    let reference = s
-        .upload(org, jpeg(120, 150, [30, 60, 90]), &[])
-        .await
-        .expect(201, None);
-    let src = reference.body["data"]["src"].as_str().unwrap().to_string();
-    (c, src)
-}
-
 /// Every place a user's URL enters refuses every loopback form with the policy's words,
 /// before any connection: webhook create and PATCH, a template's reference, a search
 /// example, an ad's reference. The listener behind all those URLs sees no connection.
@@ -125,7 +98,7 @@ async fn every_loopback_form_is_refused_everywhere_before_dialling() {
     )
     .await
     .expect(200, None);
-    let (c, _) = ready(&s, &org).await;
+    let (c, _) = s.ad_inputs(&org).await;
     for host in rec.loopback_hosts() {
         let hook = format!("https://{host}/hook");
         let image = format!("http://{host}/x.png");

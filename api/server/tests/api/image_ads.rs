@@ -4,35 +4,13 @@
 
 use serde_json::{Value, json};
 
-use crate::support::{Catalog, Org, TestServer, jpeg, png};
+use crate::support::{Catalog, Org, TestServer};
 
 /// A catalog whose variant has an image, a funded wallet, and a reference ad URL.
 async fn ready(s: &TestServer, org: &Org, dollars: &str) -> (Catalog, String) {
-    let c = s.catalog(org).await;
-    let shot = s
-        .upload(
-            org,
-            png(64, 64, [200, 40, 40, 255]),
-            &[("image_type", "product")],
-        )
-        .await
-        .expect(201, None);
-    s.patch(
-        org,
-        &format!("/v1/product-variants/{}", c.variant),
-        json!({"image_ids": [shot.id()]}),
-    )
-    .await
-    .expect(200, None);
-    let reference = s
-        .upload(org, jpeg(120, 150, [30, 60, 90]), &[])
-        .await
-        .expect(201, None);
+    let ready = s.ad_inputs(org).await;
     top_up(s, org, dollars).await;
-    (
-        c,
-        reference.body["data"]["src"].as_str().unwrap().to_string(),
-    )
+    ready
 }
 
 async fn top_up(s: &TestServer, org: &Org, dollars: &str) {

@@ -5,33 +5,7 @@
 use reqwest::Method;
 use serde_json::{Value, json};
 
-use crate::support::{Catalog, Org, Reply, TestServer, jpeg, png, send};
-
-/// A catalog whose variant has a product photo, and an uploaded reference's URL.
-async fn ready(s: &TestServer, org: &Org) -> (Catalog, String) {
-    let c = s.catalog(org).await;
-    let shot = s
-        .upload(
-            org,
-            png(64, 64, [200, 40, 40, 255]),
-            &[("image_type", "product")],
-        )
-        .await
-        .expect(201, None);
-    s.patch(
-        org,
-        &format!("/v1/product-variants/{}", c.variant),
-        json!({"image_ids": [shot.id()]}),
-    )
-    .await
-    .expect(200, None);
-    let reference = s
-        .upload(org, jpeg(120, 150, [30, 60, 90]), &[])
-        .await
-        .expect(201, None);
-    let src = reference.body["data"]["src"].as_str().unwrap().to_string();
-    (c, src)
-}
+use crate::support::{Catalog, Org, Reply, TestServer, send};
 
 fn create_body(c: &Catalog, reference: &str) -> Value {
     json!({"reference_ad_url": reference, "brand_id": c.brand, "product_id": c.product, "audience_id": c.audience})
@@ -52,7 +26,7 @@ async fn malformed_own_reference_urls_are_422() {
     // No workers and no money: nothing here may get as far as rendering or charging.
     let s = TestServer::start_with(|a| a.workers = 0).await;
     let org = s.org("OwnRefs").await;
-    let (c, src) = ready(&s, &org).await;
+    let (c, src) = s.ad_inputs(&org).await;
     let files = format!("{}/files/", s.base);
     let key = src.strip_prefix(&files).unwrap().to_string();
     let folder = key.rsplit_once('/').unwrap().0.to_string();
@@ -97,7 +71,7 @@ async fn malformed_own_reference_urls_are_422() {
 async fn file_folders_are_404_like_unknown_files() {
     let s = TestServer::start_with(|a| a.workers = 0).await;
     let org = s.org("Folders").await;
-    let (_, src) = ready(&s, &org).await;
+    let (_, src) = s.ad_inputs(&org).await;
     let (status, _, _) = s.fetch(&src).await;
     assert_eq!(status, 200);
     let folder = src.rsplit_once('/').unwrap().0.to_string();
@@ -172,7 +146,7 @@ async fn patch_checks_image_urls_like_the_fetch() {
     // As in production: private addresses refused; own files are read from the store.
     let s = TestServer::start_with(|a| a.allow_private_urls = false).await;
     let org = s.org("PatchUrls").await;
-    let (c, src) = ready(&s, &org).await;
+    let (c, src) = s.ad_inputs(&org).await;
     adforge_api::store::query("UPDATE wallets SET balance_cents = 10000 WHERE org_id = ?")
         .bind(&org.id)
         .execute(&s.db.write)

@@ -268,6 +268,33 @@ impl TestServer {
             audience,
         }
     }
+
+    /// What an image ad needs: a [`catalog`](Self::catalog) whose variant has a product
+    /// photo, and the URL of an uploaded reference ad (served by this server).
+    pub async fn ad_inputs(&self, org: &Org) -> (Catalog, String) {
+        let c = self.catalog(org).await;
+        let shot = self
+            .upload(
+                org,
+                png(64, 64, [200, 40, 40, 255]),
+                &[("image_type", "product")],
+            )
+            .await
+            .expect(201, None);
+        self.patch(
+            org,
+            &format!("/v1/product-variants/{}", c.variant),
+            json!({"image_ids": [shot.id()]}),
+        )
+        .await
+        .expect(200, None);
+        let reference = self
+            .upload(org, jpeg(120, 150, [30, 60, 90]), &[])
+            .await
+            .expect(201, None);
+        let src = reference.body["data"]["src"].as_str().unwrap().to_string();
+        (c, src)
+    }
 }
 
 /// Ids made by [`TestServer::catalog`].

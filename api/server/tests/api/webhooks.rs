@@ -13,7 +13,7 @@ use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 use tokio::io::AsyncWriteExt;
 
-use crate::support::{Catalog, Org, Reply, TestServer, free_port, jpeg, png};
+use crate::support::{Catalog, Org, Reply, TestServer, free_port, png};
 use crate::webhook_receiver::{Answer, Hit, Receiver, Shared};
 
 /// How long a test waits for something that should happen (renders included) before it
@@ -89,26 +89,7 @@ fn signed_by(hit: &Hit, secrets: &[&str]) -> Vec<usize> {
 
 /// A catalog whose variant has an image, $10 in the wallet, and a reference ad URL.
 async fn ready(s: &TestServer, org: &Org) -> (Catalog, String) {
-    let c = s.catalog(org).await;
-    let shot = s
-        .upload(
-            org,
-            png(64, 64, [200, 40, 40, 255]),
-            &[("image_type", "product")],
-        )
-        .await
-        .expect(201, None);
-    s.patch(
-        org,
-        &format!("/v1/product-variants/{}", c.variant),
-        json!({"image_ids": [shot.id()]}),
-    )
-    .await
-    .expect(200, None);
-    let reference = s
-        .upload(org, jpeg(120, 150, [30, 60, 90]), &[])
-        .await
-        .expect(201, None);
+    let ready = s.ad_inputs(org).await;
     adforge_api::store::query(
         "UPDATE wallets SET balance_cents = balance_cents + 1000 WHERE org_id = ?",
     )
@@ -116,8 +97,7 @@ async fn ready(s: &TestServer, org: &Org) -> (Catalog, String) {
     .execute(&s.db.write)
     .await
     .unwrap();
-    let url = reference.body["data"]["src"].as_str().unwrap().to_string();
-    (c, url)
+    ready
 }
 
 fn ad_body(c: &Catalog, reference: &str) -> Value {

@@ -12,7 +12,7 @@ use std::time::Duration;
 use reqwest::Method;
 use serde_json::json;
 
-use crate::support::{Org, Reply, TestServer, eventually, jpeg, png, send};
+use crate::support::{Org, Reply, TestServer, eventually, send};
 
 /// Two nodes on one PostgreSQL database, with no in-process workers.
 async fn two_nodes() -> (TestServer, TestServer, String) {
@@ -122,27 +122,8 @@ async fn a_cluster_wide_write_excludes_every_organisation() {
 /// A catalog, a reference uploaded to `node` (each node serves its own files) and the
 /// body of a flat ad.
 async fn ad_body(node: &TestServer, org: &Org) -> serde_json::Value {
-    let c = node.catalog(org).await;
-    let shot = node
-        .upload(
-            org,
-            png(64, 64, [200, 40, 40, 255]),
-            &[("image_type", "product")],
-        )
-        .await
-        .expect(201, None);
-    node.patch(
-        org,
-        &format!("/v1/product-variants/{}", c.variant),
-        json!({"image_ids": [shot.id()]}),
-    )
-    .await
-    .expect(200, None);
-    let reference = node
-        .upload(org, jpeg(120, 150, [30, 60, 90]), &[])
-        .await
-        .expect(201, None);
-    json!({"reference_ad_url": reference.body["data"]["src"], "brand_id": c.brand,
+    let (c, src) = node.ad_inputs(org).await;
+    json!({"reference_ad_url": src, "brand_id": c.brand,
            "product_id": c.product, "audience_id": c.audience})
 }
 

@@ -103,18 +103,14 @@ pub(crate) async fn load_row<'e, E: sqlx::AnyExecutor<'e>>(
     id: &str,
     deletion: Deletion,
 ) -> ApiResult<TemplateRow> {
-    let live = match deletion {
-        Deletion::LiveOnly => " AND t.deleted_at IS NULL",
-        Deletion::Any => "",
-    };
-    crate::store::query_as::<TemplateRow>(&format!(
-        "SELECT {COLUMNS} FROM design_templates AS t WHERE t.id = ? AND t.org_id = ?{live}"
-    ))
-    .bind(id)
-    .bind(org_id)
-    .fetch_optional(ex)
-    .await?
-    .ok_or_else(|| ApiError::not_found(ErrorCode::DesignTemplateNotFound, "design template", id))
+    crate::store::query_as::<TemplateRow>(&by_id(deletion))
+        .bind(id)
+        .bind(org_id)
+        .fetch_optional(ex)
+        .await?
+        .ok_or_else(|| {
+            ApiError::not_found(ErrorCode::DesignTemplateNotFound, "design template", id)
+        })
 }
 
 /// The organisation's template `id`, deleted or not, as a point read (`GET
@@ -127,12 +123,20 @@ pub(crate) async fn read_row(
     org_id: &str,
     id: &str,
 ) -> ApiResult<TemplateRow> {
-    db.point_read::<TemplateRow>(
-        &format!("SELECT {COLUMNS} FROM design_templates AS t WHERE t.id = ? AND t.org_id = ?"),
-        &[id, org_id],
-    )
-    .await?
-    .ok_or_else(|| ApiError::not_found(ErrorCode::DesignTemplateNotFound, "design template", id))
+    db.point_read::<TemplateRow>(&by_id(Deletion::Any), &[id, org_id])
+        .await?
+        .ok_or_else(|| {
+            ApiError::not_found(ErrorCode::DesignTemplateNotFound, "design template", id)
+        })
+}
+
+/// The statement that reads one template by id and organisation.
+fn by_id(deletion: Deletion) -> String {
+    let live = match deletion {
+        Deletion::LiveOnly => " AND t.deleted_at IS NULL",
+        Deletion::Any => "",
+    };
+    format!("SELECT {COLUMNS} FROM design_templates AS t WHERE t.id = ? AND t.org_id = ?{live}")
 }
 
 /// A new template, `processing` at version 1 with its analysis job.

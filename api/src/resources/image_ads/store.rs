@@ -12,8 +12,9 @@ use serde_json::Value;
 use sqlx::{AnyConnection, FromRow};
 
 use super::{AdError, ImageAd, ImageAdVersion, Progress, SourceDesignTemplate};
-use crate::error::{ApiError, ApiResult, ErrorCode};
+use crate::error::{ApiResult, ErrorCode};
 use crate::http::envelope::Page;
+use crate::resources::common::Table;
 use crate::store::Db;
 use crate::store::list::{Bind, Condition, ListParams, ListQuery};
 
@@ -117,6 +118,14 @@ impl AdRow {
     }
 }
 
+/// The table's shared loaders ([`Table`]).
+const TABLE: Table = Table {
+    name: "image_ads",
+    columns: COLUMNS,
+    not_found: ErrorCode::ImageAdNotFound,
+    kind: "image ad",
+};
+
 /// The live (not deleted) ad `id` of `org_id`.
 ///
 /// # Errors
@@ -126,29 +135,15 @@ pub(super) async fn load<'e, E: sqlx::AnyExecutor<'e>>(
     org_id: &str,
     id: &str,
 ) -> ApiResult<AdRow> {
-    crate::store::query_as::<AdRow>(&format!(
-        "SELECT {COLUMNS} FROM image_ads AS t WHERE t.id = ? AND t.org_id = ? AND t.deleted_at IS NULL"
-    ))
-    .bind(id)
-    .bind(org_id)
-    .fetch_optional(ex)
-    .await?
-    .ok_or_else(|| ApiError::not_found(ErrorCode::ImageAdNotFound, "image ad", id))
+    TABLE.load(ex, org_id, id).await
 }
 
 /// [`load`] as a point read (`GET /v1/image-ads/{id}`, see [`Db::point_read`]).
 ///
 /// # Errors
 /// 404 IMAGE_AD_NOT_FOUND; database failures.
-pub(super) async fn read(db: &crate::store::Db, org_id: &str, id: &str) -> ApiResult<AdRow> {
-    db.point_read::<AdRow>(
-        &format!(
-            "SELECT {COLUMNS} FROM image_ads AS t WHERE t.id = ? AND t.org_id = ? AND t.deleted_at IS NULL"
-        ),
-        &[id, org_id],
-    )
-    .await?
-    .ok_or_else(|| ApiError::not_found(ErrorCode::ImageAdNotFound, "image ad", id))
+pub(super) async fn read(db: &Db, org_id: &str, id: &str) -> ApiResult<AdRow> {
+    TABLE.read(db, org_id, id).await
 }
 
 /// A new ad, `processing` at version 1.

@@ -32,54 +32,87 @@ pub fn blend_over(
         return;
     }
     let sdata = src.data();
-    let ddata = dst.data_mut();
-    for dy in y0..y1 {
-        let sy = dy - y;
-        let srow = &sdata[((sy * sw + (x0 - x)) * 4) as usize..((sy * sw + (x1 - x)) * 4) as usize];
-        let drow = &mut ddata[((dy * dw + x0) * 4) as usize..((dy * dw + x1) * 4) as usize];
-        let crow =
-            coverage.map(|c| &c[(sy * sw + (x0 - x)) as usize..(sy * sw + (x1 - x)) as usize]);
-        // A fully covered row of opaque pixels (a photo's inside) is a copy. Both checks
-        // are branch-free folds, so they cost a fraction of the per-pixel loop.
-        if op == 255
-            && crow.is_none_or(|c| c.iter().fold(255u8, |m, &v| m & v) == 255)
-            && srow.chunks_exact(4).fold(255u8, |m, p| m & p[3]) == 255
-        {
-            drow.copy_from_slice(srow);
-            continue;
-        }
-        for (i, (s, d)) in srow
-            .chunks_exact(4)
-            .zip(drow.chunks_exact_mut(4))
-            .enumerate()
-        {
-            let k = match crow {
-                Some(c) => div255(u32::from(c[i]) * op),
-                None => op,
-            };
-            if k == 0 || s[3] == 0 {
-                continue;
+    par_rows(
+        dst.data_mut(),
+        dw as usize * 4,
+        y0 as usize..y1 as usize,
+        |dy, drow| {
+            let dy = dy as i32;
+            let sy = dy - y;
+            let srow =
+                &sdata[((sy * sw + (x0 - x)) * 4) as usize..((sy * sw + (x1 - x)) * 4) as usize];
+            let drow = &mut drow[(x0 * 4) as usize..(x1 * 4) as usize];
+            let crow =
+                coverage.map(|c| &c[(sy * sw + (x0 - x)) as usize..(sy * sw + (x1 - x)) as usize]);
+            // A fully covered row of opaque pixels (a photo's inside) is a copy. Both checks
+            // are branch-free folds, so they cost a fraction of the per-pixel loop.
+            if op == 255
+                && crow.is_none_or(|c| c.iter().fold(255u8, |m, &v| m & v) == 255)
+                && srow.chunks_exact(4).fold(255u8, |m, p| m & p[3]) == 255
+            {
+                drow.copy_from_slice(srow);
+                return;
             }
-            if k == 255 && s[3] == 255 {
-                d.copy_from_slice(s);
-                continue;
-            }
-            let sa = if k == 255 {
-                u32::from(s[3])
-            } else {
-                div255(u32::from(s[3]) * k)
-            };
-            let inv = 255 - sa;
-            for c in 0..4 {
-                let sc = if k == 255 {
-                    u32::from(s[c])
-                } else {
-                    div255(u32::from(s[c]) * k)
+            for (i, (s, d)) in srow
+                .chunks_exact(4)
+                .zip(drow.chunks_exact_mut(4))
+                .enumerate()
+            {
+                let k = match crow {
+                    Some(c) => div255(u32::from(c[i]) * op),
+                    None => op,
                 };
-                d[c] = (sc + div255(u32::from(d[c]) * inv)).min(255) as u8;
+                if k == 0 || s[3] == 0 {
+                    continue;
+                }
+                if k == 255 && s[3] == 255 {
+                    d.copy_from_slice(s);
+                    continue;
+                }
+                let sa = if k == 255 {
+                    u32::from(s[3])
+                } else {
+                    div255(u32::from(s[3]) * k)
+                };
+                let inv = 255 - sa;
+                for c in 0..4 {
+                    let sc = if k == 255 {
+                        u32::from(s[c])
+                    } else {
+                        div255(u32::from(s[c]) * k)
+                    };
+                    d[c] = (sc + div255(u32::from(d[c]) * inv)).min(255) as u8;
+                }
             }
+        },
+    );
+}
+
+/// Runs `f(y, row)` for the rows `rows` of `data` (rows of `stride` bytes each), spread over
+/// rayon's pool: every row is computed exactly as on one thread, so the pixels do not
+/// depend on the number of threads. Small areas stay on the calling thread.
+pub fn par_rows(
+    data: &mut [u8],
+    stride: usize,
+    rows: std::ops::Range<usize>,
+    f: impl Fn(usize, &mut [u8]) + Sync + Send,
+) {
+    use rayon::prelude::*;
+    // Below this many bytes a hand-off to the pool costs more than it saves.
+    const MIN_BYTES: usize = 256 * 1024;
+    let first = rows.start;
+    let area = &mut data[rows.start * stride..rows.end * stride];
+    if area.len() < MIN_BYTES {
+        for (i, row) in area.chunks_exact_mut(stride).enumerate() {
+            f(first + i, row);
         }
+        return;
     }
+    let min_rows = (64 * 1024 / stride.max(1)).max(1);
+    area.par_chunks_exact_mut(stride)
+        .with_min_len(min_rows)
+        .enumerate()
+        .for_each(|(i, row)| f(first + i, row));
 }
 
 /// Fills `path` (under `t`, device space of `dst`) with `image`, whose pixel `(0, 0)` sits on
@@ -143,56 +176,90 @@ pub fn fill_gradient(
         })
         .collect();
     let dw = dst.width() as usize;
-    let data = dst.data_mut();
     let m = mask.data();
-    for y in 0..h as usize {
-        let py = (y0 as usize + y) as f32 + 0.5;
-        // Gradient-space coordinates of the first pixel centre and their step along x.
-        let (mut gx, mut gy) = (
-            inv.sx * (x0 as f32 + 0.5) + inv.kx * py + inv.tx,
-            inv.ky * (x0 as f32 + 0.5) + inv.sy * py + inv.ty,
-        );
-        let (sx, sy) = (inv.sx, inv.ky);
-        let row = &mut data[((y0 as usize + y) * dw + x0 as usize) * 4
-            ..((y0 as usize + y) * dw + x1 as usize) * 4];
-        let mrow = &m[y * w as usize..(y + 1) * w as usize];
-        if !radial && inv.sx == 0.0 {
-            // The parameter does not change along the row (a vertical gradient): one colour
-            // for the row, and a branch-free loop (coverage 0 leaves the pixel as it was).
-            let s = lut[((gx.clamp(0.0, 1.0) * (N - 1) as f32) + 0.5) as usize];
+    let (x0u, x1u) = (x0 as usize, x1 as usize);
+    par_rows(
+        dst.data_mut(),
+        dw * 4,
+        y0 as usize..y1 as usize,
+        |yy, row| {
+            let y = yy - y0 as usize;
+            let py = yy as f32 + 0.5;
+            // Gradient-space coordinates of the first pixel centre and their step along x.
+            let (mut gx, mut gy) = (
+                inv.sx * (x0 as f32 + 0.5) + inv.kx * py + inv.tx,
+                inv.ky * (x0 as f32 + 0.5) + inv.sy * py + inv.ty,
+            );
+            let (sx, sy) = (inv.sx, inv.ky);
+            let row = &mut row[x0u * 4..x1u * 4];
+            let mrow = &m[y * w as usize..(y + 1) * w as usize];
+            if !radial && inv.sx == 0.0 {
+                // The parameter does not change along the row (a vertical gradient): one colour
+                // for the row, and a branch-free loop (coverage 0 leaves the pixel as it was).
+                let s = lut[((gx.clamp(0.0, 1.0) * (N - 1) as f32) + 0.5) as usize];
+                if mrow.iter().fold(255u8, |m, &v| m & v) == 255 {
+                    // Fully covered (the inside of a shade): one colour over the whole row.
+                    over_solid(row, s.map(|v| v as u8));
+                    return;
+                }
+                for (d, &cov) in row.chunks_exact_mut(4).zip(mrow) {
+                    let k = u32::from(cov);
+                    let sa = div255(s[3] * k);
+                    let inv_a = 255 - sa;
+                    for c in 0..3 {
+                        d[c] = (div255(s[c] * k) + div255(u32::from(d[c]) * inv_a)).min(255) as u8;
+                    }
+                    d[3] = (sa + div255(u32::from(d[3]) * inv_a)).min(255) as u8;
+                }
+                return;
+            }
             for (d, &cov) in row.chunks_exact_mut(4).zip(mrow) {
-                let k = u32::from(cov);
-                let sa = div255(s[3] * k);
-                let inv_a = 255 - sa;
-                for c in 0..3 {
-                    d[c] = (div255(s[c] * k) + div255(u32::from(d[c]) * inv_a)).min(255) as u8;
+                if cov != 0 {
+                    let p = if radial {
+                        (gx * gx + gy * gy).sqrt()
+                    } else {
+                        gx
+                    };
+                    let s = lut[((p.clamp(0.0, 1.0) * (N - 1) as f32) + 0.5) as usize];
+                    let k = u32::from(cov);
+                    let sa = div255(s[3] * k);
+                    let inv_a = 255 - sa;
+                    for c in 0..3 {
+                        d[c] = (div255(s[c] * k) + div255(u32::from(d[c]) * inv_a)).min(255) as u8;
+                    }
+                    d[3] = (sa + div255(u32::from(d[3]) * inv_a)).min(255) as u8;
                 }
-                d[3] = (sa + div255(u32::from(d[3]) * inv_a)).min(255) as u8;
+                gx += sx;
+                gy += sy;
             }
-            continue;
-        }
-        for (d, &cov) in row.chunks_exact_mut(4).zip(mrow) {
-            if cov != 0 {
-                let p = if radial {
-                    (gx * gx + gy * gy).sqrt()
-                } else {
-                    gx
-                };
-                let s = lut[((p.clamp(0.0, 1.0) * (N - 1) as f32) + 0.5) as usize];
-                let k = u32::from(cov);
-                let sa = div255(s[3] * k);
-                let inv_a = 255 - sa;
-                for c in 0..3 {
-                    d[c] = (div255(s[c] * k) + div255(u32::from(d[c]) * inv_a)).min(255) as u8;
-                }
-                d[3] = (sa + div255(u32::from(d[3]) * inv_a)).min(255) as u8;
-            }
-            gx += sx;
-            gy += sy;
-        }
-    }
+        },
+    );
     super::pool::give(mask.take());
     Some(())
+}
+
+/// Source-over of one premultiplied colour `s` at full coverage onto every pixel of `row`:
+/// the same arithmetic as the per-pixel loops (`s + div255(d · (255 − sa))`, which cannot
+/// exceed 255 for valid premultiplied pixels, so a saturating add), written in 16-bit lanes
+/// with no per-pixel branch so it vectorises.
+fn over_solid(row: &mut [u8], s: [u8; 4]) {
+    let inv = 255 - u16::from(s[3]);
+    let lane = |d: &mut u8, s: u8| {
+        let v = u16::from(*d) * inv + 128;
+        *d = s.saturating_add(((v + (v >> 8)) >> 8) as u8);
+    };
+    // Sixteen bytes (four pixels) at a time against the colour repeated four times, so the
+    // loop is flat and vectorises.
+    let s16: [u8; 16] = std::array::from_fn(|i| s[i % 4]);
+    let mut chunks = row.chunks_exact_mut(16);
+    for c in &mut chunks {
+        for (d, &s) in c.iter_mut().zip(&s16) {
+            lane(d, s);
+        }
+    }
+    for (d, &s) in chunks.into_remainder().iter_mut().zip(s16.iter().cycle()) {
+        lane(d, s);
+    }
 }
 
 /// Colour at `p` in `0..=1` between sorted stops (padded at the ends).
@@ -240,22 +307,27 @@ pub fn blend_color(
     if x1 <= x0 || y1 <= y0 {
         return;
     }
-    let data = dst.data_mut();
-    for y in y0..y1 {
-        let arow =
-            &alpha[((y - dy) * aw + (x0 - dx)) as usize..((y - dy) * aw + (x1 - dx)) as usize];
-        let drow = &mut data[((y * dw + x0) * 4) as usize..((y * dw + x1) * 4) as usize];
-        for (d, &a) in drow.chunks_exact_mut(4).zip(arow) {
-            if a == 0 {
-                continue;
+    par_rows(
+        dst.data_mut(),
+        dw as usize * 4,
+        y0 as usize..y1 as usize,
+        |y, drow| {
+            let y = y as i32;
+            let arow =
+                &alpha[((y - dy) * aw + (x0 - dx)) as usize..((y - dy) * aw + (x1 - dx)) as usize];
+            let drow = &mut drow[(x0 * 4) as usize..(x1 * 4) as usize];
+            for (d, &a) in drow.chunks_exact_mut(4).zip(arow) {
+                if a == 0 {
+                    continue;
+                }
+                let a = u32::from(a);
+                let sa = div255(cc[3] * a);
+                let inv = 255 - sa;
+                for k in 0..3 {
+                    d[k] = (div255(cc[k] * a) + div255(u32::from(d[k]) * inv)).min(255) as u8;
+                }
+                d[3] = (sa + div255(u32::from(d[3]) * inv)).min(255) as u8;
             }
-            let a = u32::from(a);
-            let sa = div255(cc[3] * a);
-            let inv = 255 - sa;
-            for k in 0..3 {
-                d[k] = (div255(cc[k] * a) + div255(u32::from(d[k]) * inv)).min(255) as u8;
-            }
-            d[3] = (sa + div255(u32::from(d[3]) * inv)).min(255) as u8;
-        }
-    }
+        },
+    );
 }

@@ -3,6 +3,7 @@
 
 use fast_image_resize::images::{Image, ImageRef};
 use fast_image_resize::{FilterType, PixelType, ResizeAlg, ResizeOptions, Resizer};
+use rayon::prelude::*;
 use tiny_skia::{FilterQuality, IntSize, Pattern, Pixmap, Shader, SpreadMode, Transform};
 
 use crate::image::ImageSource;
@@ -182,7 +183,8 @@ fn resize(p: &Pixmap, crop: (f32, f32, f32, f32), tw: u32, th: u32) -> Option<Pi
     let mut dst = Image::from_vec_u8(
         tw,
         th,
-        super::pool::take(tw as usize * th as usize * 4),
+        // The resize writes every byte.
+        super::pool::take_dirty(tw as usize * th as usize * 4),
         PixelType::U8x4,
     )
     .ok()?;
@@ -201,12 +203,19 @@ fn resize(p: &Pixmap, crop: (f32, f32, f32, f32), tw: u32, th: u32) -> Option<Pi
             f64::from(crop.2),
             f64::from(crop.3),
         );
-    Resizer::new().resize(&src, &mut dst, &opts).ok()?;
+    // One resizer per thread: it keeps its intermediate buffer (megabytes at 4K) between
+    // images instead of faulting in a fresh one each time.
+    thread_local! {
+        static RESIZER: std::cell::RefCell<Resizer> = std::cell::RefCell::new(Resizer::new());
+    }
+    RESIZER
+        .with_borrow_mut(|r| r.resize(&src, &mut dst, &opts))
+        .ok()?;
     let mut data = dst.into_vec();
     // Ringing can push a colour channel above alpha; keep the premultiplied invariant.
     // Nothing to do where every alpha is 255 (a photo): checked first, branch-free.
     let opaque = data
-        .chunks(4096)
+        .par_chunks(1 << 16)
         .all(|b| b.chunks_exact(4).fold(255u8, |m, p| m & p[3]) == 255);
     for px in data.chunks_exact_mut(4).filter(|_| !opaque) {
         let a = px[3];

@@ -50,10 +50,12 @@ pub fn render_into(scene: &Scene, mut buffer: Vec<u8>) -> CpuOutput {
             if whole_fill_color(w, h, path, *transform, paint).is_some())
     });
     let canvas = if buffer.capacity() >= len {
-        if !painted_over {
-            buffer.clear();
-        }
         buffer.resize(len, 0);
+        if !painted_over {
+            blit::par_rows(&mut buffer, w as usize * 4, 0..h as usize, |_, row| {
+                row.fill(0)
+            });
+        }
         tiny_skia::IntSize::from_wh(w, h).and_then(|size| Pixmap::from_vec(buffer, size))
     } else {
         None
@@ -349,7 +351,15 @@ fn fill_whole(
 ) -> bool {
     match whole_fill_color(pixmap.width(), pixmap.height(), path, t, paint) {
         Some(c) => {
-            pixmap.fill(sk_color(c));
+            // As `Pixmap::fill` does, spread over the pool.
+            let c = sk_color(c).premultiply().to_color_u8();
+            let px = [c.red(), c.green(), c.blue(), c.alpha()];
+            let (w, h) = (pixmap.width() as usize, pixmap.height() as usize);
+            blit::par_rows(pixmap.data_mut(), w * 4, 0..h, |_, row| {
+                for d in row.chunks_exact_mut(4) {
+                    d.copy_from_slice(&px);
+                }
+            });
             true
         }
         None => false,

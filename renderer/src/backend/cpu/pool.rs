@@ -17,18 +17,7 @@ thread_local! {
 
 /// A zeroed buffer of exactly `len` bytes.
 pub fn take(len: usize) -> Vec<u8> {
-    let reused = POOL.with(|p| {
-        let mut p = p.borrow_mut();
-        // The smallest buffer that is large enough.
-        let best = p
-            .iter()
-            .enumerate()
-            .filter(|(_, b)| b.capacity() >= len)
-            .min_by_key(|(_, b)| b.capacity())
-            .map(|(i, _)| i);
-        best.map(|i| p.swap_remove(i))
-    });
-    match reused {
+    match reuse(len) {
         Some(mut v) => {
             v.clear();
             v.resize(len, 0);
@@ -36,6 +25,35 @@ pub fn take(len: usize) -> Vec<u8> {
         }
         None => vec![0; len],
     }
+}
+
+/// A buffer of exactly `len` bytes holding whatever it held before, for a caller that
+/// overwrites every byte (a resampled image): saves a `memset` of tens of megabytes.
+pub fn take_dirty(len: usize) -> Vec<u8> {
+    match reuse(len) {
+        Some(mut v) => {
+            v.truncate(len);
+            v.resize(len, 0);
+            v
+        }
+        None => vec![0; len],
+    }
+}
+
+/// The smallest kept buffer that is large enough, and not over four times too large: a big
+/// buffer lent for a small layer comes back with that small length, and its next big use
+/// as [`take_dirty`] would have to write all the bytes in between again.
+fn reuse(len: usize) -> Option<Vec<u8>> {
+    POOL.with(|p| {
+        let mut p = p.borrow_mut();
+        let best = p
+            .iter()
+            .enumerate()
+            .filter(|(_, b)| b.capacity() >= len && b.capacity() / 4 <= len)
+            .min_by_key(|(_, b)| b.capacity())
+            .map(|(i, _)| i);
+        best.map(|i| p.swap_remove(i))
+    })
 }
 
 /// Returns a buffer to the pool (dropping the smallest when full).

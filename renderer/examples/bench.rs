@@ -188,8 +188,9 @@ fn main() {
         }
     }
     println!(
-        "({w}x{h} each; median of {runs} runs; {} CPU threads)",
+        "({w}x{h} each; median of {runs} runs; {} CPU threads; ours on {} rayon threads, resvg on 1)",
         std::thread::available_parallelism().map_or(1, |n| n.get()),
+        rayon::current_num_threads(),
         w = 3072,
         h = 3840
     );

@@ -78,32 +78,34 @@ fn compress_strips(
 ) -> Result<Option<Vec<(Vec<u8>, usize)>>, Error> {
     let stride = w * bpp + 1;
     let rows = (STRIP_BYTES / stride).max(1);
-    (0..h)
-        .step_by(rows)
-        .collect::<Vec<_>>()
-        .into_par_iter()
-        .map(|first| {
-            let n = rows.min(h - first);
-            let pixels = &data[first * w * 4..(first + n) * w * 4];
-            if bpp == 3
-                && !pixels
-                    .chunks(4096)
-                    .all(|b| b.chunks_exact(4).fold(255u8, |m, p| m & p[3]) == 255)
-            {
-                return Ok(None);
-            }
-            SCRATCH.with_borrow_mut(|buf| {
-                // Reused per pool thread: a fresh megabyte per strip costs more in page
-                // faults than filtering it. Every byte is overwritten.
-                buf.resize(n * stride, 0);
-                filter_rows(data, w, bpp, first, buf);
-                let mut c = fdeflate::Compressor::new(Vec::with_capacity(buf.len() / 4))?;
-                c.write_data(buf)?;
-                Ok(Some((c.finish()?, buf.len())))
-            })
+    let strip = |first: usize| {
+        let n = rows.min(h - first);
+        let pixels = &data[first * w * 4..(first + n) * w * 4];
+        if bpp == 3
+            && !pixels
+                .chunks(4096)
+                .all(|b| b.chunks_exact(4).fold(255u8, |m, p| m & p[3]) == 255)
+        {
+            return Ok(None);
+        }
+        SCRATCH.with_borrow_mut(|buf| {
+            // Reused per thread: a fresh megabyte per strip costs more in page faults than
+            // filtering it. Every byte is overwritten.
+            buf.resize(n * stride, 0);
+            filter_rows(data, w, bpp, first, buf);
+            let mut c = fdeflate::Compressor::new(Vec::with_capacity(buf.len() / 4))?;
+            c.write_data(buf)?;
+            Ok(Some((c.finish()?, buf.len())))
         })
-        .collect::<Result<Option<Vec<_>>, std::io::Error>>()
-        .map_err(enc)
+    };
+    let firsts: Vec<usize> = (0..h).step_by(rows).collect();
+    let strips: Result<Option<Vec<_>>, std::io::Error> = if firsts.len() > 1 {
+        firsts.into_par_iter().map(strip).collect()
+    } else {
+        // A small image (a thumbnail, a preview) is one strip: no hand-off to the pool.
+        firsts.into_iter().map(strip).collect()
+    };
+    strips.map_err(enc)
 }
 
 /// The whole image as one fdeflate stream on this thread.

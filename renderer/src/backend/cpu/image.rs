@@ -180,43 +180,54 @@ fn with_border(p: &Pixmap) -> Option<Pixmap> {
 
 fn resize(p: &Pixmap, crop: (f32, f32, f32, f32), tw: u32, th: u32) -> Option<Pixmap> {
     let src = ImageRef::new(p.width(), p.height(), p.data(), PixelType::U8x4).ok()?;
-    let mut dst = Image::from_vec_u8(
-        tw,
-        th,
-        // The resize writes every byte.
-        super::pool::take_dirty(tw as usize * th as usize * 4),
-        PixelType::U8x4,
-    )
-    .ok()?;
+    // The resize writes every byte.
+    let mut data = super::pool::take_dirty(tw as usize * th as usize * 4);
     let filter = if (tw as f32) < crop.2 {
         FilterType::Lanczos3
     } else {
         FilterType::CatmullRom
     };
-    // The pixels are premultiplied already, so no alpha handling is needed.
-    let opts = ResizeOptions::new()
-        .resize_alg(ResizeAlg::Convolution(filter))
-        .use_alpha(false)
-        .crop(
-            f64::from(crop.0),
-            f64::from(crop.1),
-            f64::from(crop.2),
-            f64::from(crop.3),
+    let (cx, cy, cw, ch) = (
+        f64::from(crop.0),
+        f64::from(crop.1),
+        f64::from(crop.2),
+        f64::from(crop.3),
+    );
+    // A large output (a 4K ad's photo is 7 MP) is made as two halves of rows on rayon's
+    // pool, each from the source rows behind it; always two, so the pixels do not depend
+    // on the machine. The filter's window may reach past a half's crop into the rest of
+    // the source, so the seam matches a single pass (tested below, byte for byte). Small
+    // ones stay on this thread: a
+    // hand-off per image in the worker's small check renders cost more than it saved.
+    if u64::from(tw) * u64::from(th) >= 4_000_000 && th >= 2 {
+        let h1 = th / 2;
+        let ch1 = ch * f64::from(h1) / f64::from(th);
+        let (top, bottom) = data.split_at_mut(h1 as usize * tw as usize * 4);
+        let (a, b) = rayon::join(
+            || resize_part(&src, (cx, cy, cw, ch1), filter, top, tw, h1),
+            || {
+                resize_part(
+                    &src,
+                    (cx, cy + ch1, cw, ch - ch1),
+                    filter,
+                    bottom,
+                    tw,
+                    th - h1,
+                )
+            },
         );
-    // One resizer per thread: it keeps its intermediate buffer (megabytes at 4K) between
-    // images instead of faulting in a fresh one each time.
-    thread_local! {
-        static RESIZER: std::cell::RefCell<Resizer> = std::cell::RefCell::new(Resizer::new());
+        a.and(b)?;
+    } else {
+        resize_part(&src, (cx, cy, cw, ch), filter, &mut data, tw, th)?;
     }
-    RESIZER
-        .with_borrow_mut(|r| r.resize(&src, &mut dst, &opts))
-        .ok()?;
-    let mut data = dst.into_vec();
     // Ringing can push a colour channel above alpha; keep the premultiplied invariant.
     // Nothing to do where every alpha is 255 (a photo): checked first, branch-free.
-    let opaque = data
-        .par_chunks(1 << 16)
-        .all(|b| b.chunks_exact(4).fold(255u8, |m, p| m & p[3]) == 255);
+    let is_opaque = |b: &[u8]| b.chunks_exact(4).fold(255u8, |m, p| m & p[3]) == 255;
+    let opaque = if data.len() >= 1 << 21 {
+        data.par_chunks(1 << 16).all(is_opaque)
+    } else {
+        data.chunks(4096).all(is_opaque)
+    };
     for px in data.chunks_exact_mut(4).filter(|_| !opaque) {
         let a = px[3];
         for c in &mut px[..3] {
@@ -224,6 +235,39 @@ fn resize(p: &Pixmap, crop: (f32, f32, f32, f32), tw: u32, th: u32) -> Option<Pi
         }
     }
     Pixmap::from_vec(data, IntSize::from_wh(tw, th)?)
+}
+
+/// Resamples the `crop` rectangle of `src` into `out` (`tw`×`th` RGBA).
+fn resize_part(
+    src: &ImageRef<'_>,
+    crop: (f64, f64, f64, f64),
+    filter: FilterType,
+    out: &mut [u8],
+    tw: u32,
+    th: u32,
+) -> Option<()> {
+    let mut dst = Image::from_slice_u8(tw, th, out, PixelType::U8x4).ok()?;
+    // The pixels are premultiplied already, so no alpha handling is needed.
+    let opts = ResizeOptions::new()
+        .resize_alg(ResizeAlg::Convolution(filter))
+        .use_alpha(false)
+        .crop(crop.0, crop.1, crop.2, crop.3);
+    // One resizer per thread: it keeps its intermediate buffer (one pass's output, a few
+    // megabytes for a photo in a 4K ad) between images instead of faulting in a fresh one
+    // each time. A resize whose intermediate would be larger than `KEEP_BYTES` gets a
+    // resizer of its own, so no thread holds on to tens of megabytes after a huge image.
+    const KEEP_BYTES: f64 = 16.0 * 1024.0 * 1024.0;
+    thread_local! {
+        static RESIZER: std::cell::RefCell<Resizer> = std::cell::RefCell::new(Resizer::new());
+    }
+    let intermediate = 4.0 * (f64::from(tw) * crop.3).max(crop.2 * f64::from(th));
+    if intermediate <= KEEP_BYTES {
+        RESIZER
+            .with_borrow_mut(|r| r.resize(src, &mut dst, &opts))
+            .ok()
+    } else {
+        Resizer::new().resize(src, &mut dst, &opts).ok()
+    }
 }
 
 fn rasterise_svg(
@@ -237,4 +281,64 @@ fn rasterise_svg(
     let transform = Transform::from_scale(w as f32 / cw, h as f32 / ch).pre_translate(-cx, -cy);
     resvg::render(t, transform, &mut pixmap.as_mut());
     Some(pixmap)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A 4K-sized resample made as two halves equals the single pass, byte for byte, both
+    /// up (Catmull-Rom) and down (Lanczos3), from a crop that starts inside the image.
+    #[test]
+    fn halves_equal_one_pass() {
+        let source = |w: u32, h: u32| {
+            let mut p = Pixmap::new(w, h).unwrap_or_else(|| unreachable!());
+            for (i, px) in p.data_mut().chunks_exact_mut(4).enumerate() {
+                let v = (i as u32).wrapping_mul(2_654_435_761) >> 7;
+                let a = 128 + (v % 128) as u8;
+                px[3] = a;
+                for (c, o) in px[..3].iter_mut().enumerate() {
+                    *o = ((v >> (8 * c)) as u8).min(a);
+                }
+            }
+            p
+        };
+        for (p, crop, tw, th) in [
+            (
+                source(613, 411),
+                (33.3f32, 1.7f32, 533.3f32, 399.1f32),
+                3072u32,
+                2304u32,
+            ),
+            (source(2600, 2000), (10.5, 3.25, 2580.0, 1990.0), 2100, 1950),
+        ] {
+            assert!(
+                u64::from(tw) * u64::from(th) >= 4_000_000,
+                "takes the split"
+            );
+            let split = resize(&p, crop, tw, th).unwrap_or_else(|| unreachable!());
+            let mut whole = vec![0u8; tw as usize * th as usize * 4];
+            let c = (
+                f64::from(crop.0),
+                f64::from(crop.1),
+                f64::from(crop.2),
+                f64::from(crop.3),
+            );
+            let filter = if (tw as f32) < crop.2 {
+                FilterType::Lanczos3
+            } else {
+                FilterType::CatmullRom
+            };
+            let src = ImageRef::new(p.width(), p.height(), p.data(), PixelType::U8x4)
+                .unwrap_or_else(|_| unreachable!());
+            assert!(resize_part(&src, c, filter, &mut whole, tw, th).is_some());
+            for px in whole.chunks_exact_mut(4) {
+                let a = px[3];
+                for v in &mut px[..3] {
+                    *v = (*v).min(a);
+                }
+            }
+            assert!(split.data() == whole.as_slice(), "{tw}x{th}");
+        }
+    }
 }

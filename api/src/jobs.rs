@@ -27,9 +27,21 @@ use crate::error::ApiResult;
 use crate::metrics::Applied;
 use crate::store::Db;
 
-/// Shared handle: the queue plus the dispatcher's wake-up.
+/// Shared handle: the queue plus the dispatcher's wake-up. One `Arc`, cloned per request by
+/// the states that hold it.
 #[derive(Clone)]
-pub struct Jobs {
+pub struct Jobs(Arc<JobsInner>);
+
+impl std::ops::Deref for Jobs {
+    type Target = JobsInner;
+
+    fn deref(&self) -> &JobsInner {
+        &self.0
+    }
+}
+
+/// What a [`Jobs`] holds.
+pub struct JobsInner {
     pub db: Db,
     pub queue: Arc<dyn JobQueue>,
     /// Counts what the applier did (jobs by kind and outcome, wallet captures and releases).
@@ -48,14 +60,14 @@ impl Jobs {
         metrics: Arc<crate::metrics::Metrics>,
         blobs: Arc<dyn crate::blob::BlobStore>,
     ) -> Self {
-        Self {
+        Self(Arc::new(JobsInner {
             db,
             queue,
             metrics,
             blobs,
             wake: Arc::new(Notify::new()),
             applied: Arc::new(Notify::new()),
-        }
+        }))
     }
 
     /// The signal the applier gives after each applied event (the webhook delivery task

@@ -91,9 +91,21 @@ impl Engine {
     }
 }
 
-/// Handle to the database.
+/// Handle to the database: one `Arc`, so the clone every request makes of every state that
+/// holds it (each `State` extractor, each layer) is one reference count, not five.
 #[derive(Clone)]
-pub struct Db {
+pub struct Db(Arc<DbInner>);
+
+impl std::ops::Deref for Db {
+    type Target = DbInner;
+
+    fn deref(&self) -> &DbInner {
+        &self.0
+    }
+}
+
+/// What a [`Db`] holds.
+pub struct DbInner {
     /// Pool for reads (and for single-statement writes that need no ordering).
     pub read: AnyPool,
     /// The writer pool (one connection on SQLite, used by migrations and tests; the server
@@ -170,7 +182,7 @@ impl Db {
             .after_connect(|conn, _| Box::pin(sqlite_pragmas(conn)))
             .connect_with(ro.clone())
             .await?;
-        Ok(Self {
+        Ok(Self(Arc::new(DbInner {
             read,
             write,
             writer: Some(Arc::new(Writer::new(
@@ -179,7 +191,7 @@ impl Db {
             readers: Arc::new(Readers::new(ro, HELD_READERS_SQLITE, true)),
             inline: Some(Arc::new(inline::InlineReads::new(&path))),
             engine: Engine::Sqlite,
-        })
+        })))
     }
 
     async fn open_postgres(url: &str) -> Result<Self, sqlx::Error> {
@@ -193,14 +205,14 @@ impl Db {
         // Migrations of several nodes starting at once are serialised by sqlx's own
         // advisory lock on PostgreSQL.
         MIGRATOR_POSTGRES.run(&pool).await?;
-        Ok(Self {
+        Ok(Self(Arc::new(DbInner {
             read: pool.clone(),
             write: pool,
             writer: None,
             readers: Arc::new(Readers::new(options, HELD_READERS_POSTGRES, false)),
             inline: None,
             engine: Engine::Postgres,
-        })
+        })))
     }
 
     /// A held connection for one point read (a key, a row by id) in autocommit: cheaper than

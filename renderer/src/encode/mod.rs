@@ -88,14 +88,13 @@ fn compress_strips(
         {
             return Ok(None);
         }
+        // The filtered rows go to a buffer reused per thread: a fresh megabyte per strip
+        // costs more in page faults than filtering it.
         SCRATCH.with_borrow_mut(|buf| {
-            // Reused per thread: a fresh megabyte per strip costs more in page faults than
-            // filtering it. Every byte is overwritten.
-            buf.resize(n * stride, 0);
-            filter_rows(data, w, bpp, first, buf);
-            let mut c = fdeflate::Compressor::new(Vec::with_capacity(buf.len() / 4))?;
-            c.write_data(buf)?;
-            Ok(Some((c.finish()?, buf.len())))
+            Ok(Some((
+                compress_rows(data, w, bpp, first, n, buf)?,
+                n * stride,
+            )))
         })
     };
     let firsts: Vec<usize> = (0..h).step_by(rows).collect();
@@ -110,11 +109,24 @@ fn compress_strips(
 
 /// The whole image as one fdeflate stream on this thread.
 fn serial(data: &[u8], w: usize, h: usize, bpp: usize) -> Result<Vec<u8>, Error> {
-    let mut buf = vec![0u8; h * (w * bpp + 1)];
-    filter_rows(data, w, bpp, 0, &mut buf);
-    let mut c = fdeflate::Compressor::new(Vec::with_capacity(buf.len() / 4)).map_err(enc)?;
-    c.write_data(&buf).map_err(enc)?;
-    c.finish().map_err(enc)
+    compress_rows(data, w, bpp, 0, h, &mut Vec::new()).map_err(enc)
+}
+
+/// Paeth-filters rows `first..first + n` into `buf` (resized; every byte overwritten) and
+/// compresses them as one complete fdeflate stream.
+fn compress_rows(
+    data: &[u8],
+    w: usize,
+    bpp: usize,
+    first: usize,
+    n: usize,
+    buf: &mut Vec<u8>,
+) -> std::io::Result<Vec<u8>> {
+    buf.resize(n * (w * bpp + 1), 0);
+    filter_rows(data, w, bpp, first, buf);
+    let mut c = fdeflate::Compressor::new(Vec::with_capacity(buf.len() / 4))?;
+    c.write_data(buf)?;
+    c.finish()
 }
 
 /// Joins complete zlib streams (each with the length of the data it holds) into one zlib

@@ -206,13 +206,7 @@ pub fn fill_gradient(
                     return;
                 }
                 for (d, &cov) in row.chunks_exact_mut(4).zip(mrow) {
-                    let k = u32::from(cov);
-                    let sa = div255(s[3] * k);
-                    let inv_a = 255 - sa;
-                    for c in 0..3 {
-                        d[c] = (div255(s[c] * k) + div255(u32::from(d[c]) * inv_a)).min(255) as u8;
-                    }
-                    d[3] = (sa + div255(u32::from(d[3]) * inv_a)).min(255) as u8;
+                    over_covered(d, s, u32::from(cov));
                 }
                 return;
             }
@@ -224,13 +218,7 @@ pub fn fill_gradient(
                         gx
                     };
                     let s = lut[((p.clamp(0.0, 1.0) * (N - 1) as f32) + 0.5) as usize];
-                    let k = u32::from(cov);
-                    let sa = div255(s[3] * k);
-                    let inv_a = 255 - sa;
-                    for c in 0..3 {
-                        d[c] = (div255(s[c] * k) + div255(u32::from(d[c]) * inv_a)).min(255) as u8;
-                    }
-                    d[3] = (sa + div255(u32::from(d[3]) * inv_a)).min(255) as u8;
+                    over_covered(d, s, u32::from(cov));
                 }
                 gx += sx;
                 gy += sy;
@@ -239,6 +227,16 @@ pub fn fill_gradient(
     );
     super::pool::give(mask.take());
     Some(())
+}
+
+/// Source-over of one premultiplied pixel `s` at coverage `k` (0–255) onto `d`: the alpha
+/// channel is weighted like the colours, `d = s·k + d·(1 − sa·k)`.
+#[inline(always)]
+fn over_covered(d: &mut [u8], s: [u32; 4], k: u32) {
+    let inv = 255 - div255(s[3] * k);
+    for c in 0..4 {
+        d[c] = (div255(s[c] * k) + div255(u32::from(d[c]) * inv)).min(255) as u8;
+    }
 }
 
 /// Source-over of one premultiplied colour `s` at full coverage onto every pixel of `row`:
@@ -323,13 +321,7 @@ pub fn blend_color(
                 if a == 0 {
                     continue;
                 }
-                let a = u32::from(a);
-                let sa = div255(cc[3] * a);
-                let inv = 255 - sa;
-                for k in 0..3 {
-                    d[k] = (div255(cc[k] * a) + div255(u32::from(d[k]) * inv)).min(255) as u8;
-                }
-                d[3] = (sa + div255(u32::from(d[3]) * inv)).min(255) as u8;
+                over_covered(d, cc, u32::from(a));
             }
         },
     );

@@ -15,6 +15,13 @@
 //! fields are public for drivers and exempt from semver; `Cargo.lock` pins the version, and
 //! a change there fails to compile here rather than misbehaving.
 //!
+//! A row read this way is kept in memory with the [`CommitStamp`] of the database at the
+//! time: while the stamp stays equal (no connection of any process has committed since), a
+//! repeated read of the same statement with the same parameters is answered from memory,
+//! without a SQLite transaction. Any commit anywhere changes the stamp and every kept row
+//! is read again, so the answer is always what SQLite would return at that moment; a row
+//! is kept only when the stamp was the same before and after it was read.
+//!
 //! Blocking the async thread is acceptable only because these statements are short: one
 //! row by primary key or unique index, and a WAL reader never waits for the writer. The
 //! connections have no busy timeout: in the rare moment SQLite reports `SQLITE_BUSY` to a
@@ -22,6 +29,7 @@
 //! async held connection instead, which may wait ([`super::Db::point_read`]).
 
 use std::collections::HashMap;
+use std::hash::{BuildHasher, Hash, Hasher, RandomState};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError, RwLock};
 
@@ -30,6 +38,8 @@ use rusqlite::{Connection, OpenFlags};
 use sqlx::any::{AnyRow, AnyTypeInfo, AnyTypeInfoKind, AnyValue};
 use sqlx_core::any::{AnyColumn, AnyValueKind};
 use sqlx_core::ext::ustr::UStr;
+
+use super::commit_stamp::{CommitStamp, Stamp};
 
 /// Idle connections kept for reuse; more may be open at once under load (one per thread
 /// reading at that moment), the rest are closed when returned.
@@ -51,6 +61,104 @@ pub struct InlineReads {
     /// Each statement's column names, made once: the point reads are a few fixed texts,
     /// and a row would otherwise allocate every name anew.
     columns: RwLock<HashMap<Box<str>, Arc<Columns>>>,
+    /// Rows read since the last commit; `None` when the database is not in WAL mode.
+    rows: Option<RowCache>,
+}
+
+/// Shards of the row cache, so the server's threads seldom meet on one lock.
+const ROW_SHARDS: usize = 16;
+/// Rows kept per shard before the shard is emptied: a bound on memory whatever the mix of
+/// reads (16 × 512 rows of at most [`MAX_KEPT_BYTES`]).
+const ROW_SHARD_CAP: usize = 512;
+/// Rows with more text and blob bytes than this are never kept.
+const MAX_KEPT_BYTES: usize = 16 * 1024;
+
+/// Point reads by statement and parameters, each valid while the database's commit stamp
+/// equals the one it was read under.
+struct RowCache {
+    stamp: CommitStamp,
+    hasher: RandomState,
+    shards: Box<[RwLock<HashMap<u64, Kept>>]>,
+    #[cfg(test)]
+    hits: std::sync::atomic::AtomicU64,
+}
+
+/// One kept answer (`None`: no row).
+struct Kept {
+    sql: Box<str>,
+    args: Box<[Box<str>]>,
+    stamp: Stamp,
+    row: Option<Arc<AnyRow>>,
+}
+
+impl RowCache {
+    fn key(&self, sql: &str, args: &[&str]) -> u64 {
+        let mut h = self.hasher.build_hasher();
+        sql.hash(&mut h);
+        args.hash(&mut h);
+        h.finish()
+    }
+
+    fn shard(&self, key: u64) -> &RwLock<HashMap<u64, Kept>> {
+        &self.shards[(key % self.shards.len() as u64) as usize]
+    }
+
+    /// The kept answer for this statement, if it was read under `stamp`.
+    fn get(
+        &self,
+        key: u64,
+        sql: &str,
+        args: &[&str],
+        stamp: &Stamp,
+    ) -> Option<Option<Arc<AnyRow>>> {
+        let shard = self
+            .shard(key)
+            .read()
+            .unwrap_or_else(PoisonError::into_inner);
+        let kept = shard.get(&key)?;
+        let same = kept.stamp == *stamp
+            && *kept.sql == *sql
+            && kept.args.len() == args.len()
+            && kept.args.iter().zip(args).all(|(a, b)| **a == **b);
+        if !same {
+            return None;
+        }
+        #[cfg(test)]
+        self.hits.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        Some(kept.row.clone())
+    }
+
+    fn put(&self, key: u64, sql: &str, args: &[&str], stamp: Stamp, row: Option<Arc<AnyRow>>) {
+        let bytes: usize = row.as_ref().map_or(0, |r| {
+            r.values
+                .iter()
+                .map(|v| match &v.kind {
+                    AnyValueKind::Text(t) => t.len(),
+                    AnyValueKind::Blob(b) => b.len(),
+                    _ => 0,
+                })
+                .sum()
+        });
+        if bytes > MAX_KEPT_BYTES {
+            return;
+        }
+        let mut shard = self
+            .shard(key)
+            .write()
+            .unwrap_or_else(PoisonError::into_inner);
+        if shard.len() >= ROW_SHARD_CAP && !shard.contains_key(&key) {
+            shard.clear();
+        }
+        shard.insert(
+            key,
+            Kept {
+                sql: sql.into(),
+                args: args.iter().map(|a| Box::from(*a)).collect(),
+                stamp,
+                row,
+            },
+        );
+    }
 }
 
 /// A statement's column names, as `AnyRow` holds them.
@@ -65,6 +173,15 @@ impl InlineReads {
             path: path.to_path_buf(),
             idle: Mutex::new(Vec::new()),
             columns: RwLock::new(HashMap::new()),
+            rows: CommitStamp::open(path).map(|stamp| RowCache {
+                stamp,
+                hasher: RandomState::new(),
+                shards: (0..ROW_SHARDS)
+                    .map(|_| RwLock::new(HashMap::new()))
+                    .collect(),
+                #[cfg(test)]
+                hits: std::sync::atomic::AtomicU64::new(0),
+            }),
         }
     }
 
@@ -106,7 +223,8 @@ impl InlineReads {
         Ok(conn)
     }
 
-    /// Runs `sql` with text parameters `args` and returns its first row, if any.
+    /// Runs `sql` with text parameters `args` and returns its first row, if any: from
+    /// memory when the same read was made since the last commit (see the module's text).
     ///
     /// # Errors
     /// [`InlineError::Busy`] when SQLite is busy; otherwise the statement's failure.
@@ -114,6 +232,32 @@ impl InlineReads {
     where
         T: for<'r> sqlx::FromRow<'r, AnyRow>,
     {
+        let row = match &self.rows {
+            None => self.read(sql, args)?.map(Arc::new),
+            Some(rows) => {
+                let key = rows.key(sql, args);
+                let before = rows.stamp.now();
+                match before.as_ref().and_then(|s| rows.get(key, sql, args, s)) {
+                    Some(kept) => kept,
+                    None => {
+                        let row = self.read(sql, args)?.map(Arc::new);
+                        if let Some(before) = before
+                            && rows.stamp.now() == Some(before)
+                        {
+                            rows.put(key, sql, args, before, row.clone());
+                        }
+                        row
+                    }
+                }
+            }
+        };
+        row.map(|row| T::from_row(&row))
+            .transpose()
+            .map_err(InlineError::Sqlx)
+    }
+
+    /// Reads the row from SQLite on an idle connection (or a new one).
+    fn read(&self, sql: &str, args: &[&str]) -> Result<Option<AnyRow>, InlineError> {
         let taken = self
             .idle
             .lock()
@@ -129,10 +273,7 @@ impl InlineReads {
         if idle.len() < MAX_IDLE {
             idle.push(conn);
         }
-        drop(idle);
-        row.map(|row| T::from_row(&row))
-            .transpose()
-            .map_err(InlineError::Sqlx)
+        Ok(row)
     }
 }
 
@@ -194,5 +335,127 @@ fn from_rusqlite(e: rusqlite::Error) -> InlineError {
             InlineError::Busy
         }
         _ => InlineError::Sqlx(sqlx::Error::AnyDriverError(Box::new(e))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
+
+    use super::*;
+
+    const READ: &str = "SELECT id, n FROM counter WHERE id = ?";
+
+    fn counter_db(dir: &Path) -> (PathBuf, Connection) {
+        let path = dir.join("reads.sqlite3");
+        let conn = Connection::open(&path).unwrap();
+        conn.execute_batch(
+            "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL;
+             CREATE TABLE counter (id TEXT PRIMARY KEY, n INTEGER NOT NULL);
+             INSERT INTO counter VALUES ('c', 0);",
+        )
+        .unwrap();
+        (path, conn)
+    }
+
+    fn n(reads: &InlineReads) -> i64 {
+        let row: Option<(String, i64)> = reads.fetch_optional(READ, &["c"]).unwrap();
+        row.unwrap().1
+    }
+
+    fn hits(reads: &InlineReads) -> u64 {
+        reads.rows.as_ref().unwrap().hits.load(Ordering::Relaxed)
+    }
+
+    #[test]
+    fn a_repeated_read_is_kept_until_any_commit() {
+        let dir = tempfile::tempdir().unwrap();
+        let (path, writer) = counter_db(dir.path());
+        let reads = InlineReads::new(&path);
+        assert_eq!(n(&reads), 0);
+        assert_eq!(n(&reads), 0);
+        assert_eq!(hits(&reads), 1, "the second read came from memory");
+        let missing: Option<(String, i64)> = reads.fetch_optional(READ, &["nope"]).unwrap();
+        let again: Option<(String, i64)> = reads.fetch_optional(READ, &["nope"]).unwrap();
+        assert_eq!(
+            (missing, again, hits(&reads)),
+            (None, None, 2),
+            "absence is kept too"
+        );
+
+        // A commit to another table still changes what may be read: every row is read anew.
+        writer
+            .execute_batch("CREATE TABLE other (x); INSERT INTO other VALUES (1);")
+            .unwrap();
+        assert_eq!(n(&reads), 0);
+        assert_eq!(hits(&reads), 2);
+        writer.execute("UPDATE counter SET n = 7", []).unwrap();
+        assert_eq!(n(&reads), 7);
+        writer
+            .execute("INSERT INTO counter VALUES ('nope', 1)", [])
+            .unwrap();
+        let found: Option<(String, i64)> = reads.fetch_optional(READ, &["nope"]).unwrap();
+        assert_eq!(found, Some(("nope".into(), 1)));
+    }
+
+    #[test]
+    fn a_commit_by_another_process_is_seen_at_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let (path, _writer) = counter_db(dir.path());
+        let reads = InlineReads::new(&path);
+        assert_eq!((n(&reads), n(&reads)), (0, 0));
+        let status = std::process::Command::new("python3")
+            .arg("-c")
+            .arg(
+                "import sqlite3, sys\n\
+                 c = sqlite3.connect(sys.argv[1])\n\
+                 c.execute('UPDATE counter SET n = 41')\n\
+                 c.commit()\n",
+            )
+            .arg(&path)
+            .status()
+            .expect("python3 runs (a prerequisite of the project)");
+        assert!(status.success());
+        assert_eq!(n(&reads), 41);
+    }
+
+    /// Linearizable under load: a read that starts after a commit returned sees it, while
+    /// some reads are still answered from memory.
+    #[test]
+    fn reads_never_miss_a_commit_that_returned_before_them() {
+        let dir = tempfile::tempdir().unwrap();
+        let (path, writer) = counter_db(dir.path());
+        let reads = Arc::new(InlineReads::new(&path));
+        let committed = Arc::new(AtomicI64::new(0));
+        let done = Arc::new(AtomicBool::new(false));
+        let readers: Vec<_> = (0..3)
+            .map(|_| {
+                let (reads, committed, done) = (reads.clone(), committed.clone(), done.clone());
+                std::thread::spawn(move || {
+                    let mut count = 0u64;
+                    while !done.load(Ordering::SeqCst) {
+                        let floor = committed.load(Ordering::SeqCst);
+                        let seen = n(&reads);
+                        assert!(
+                            seen >= floor,
+                            "read {seen} after commit {floor} had returned"
+                        );
+                        count += 1;
+                    }
+                    count
+                })
+            })
+            .collect();
+        for i in 1..=300 {
+            writer.execute("UPDATE counter SET n = ?1", [i]).unwrap();
+            committed.store(i, Ordering::SeqCst);
+            if i % 3 == 0 {
+                std::thread::sleep(std::time::Duration::from_micros(300));
+            }
+        }
+        done.store(true, Ordering::SeqCst);
+        let total: u64 = readers.into_iter().map(|r| r.join().unwrap()).sum();
+        assert_eq!(n(&reads), 300);
+        assert!(hits(&reads) > 0, "{total} reads, none from memory");
     }
 }

@@ -42,6 +42,7 @@
 //!
 //! Create one [`Db`] per process; it is cheap to clone.
 
+mod commit_stamp;
 mod inline;
 pub mod list;
 mod readers;

@@ -27,9 +27,8 @@ use std::collections::HashSet;
 use std::sync::{Arc, LazyLock, Mutex, PoisonError};
 
 use axum::body::Body;
-use axum::extract::{Request, State};
+use axum::extract::Request;
 use axum::http::{HeaderValue, Method, StatusCode, header};
-use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use http_body_util::BodyExt;
 use sha2::{Digest, Sha256};
@@ -216,20 +215,24 @@ fn in_flight(idem_key: &str) -> ApiError {
 }
 
 /// The middleware.
-pub async fn idempotency(
-    State(db): State<crate::store::Db>,
+pub async fn idempotency<N, F>(
+    db: &crate::store::Db,
     req: Request,
-    next: Next,
-) -> Result<Response, ApiError> {
+    next: N,
+) -> Result<Response, ApiError>
+where
+    N: FnOnce(Request) -> F,
+    F: Future<Output = Response>,
+{
     // A preview (POST /v1/previews) writes nothing, so a retry may simply render again;
     // replaying it could answer a picture in another format than the retry accepts.
     if !matches!(*req.method(), Method::POST | Method::PATCH | Method::PUT)
         || req.uri().path() == crate::ratelimit::PREVIEWS_PATH
     {
-        return Ok(next.run(req).await);
+        return Ok(next(req).await);
     }
     let Some(raw) = req.headers().get("idempotency-key") else {
-        return Ok(next.run(req).await);
+        return Ok(next(req).await);
     };
     let idem_key = match raw.to_str() {
         Ok(k) if (1..=255).contains(&k.len()) && k.bytes().all(|b| b.is_ascii_graphic()) => {
@@ -243,7 +246,7 @@ pub async fn idempotency(
         }
     };
     let Some(caller) = req.extensions().get::<Arc<Caller>>().cloned() else {
-        return Ok(next.run(req).await);
+        return Ok(next(req).await);
     };
     let (parts, body) = req.into_parts();
     let bytes = body
@@ -256,20 +259,20 @@ pub async fn idempotency(
     let hash = request_hash(&parts.method, path, boundary.as_deref(), &bytes);
     let key_id = caller.key_id.as_str();
 
-    if let Some(s) = stored(&db, key_id, &idem_key).await? {
+    if let Some(s) = stored(db, key_id, &idem_key).await? {
         return replay(&idem_key, &hash, s);
     }
     let Some(_claim) = Claim::take(key_id, &idem_key) else {
         return Err(in_flight(&idem_key));
     };
     // The first request may have finished between the read above and the claim.
-    if let Some(s) = stored(&db, key_id, &idem_key).await? {
+    if let Some(s) = stored(db, key_id, &idem_key).await? {
         return replay(&idem_key, &hash, s);
     }
 
     let deferred = DeferredCommit::default();
     let res = deferred
-        .run(next.run(Request::from_parts(parts, Body::from(bytes))))
+        .run(next(Request::from_parts(parts, Body::from(bytes))))
         .await;
     let (rparts, rbody) = res.into_parts();
     let rbytes = rbody
@@ -299,7 +302,7 @@ pub async fn idempotency(
             .await?
             {
                 drop(pending); // another node finished the same key first: roll back
-                return match stored(&db, key_id, &idem_key).await? {
+                return match stored(db, key_id, &idem_key).await? {
                     Some(s) => replay(&idem_key, &hash, s),
                     None => Err(in_flight(&idem_key)),
                 };

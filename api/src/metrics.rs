@@ -6,11 +6,9 @@
 //! the event applier (`crate::jobs`) once its transaction committed, so a redelivered event
 //! is not counted twice. Queue depth and the outbox are read when scraped.
 
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use axum::extract::{MatchedPath, Request, State};
-use axum::middleware::Next;
+use axum::extract::{MatchedPath, Request};
 use axum::response::Response;
 use prometheus::{
     Encoder, Gauge, HistogramOpts, HistogramVec, IntCounterVec, IntGauge, Opts, Registry,
@@ -243,14 +241,18 @@ fn method_label(method: &axum::http::Method) -> &'static str {
 
 /// Middleware: counts every request by method, route template (`/v1/brands/{id}`;
 /// `unmatched` for paths no route takes) and status, with its latency.
-pub async fn track(State(metrics): State<Arc<Metrics>>, req: Request, next: Next) -> Response {
+pub async fn track<N, F>(metrics: &Metrics, req: Request, next: N) -> Response
+where
+    N: FnOnce(Request) -> F,
+    F: Future<Output = Response>,
+{
     let route = req
         .extensions()
         .get::<MatchedPath>()
         .map_or_else(|| "unmatched".to_owned(), |p| p.as_str().to_owned());
     let method = method_label(req.method());
     let started = Instant::now();
-    let res = next.run(req).await;
+    let res = next(req).await;
     metrics.observe_request(method, &route, res.status().as_u16(), started.elapsed());
     res
 }

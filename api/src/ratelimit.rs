@@ -11,9 +11,8 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use axum::extract::{Request, State};
+use axum::extract::Request;
 use axum::http::HeaderValue;
-use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use futures_util::future::BoxFuture;
 
@@ -224,9 +223,13 @@ fn set_headers(res: &mut Response, d: &RateDecision) {
 /// POST /v1/previews counts in the key's preview bucket (`previews:{key_id}`, of
 /// [`RateState::previews_per_minute`]) instead, so an editor's previews leave the key's
 /// general budget alone; its `RateLimit-*` headers describe that bucket.
-pub async fn enforce(State(rate): State<RateState>, req: Request, next: Next) -> Response {
+pub async fn enforce<N, F>(rate: &RateState, req: Request, next: N) -> Response
+where
+    N: FnOnce(Request) -> F,
+    F: Future<Output = Response>,
+{
     let Some(caller) = req.extensions().get::<Arc<Caller>>().cloned() else {
-        return next.run(req).await;
+        return next(req).await;
     };
     let (d, what) = if req.uri().path() == PREVIEWS_PATH {
         let bucket = format!("previews:{}", caller.key_id);
@@ -242,7 +245,7 @@ pub async fn enforce(State(rate): State<RateState>, req: Request, next: Next) ->
         (d, "requests")
     };
     let mut res = if d.allowed {
-        next.run(req).await
+        next(req).await
     } else {
         refusal(&d, what).into_response()
     };

@@ -18,7 +18,7 @@ use crate::cli::ServeArgs;
 use adforge_api::Error;
 use adforge_api::auth::KeyCache;
 use adforge_api::blob::BlobStore;
-use adforge_api::http::middleware;
+use adforge_api::http::{middleware, stack};
 use adforge_api::jobs::Jobs;
 use adforge_api::ratelimit::{MemoryRateLimiter, RedisRateLimiter, SharedLimiter};
 use adforge_api::resources;
@@ -27,8 +27,9 @@ use adforge_api::store::Db;
 use adforge_api::v1::api_router;
 
 /// Builds the application. Middleware, outermost first: metrics → request id → auth →
-/// rate limit → body limit → idempotency → route. The web dashboard is nested under
-/// `/dashboard` (auth and the per-key rate limit pass it by: it has its own sessions).
+/// rate limit → body limit → idempotency → route, as one layer
+/// (`adforge_api::http::stack`). The web dashboard is nested under `/dashboard` (auth and
+/// the per-key rate limit pass it by: it has its own sessions).
 /// The operator's `/healthz`, `/readyz` and `/metrics` (`adforge_api::ops`) are merged in
 /// outside that stack.
 pub fn build(state: AppState, dashboard: Arc<adforge_dashboard::Config>) -> Router {
@@ -61,31 +62,22 @@ pub fn build(state: AppState, dashboard: Arc<adforge_dashboard::Config>) -> Rout
         .route("/files/{*key}", get(resources::files::serve_file))
         .fallback(middleware::no_such_endpoint)
         .method_not_allowed_fallback(middleware::no_such_endpoint)
-        .layer(from_fn_with_state(
-            state.db.clone(),
-            adforge_api::idempotency::idempotency,
-        ))
-        // `limit_body` enforces the 15 MiB limit; without this, axum's own 2 MB default
-        // for `Multipart` and `Bytes` would refuse uploads between 2 and 15 MiB.
+        // `limit_body` (in the stack) enforces the 15 MiB limit; without this, axum's own
+        // 2 MB default for `Multipart` and `Bytes` would refuse uploads between 2 and 15 MiB.
         .layer(axum::extract::DefaultBodyLimit::max(
             middleware::MAX_BODY_BYTES,
         ))
-        .layer(from_fn(middleware::limit_body))
         .layer(from_fn_with_state(
-            adforge_api::ratelimit::RateState {
-                limiter: state.limiter.clone(),
-                previews_per_minute: state.previews.limits.per_minute,
+            stack::Stack {
+                metrics: state.ops.metrics.clone(),
+                auth: AuthState::from_ref(&state),
+                rate: adforge_api::ratelimit::RateState {
+                    limiter: state.limiter.clone(),
+                    previews_per_minute: state.previews.limits.per_minute,
+                },
+                db: state.db.clone(),
             },
-            adforge_api::ratelimit::enforce,
-        ))
-        .layer(from_fn_with_state(
-            AuthState::from_ref(&state),
-            adforge_api::auth::authenticate,
-        ))
-        .layer(from_fn(middleware::request_id))
-        .layer(from_fn_with_state(
-            state.ops.metrics.clone(),
-            adforge_api::metrics::track,
+            stack::run,
         ))
         .with_state(state.clone())
         .merge(adforge_api::ops::router(OpsState::from_ref(&state)))

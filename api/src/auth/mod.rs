@@ -9,9 +9,8 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use axum::extract::{Request, State};
+use axum::extract::Request;
 use axum::http::header;
-use axum::middleware::Next;
 use axum::response::Response;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
@@ -540,14 +539,18 @@ fn key_from_headers(headers: &axum::http::HeaderMap) -> Result<&str, ApiError> {
 }
 
 /// Authenticates every `/v1` request and puts the [`Caller`] into the request extensions.
-pub async fn authenticate(
-    State(state): State<crate::state::AuthState>,
+pub async fn authenticate<N, F>(
+    state: &crate::state::AuthState,
     mut req: Request,
-    next: Next,
-) -> Result<Response, ApiError> {
+    next: N,
+) -> Result<Response, ApiError>
+where
+    N: FnOnce(Request) -> F,
+    F: Future<Output = Response>,
+{
     let path = req.uri().path();
     if !(path == "/v1" || path.starts_with("/v1/")) {
-        return Ok(next.run(req).await);
+        return Ok(next(req).await);
     }
     let key = key_from_headers(req.headers())?;
     let caller = state
@@ -557,7 +560,7 @@ pub async fn authenticate(
         .ok_or_else(|| unauthorized("Unknown or revoked API key"))?;
     tracing::Span::current().record("org_id", caller.org_id.as_str());
     req.extensions_mut().insert(caller);
-    Ok(next.run(req).await)
+    Ok(next(req).await)
 }
 
 /// Extractor for the authenticated caller of a `/v1` handler.

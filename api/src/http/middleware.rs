@@ -31,6 +31,15 @@ pub async fn nosniff(req: Request, next: Next) -> Response {
 /// Gives the request an id (`req_…`), runs it inside a tracing span carrying that id (so
 /// every log line of the request names it), and returns it in `X-Request-Id`.
 pub async fn request_id(req: Request, next: Next) -> Response {
+    with_request_id(req, |req| next.run(req)).await
+}
+
+/// [`request_id`] before any continuation (the `/v1` stack of [`super::stack`]).
+pub async fn with_request_id<N, F>(req: Request, next: N) -> Response
+where
+    N: FnOnce(Request) -> F,
+    F: Future<Output = Response>,
+{
     let id = crate::ids::new_id("req");
     let span = tracing::info_span!(
         "request",
@@ -40,7 +49,7 @@ pub async fn request_id(req: Request, next: Next) -> Response {
     );
     let started = Instant::now();
     let mut res = REQUEST_ID
-        .scope(id.clone(), next.run(req))
+        .scope(id.clone(), next(req))
         .instrument(span.clone())
         .await;
     let status = res.status().as_u16();
@@ -71,9 +80,13 @@ fn too_large() -> ApiError {
 /// passes the limit, so the excess is never buffered. A request that has no body (most
 /// GETs and DELETEs: no `Content-Length` or `0`, and not chunked) passes untouched, so it
 /// pays for no collection and no second body (issue 26).
-pub async fn limit_body(req: Request, next: Next) -> Result<Response, ApiError> {
+pub async fn limit_body<N, F>(req: Request, next: N) -> Result<Response, ApiError>
+where
+    N: FnOnce(Request) -> F,
+    F: Future<Output = Response>,
+{
     if req.body().is_end_stream() {
-        return Ok(next.run(req).await);
+        return Ok(next(req).await);
     }
     let declared = req
         .headers()
@@ -92,9 +105,7 @@ pub async fn limit_body(req: Request, next: Next) -> Result<Response, ApiError> 
         Err(e) if e.is::<http_body_util::LengthLimitError>() => return Err(too_large()),
         Err(e) => return Err(ApiError::field("body", format!("could not be read: {e}"))),
     };
-    Ok(next
-        .run(Request::from_parts(parts, Body::from(bytes)))
-        .await)
+    Ok(next(Request::from_parts(parts, Body::from(bytes))).await)
 }
 
 /// Any path or method that names no endpoint.

@@ -6,6 +6,7 @@ pub mod exact_numbers;
 pub mod extract;
 pub mod middleware;
 pub mod raw_errors;
+pub mod stack;
 
 /// The client's address as the listener saw it (for sign-in rate limits); set by
 /// `app::Server::run` through axum's connect info.

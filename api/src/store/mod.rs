@@ -311,15 +311,35 @@ impl Db {
     /// # Errors
     /// When no connection can be had.
     pub async fn begin_read(&self) -> Result<Transaction<'static, Any>, sqlx::Error> {
-        match self.engine {
-            Engine::Sqlite => self.read.begin().await,
-            Engine::Postgres => {
-                self.read
-                    .begin_with("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
-                    .await
-            }
-        }
+        let statement = match self.engine {
+            Engine::Sqlite => "BEGIN",
+            Engine::Postgres => "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY",
+        };
+        begin_whole(&self.read, statement.into()).await
     }
+}
+
+/// `pool.begin_with(statement)`, run to its end even when the caller stops waiting (its
+/// client hung up): the statement is sent on a pooled connection, and a caller dropped
+/// before sqlx has counted the transaction as open would hand that connection back to the
+/// pool inside it, holding whatever it locked (PostgreSQL's advisory locks: every later
+/// write of the organisation waited for it) and starting the next user's transaction
+/// inside a stale one. Run in a task of its own, the `BEGIN` always completes as a sqlx
+/// [`Transaction`], which, when nobody takes it, is dropped there and so rolled back before
+/// its connection is reused.
+pub(crate) async fn begin_whole(
+    pool: &AnyPool,
+    statement: String,
+) -> Result<Transaction<'static, Any>, sqlx::Error> {
+    let pool = pool.clone();
+    let (send, begun) = tokio::sync::oneshot::channel();
+    tokio::spawn(async move {
+        // A send to a caller that has gone hands the transaction back: dropped, it rolls back.
+        drop(send.send(pool.begin_with(statement).await));
+    });
+    begun
+        .await
+        .map_err(|_| sqlx::Error::Protocol("the task beginning a transaction stopped".into()))?
 }
 
 /// A writing connection in autocommit (see [`Db::write_conn`]).

@@ -164,7 +164,7 @@ impl WriteTx {
             Source::Held(w) => TxConn::Held(w.begin().await?),
             Source::Pool(pool) => {
                 let begin = format!("BEGIN; {}", lock.pg_statements());
-                TxConn::Pool(pool.begin_with(begin).await?)
+                TxConn::Pool(super::begin_whole(pool, begin).await?)
             }
         };
         Ok(Self {

@@ -18,7 +18,10 @@
 //!
 //! Dropped uncommitted, a transaction rolls back on a spawned task before the next writer
 //! gets the connection; a connection whose statement failed with a connection error is
-//! dropped and reopened on next use.
+//! dropped and reopened on next use. A request dropped while its `BEGIN IMMEDIATE` or
+//! `COMMIT` is on its way (its client hung up) leaves the connection in a state nobody
+//! knows, since sqlx's connection thread still runs the statement: such a connection is
+//! closed (which rolls back whatever it had open) and reopened for the next writer.
 
 use std::ops::{Deref, DerefMut};
 use std::sync::Arc;
@@ -33,6 +36,8 @@ use tokio::sync::{Mutex, OwnedMutexGuard};
 pub(super) struct Slot {
     conn: Option<AnyConnection>,
     in_tx: bool,
+    /// A `BEGIN IMMEDIATE` or `COMMIT` was sent and its caller dropped before it answered.
+    unsure: bool,
 }
 
 /// The writer of one SQLite [`super::Db`].
@@ -80,6 +85,13 @@ impl Writer {
 
     async fn lock(&self) -> Result<OwnedMutexGuard<Slot>, sqlx::Error> {
         let mut guard = self.slot.clone().lock_owned().await;
+        if guard.unsure {
+            tracing::warn!(
+                "reopening the writer connection: a request was dropped inside its BEGIN or COMMIT"
+            );
+            guard.conn = None;
+            guard.unsure = false;
+        }
         if guard.conn.is_none() {
             let mut conn = self.options.connect().await?;
             super::sqlite_pragmas(&mut conn).await?;
@@ -108,12 +120,14 @@ impl Writer {
         if guard.in_tx {
             guard.in_tx = false;
         } else {
+            guard.unsure = true;
             let r = guard
                 .conn
                 .as_mut()
                 .ok_or(sqlx::Error::PoolClosed)?
                 .execute("BEGIN IMMEDIATE")
                 .await;
+            guard.unsure = false;
             if let Err(e) = r {
                 if broken(&e) {
                     guard.conn = None;
@@ -169,6 +183,12 @@ impl HeldTx {
             .expect("a held transaction has its connection until it ends")
     }
 
+    fn set_unsure(&mut self, unsure: bool) {
+        if let Some(g) = self.guard.as_mut() {
+            g.unsure = unsure;
+        }
+    }
+
     /// Commits; opens the next writer's transaction in the same command when one waits.
     pub(super) async fn commit(mut self) -> Result<(), sqlx::Error> {
         let hand_over = self.waiting.load(Ordering::Relaxed) > 0;
@@ -177,7 +197,10 @@ impl HeldTx {
         } else {
             "COMMIT"
         };
-        match self.conn_mut().execute(sql).await {
+        self.set_unsure(true);
+        let r = self.conn_mut().execute(sql).await;
+        self.set_unsure(false);
+        match r {
             Ok(_) => {
                 let mut guard = self.guard.take().expect("held until the commit");
                 guard.in_tx = hand_over;
@@ -212,6 +235,10 @@ impl Drop for HeldTx {
         let Some(mut guard) = self.guard.take() else {
             return;
         };
+        if guard.unsure {
+            // Dropped inside `commit`: the next `Writer::lock` reopens the connection.
+            return;
+        }
         match tokio::runtime::Handle::try_current() {
             Ok(rt) => {
                 rt.spawn(async move {

@@ -199,3 +199,73 @@ async fn a_point_read_decodes_as_a_pooled_read_and_sees_each_commit_on_both_engi
         assert!(refused.is_err(), "{engine}: {refused:?}");
     }
 }
+
+/// SQLite's writer survives a client that hangs up while its write waits in `BEGIN
+/// IMMEDIATE` for another process's write lock: before the fix the `BEGIN` completed after
+/// the request was gone, the connection stayed inside that transaction, and every later
+/// write failed ("cannot start a transaction within a transaction").
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_write_cancelled_inside_begin_leaves_the_sqlite_writer_usable() {
+    use std::io::BufRead;
+    use std::process::{Command, Stdio};
+
+    let s = crate::support::TestServer::start().await;
+    let org = s.org("Cancel").await;
+    // Another process holds the write lock for a moment.
+    let mut holder = Command::new("python3")
+        .arg("-c")
+        .arg(
+            "import sqlite3, sys, time\n\
+             c = sqlite3.connect(sys.argv[1], isolation_level=None)\n\
+             c.execute('BEGIN IMMEDIATE')\n\
+             print('locked', flush=True)\n\
+             time.sleep(1.5)\n\
+             c.execute('ROLLBACK')\n",
+        )
+        .arg(s.data_dir.join("adforge.sqlite3"))
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("python3 runs (a prerequisite of the project)");
+    let mut line = String::new();
+    std::io::BufReader::new(holder.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    assert_eq!(line.trim(), "locked");
+
+    let base = s.base.clone();
+    let key = org.key.clone();
+    let pending = tokio::spawn(async move {
+        crate::support::send(
+            reqwest::Client::new()
+                .post(format!("{base}/v1/brands"))
+                .header("x-api-key", &key)
+                .json(&serde_json::json!({"name": "Never made"})),
+        )
+        .await
+    });
+    tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+    assert!(
+        !pending.is_finished(),
+        "the write waits for the other process"
+    );
+    pending.abort();
+    let _ = pending.await;
+    assert!(
+        tokio::task::spawn_blocking(move || holder.wait())
+            .await
+            .unwrap()
+            .unwrap()
+            .success()
+    );
+
+    for i in 0..5 {
+        s.post(
+            &org,
+            "/v1/brands",
+            serde_json::json!({"name": format!("Brand {i}")}),
+        )
+        .await
+        .expect(201, None);
+    }
+    assert_eq!(s.get(&org, "/v1/brands").await.body["total_count"], 5);
+}

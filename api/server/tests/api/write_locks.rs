@@ -119,6 +119,69 @@ async fn a_cluster_wide_write_excludes_every_organisation() {
     pending.await.unwrap().expect(201, None);
 }
 
+/// Sessions of this database left inside a transaction with nothing running.
+fn idle_in_transaction(url: &str) -> i64 {
+    let db = url.rsplit('/').next().unwrap();
+    crate::postgres::shared()
+        .psql(
+            url,
+            &format!(
+                "SELECT count(*) FROM pg_stat_activity \
+                 WHERE datname = '{db}' AND state LIKE 'idle in transaction%'"
+            ),
+        )
+        .unwrap()
+        .parse()
+        .unwrap()
+}
+
+/// A client that hangs up while its write waits for the organisation's lock leaves no
+/// transaction behind: before the fix the connection went back to the pool inside the
+/// `BEGIN` it had sent, holding the lock once granted, and every later write of the
+/// organisation on another connection waited for it (wrk's cancelled requests at the end of
+/// a run stalled the PostgreSQL column of `scripts/bench-api`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_write_cancelled_while_waiting_for_its_lock_leaves_no_transaction_open() {
+    let (n1, n2, url) = two_nodes().await;
+    let a = n1.org("A").await;
+    let held = n1.db.begin_write_for(&a.id).await.unwrap();
+    let base = n2.base.clone();
+    let key = a.key.clone();
+    let pending = tokio::spawn(async move {
+        send(
+            reqwest::Client::new()
+                .post(format!("{base}/v1/brands"))
+                .header("x-api-key", &key)
+                .json(&json!({"name": "Never made"})),
+        )
+        .await
+    });
+    assert!(eventually(|| async { advisory_waiters(&url) >= 1 }).await);
+    // The client hangs up (its connection closes), then the lock is released.
+    pending.abort();
+    assert!(pending.await.unwrap_err().is_cancelled());
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    held.commit().await.unwrap();
+
+    assert!(
+        eventually(|| async { idle_in_transaction(&url) == 0 && advisory_waiters(&url) == 0 })
+            .await,
+        "{} sessions left idle in a transaction",
+        idle_in_transaction(&url)
+    );
+    // Every pooled connection of node 2 is usable: each of several writes goes through.
+    for i in 0..20 {
+        let r = tokio::time::timeout(
+            MUST_NOT_BLOCK,
+            n2.post(&a, "/v1/brands", json!({"name": format!("Brand {i}")})),
+        )
+        .await
+        .expect("a later write of the organisation does not wait on a lost transaction");
+        r.expect(201, None);
+    }
+    assert_eq!(n1.get(&a, "/v1/brands").await.body["total_count"], 20);
+}
+
 /// A catalog, a reference uploaded to `node` (each node serves its own files) and the
 /// body of a flat ad.
 async fn ad_body(node: &TestServer, org: &Org) -> serde_json::Value {

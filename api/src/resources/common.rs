@@ -269,10 +269,10 @@ impl Table {
         T: for<'r> sqlx::FromRow<'r, sqlx::any::AnyRow> + Send + Unpin,
     {
         let sql = format!(
-            "SELECT {} FROM {} AS t WHERE t.id = ? AND t.org_id = ? AND t.deleted_at IS NULL",
+            "SELECT {}, t.org_id AS row_org_id FROM {} AS t WHERE t.id = ? AND t.deleted_at IS NULL",
             self.columns, self.name
         );
-        db.point_read(&sql, &[id, org_id])
+        db.point_read_of(&sql, id, org_id)
             .await?
             .ok_or_else(|| ApiError::not_found(self.not_found, self.kind, id))
     }

@@ -269,3 +269,80 @@ async fn a_write_cancelled_inside_begin_leaves_the_sqlite_writer_usable() {
     }
     assert_eq!(s.get(&org, "/v1/brands").await.body["total_count"], 5);
 }
+
+/// PostgreSQL's point reads keep using the primary key after a table grows: the held
+/// connections keep each statement prepared, and the generic plan PostgreSQL settles on
+/// after five executions on a near-empty table may take the organisation's index (as good
+/// as any on one row), kept until the next `ANALYZE` (autovacuum's, a minute or more
+/// later), when every read walks all of the organisation's rows. Before the fix, `GET
+/// /v1/brands/{id}` fell from some 26,000 to 840 req/s after `scripts/bench-api` created
+/// 10,000 brands.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn postgres_point_reads_use_the_primary_key_after_the_table_grows() {
+    let url = crate::postgres::shared().create_database();
+    let s = crate::support::TestServer::start_with(|a| {
+        a.db.database_url = Some(url.clone());
+        a.workers = 0;
+        a.default_collection = Some("/nonexistent-default-collection".into());
+    })
+    .await;
+    let org = s.org_unlimited("Grows").await;
+    let first = s
+        .post(&org, "/v1/brands", serde_json::json!({"name": "First"}))
+        .await;
+    let first_id = first.body["data"]["id"].as_str().unwrap().to_owned();
+    // Enough reads for every held connection to settle on a generic plan.
+    for _ in 0..100 {
+        s.get(&org, &format!("/v1/brands/{first_id}"))
+            .await
+            .expect(200, None);
+    }
+    crate::postgres::shared()
+        .psql(
+            &url,
+            &format!(
+                "INSERT INTO brands (id, org_id, name, created_at, updated_at) \
+                 SELECT 'brand_g' || i, '{}', 'G', '2026-01-01T00:00:00.000Z', '2026-01-01T00:00:00.000Z' \
+                 FROM generate_series(1, 20000) AS i",
+                org.id
+            ),
+        )
+        .unwrap();
+    for i in (1..=20000).step_by(200) {
+        let r = s.get(&org, &format!("/v1/brands/brand_g{i}")).await;
+        assert_eq!(r.body["data"]["name"], "G");
+    }
+    // A busy session's statistics reach the view within a second or so, an idle one's
+    // within ten: wait until all 200 reads by id are counted on one index or the other.
+    let sql = |q: &str| {
+        crate::postgres::shared()
+            .psql(&url, q)
+            .unwrap()
+            .trim()
+            .to_owned()
+    };
+    let stats = || {
+        let out = sql(
+            "SELECT sum(idx_scan) || ' ' || sum(idx_tup_read) FILTER (WHERE indexrelname = 'brands_org') \
+             FROM pg_stat_user_indexes WHERE indexrelname IN ('brands_org', 'brands_id_key')",
+        );
+        let (scans, read) = out.split_once(' ').unwrap();
+        (scans.parse::<i64>().unwrap(), read.parse::<i64>().unwrap())
+    };
+    let mut counted = stats();
+    for _ in 0..60 {
+        if counted.0 >= 200 {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+        counted = stats();
+    }
+    let (scans, read) = counted;
+    assert!(scans >= 200, "only {scans} index scans counted");
+    // 200 reads of one row each: a plan that walks the organisation's index reads its
+    // 20,000 entries for each of the last 100.
+    assert!(
+        read < 20_000,
+        "{read} rows read through the organisation's index by 200 reads by id"
+    );
+}

@@ -123,7 +123,10 @@ pub(crate) async fn read_row(
     org_id: &str,
     id: &str,
 ) -> ApiResult<TemplateRow> {
-    db.point_read::<TemplateRow>(&by_id(Deletion::Any), &[id, org_id])
+    let sql = format!(
+        "SELECT {COLUMNS}, t.org_id AS row_org_id FROM design_templates AS t WHERE t.id = ?"
+    );
+    db.point_read_of::<TemplateRow>(&sql, id, org_id)
         .await?
         .ok_or_else(|| {
             ApiError::not_found(ErrorCode::DesignTemplateNotFound, "design template", id)

@@ -67,9 +67,11 @@ pub struct InlineReads {
 
 /// Shards of the row cache, so the server's threads seldom meet on one lock.
 const ROW_SHARDS: usize = 16;
-/// Rows kept per shard before the shard is emptied: a bound on memory whatever the mix of
-/// reads (16 × 512 rows of at most [`MAX_KEPT_BYTES`]).
+/// Rows kept per shard before the shard is emptied.
 const ROW_SHARD_CAP: usize = 512;
+/// Text and blob bytes kept per shard before the shard is emptied: with [`ROW_SHARD_CAP`], a
+/// bound on memory whatever the mix of reads (16 × 1 MiB).
+const ROW_SHARD_BYTES: usize = 1 << 20;
 /// Rows with more text and blob bytes than this are never kept.
 const MAX_KEPT_BYTES: usize = 16 * 1024;
 
@@ -78,13 +80,21 @@ const MAX_KEPT_BYTES: usize = 16 * 1024;
 struct RowCache {
     stamp: CommitStamp,
     hasher: RandomState,
-    shards: Box<[RwLock<HashMap<u64, Kept>>]>,
+    shards: Box<[RwLock<Shard>]>,
     #[cfg(test)]
     hits: std::sync::atomic::AtomicU64,
 }
 
+/// Some kept answers, and their text and blob bytes.
+#[derive(Default)]
+struct Shard {
+    kept: HashMap<u64, Kept>,
+    bytes: usize,
+}
+
 /// One kept answer (`None`: no row).
 struct Kept {
+    bytes: usize,
     sql: Box<str>,
     args: Box<[Box<str>]>,
     stamp: Stamp,
@@ -99,7 +109,7 @@ impl RowCache {
         h.finish()
     }
 
-    fn shard(&self, key: u64) -> &RwLock<HashMap<u64, Kept>> {
+    fn shard(&self, key: u64) -> &RwLock<Shard> {
         &self.shards[(key % self.shards.len() as u64) as usize]
     }
 
@@ -115,7 +125,7 @@ impl RowCache {
             .shard(key)
             .read()
             .unwrap_or_else(PoisonError::into_inner);
-        let kept = shard.get(&key)?;
+        let kept = shard.kept.get(&key)?;
         let same = kept.stamp == *stamp
             && *kept.sql == *sql
             && kept.args.len() == args.len()
@@ -146,12 +156,17 @@ impl RowCache {
             .shard(key)
             .write()
             .unwrap_or_else(PoisonError::into_inner);
-        if shard.len() >= ROW_SHARD_CAP && !shard.contains_key(&key) {
-            shard.clear();
+        if let Some(old) = shard.kept.remove(&key) {
+            shard.bytes -= old.bytes;
         }
-        shard.insert(
+        if shard.kept.len() >= ROW_SHARD_CAP || shard.bytes + bytes > ROW_SHARD_BYTES {
+            *shard = Shard::default();
+        }
+        shard.bytes += bytes;
+        shard.kept.insert(
             key,
             Kept {
+                bytes,
                 sql: sql.into(),
                 args: args.iter().map(|a| Box::from(*a)).collect(),
                 stamp,
@@ -176,9 +191,7 @@ impl InlineReads {
             rows: CommitStamp::open(path).map(|stamp| RowCache {
                 stamp,
                 hasher: RandomState::new(),
-                shards: (0..ROW_SHARDS)
-                    .map(|_| RwLock::new(HashMap::new()))
-                    .collect(),
+                shards: (0..ROW_SHARDS).map(|_| RwLock::default()).collect(),
                 #[cfg(test)]
                 hits: std::sync::atomic::AtomicU64::new(0),
             }),
@@ -396,6 +409,48 @@ mod tests {
             .unwrap();
         let found: Option<(String, i64)> = reads.fetch_optional(READ, &["nope"]).unwrap();
         assert_eq!(found, Some(("nope".into(), 1)));
+    }
+
+    #[test]
+    fn kept_rows_stay_within_their_bounds() {
+        let dir = tempfile::tempdir().unwrap();
+        let (path, writer) = counter_db(dir.path());
+        writer
+            .execute_batch("CREATE TABLE big (id TEXT PRIMARY KEY, body TEXT NOT NULL);")
+            .unwrap();
+        writer.execute_batch("BEGIN").unwrap();
+        for i in 1..=600 {
+            writer
+                .execute(
+                    "INSERT INTO big VALUES (?1, ?2)",
+                    [format!("b{i}"), "x".repeat(12 * 1024)],
+                )
+                .unwrap();
+        }
+        writer.execute_batch("COMMIT").unwrap();
+        let reads = InlineReads::new(&path);
+        for i in 1..=600 {
+            let row: Option<(String, String)> = reads
+                .fetch_optional("SELECT id, body FROM big WHERE id = ?", &[&format!("b{i}")])
+                .unwrap();
+            assert_eq!(row.unwrap().1.len(), 12 * 1024);
+        }
+        let rows = reads.rows.as_ref().unwrap();
+        let (mut kept, mut bytes) = (0, 0);
+        for shard in &rows.shards {
+            let shard = shard.read().unwrap();
+            assert!(shard.bytes <= ROW_SHARD_BYTES && shard.kept.len() <= ROW_SHARD_CAP);
+            assert_eq!(
+                shard.bytes,
+                shard.kept.values().map(|k| k.bytes).sum::<usize>()
+            );
+            kept += shard.kept.len();
+            bytes += shard.bytes;
+        }
+        assert!(
+            kept > 0 && bytes <= ROW_SHARDS * ROW_SHARD_BYTES,
+            "{kept} rows, {bytes} bytes"
+        );
     }
 
     #[test]

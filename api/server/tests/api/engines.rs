@@ -211,18 +211,19 @@ async fn a_write_cancelled_inside_begin_leaves_the_sqlite_writer_usable() {
 
     let s = crate::support::TestServer::start().await;
     let org = s.org("Cancel").await;
-    // Another process holds the write lock for a moment.
+    // Another process holds the write lock until told to let go (a line on its stdin).
     let mut holder = Command::new("python3")
         .arg("-c")
         .arg(
-            "import sqlite3, sys, time\n\
+            "import sqlite3, sys\n\
              c = sqlite3.connect(sys.argv[1], isolation_level=None)\n\
              c.execute('BEGIN IMMEDIATE')\n\
              print('locked', flush=True)\n\
-             time.sleep(1.5)\n\
+             sys.stdin.readline()\n\
              c.execute('ROLLBACK')\n",
         )
         .arg(s.data_dir.join("adforge.sqlite3"))
+        .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .spawn()
         .expect("python3 runs (a prerequisite of the project)");
@@ -250,6 +251,11 @@ async fn a_write_cancelled_inside_begin_leaves_the_sqlite_writer_usable() {
     );
     pending.abort();
     let _ = pending.await;
+    {
+        use std::io::Write;
+        let mut stdin = holder.stdin.take().unwrap();
+        stdin.write_all(b"go\n").unwrap();
+    }
     assert!(
         tokio::task::spawn_blocking(move || holder.wait())
             .await

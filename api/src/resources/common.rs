@@ -268,11 +268,7 @@ impl Table {
     where
         T: for<'r> sqlx::FromRow<'r, sqlx::any::AnyRow> + Send + Unpin,
     {
-        let sql = format!(
-            "SELECT {}, t.org_id AS row_org_id FROM {} AS t WHERE t.id = ? AND t.deleted_at IS NULL",
-            self.columns, self.name
-        );
-        db.point_read_of(&sql, id, org_id)
+        db.point_read_of(self.columns, self.name, true, id, org_id)
             .await?
             .ok_or_else(|| ApiError::not_found(self.not_found, self.kind, id))
     }

@@ -254,29 +254,39 @@ impl Db {
         reader.check(row)
     }
 
-    /// The row `id` of organisation `org_id`, as [`Db::point_read`] with `sql` selecting by
-    /// id alone and naming the row's organisation `row_org_id` (`SELECT …, t.org_id AS
-    /// row_org_id FROM … AS t WHERE t.id = ? …`); a row of another organisation is `None`.
+    /// The row `id` of organisation `org_id` in `table` (aliased `t` in `columns`), only a
+    /// live one (`deleted_at IS NULL`) when `live_only`, as a [`Db::point_read`]; a row of
+    /// another organisation is `None`.
     ///
-    /// The organisation is checked here rather than in the statement so that the only index
-    /// PostgreSQL can use is the one on `id`: with `t.org_id = ?` in the statement, the
-    /// generic plan a held connection settles on while a table is near empty may walk the
-    /// organisation's index instead, and keeps doing so after the table grows until the
-    /// next `ANALYZE` (a read of 10,000 brands' organisation took 30× as long; see
+    /// The statement selects by id alone and the organisation is checked on the row, so the
+    /// only index PostgreSQL can use is the one on `id`: with `t.org_id = ?` in the
+    /// statement, the generic plan a held connection settles on while a table is near empty
+    /// may walk the organisation's index instead, and keeps doing so after the table grows
+    /// until the next `ANALYZE` (a read of 10,000 brands' organisation took 30× as long; see
     /// `engines::postgres_point_reads_use_the_primary_key_after_the_table_grows`).
     ///
     /// # Errors
     /// Database failures.
     pub async fn point_read_of<T>(
         &self,
-        sql: &str,
+        columns: &str,
+        table: &str,
+        live_only: bool,
         id: &str,
         org_id: &str,
     ) -> Result<Option<T>, sqlx::Error>
     where
         T: for<'r> sqlx::FromRow<'r, sqlx::any::AnyRow> + Send + Unpin,
     {
-        let row: Option<OfOrg<T>> = self.point_read(sql, &[id]).await?;
+        let live = if live_only {
+            " AND t.deleted_at IS NULL"
+        } else {
+            ""
+        };
+        let sql = format!(
+            "SELECT {columns}, t.org_id AS row_org_id FROM {table} AS t WHERE t.id = ?{live}"
+        );
+        let row: Option<OfOrg<T>> = self.point_read(&sql, &[id]).await?;
         Ok(row.filter(|r| r.org_id == org_id).map(|r| r.row))
     }
 

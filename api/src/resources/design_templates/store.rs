@@ -123,10 +123,7 @@ pub(crate) async fn read_row(
     org_id: &str,
     id: &str,
 ) -> ApiResult<TemplateRow> {
-    let sql = format!(
-        "SELECT {COLUMNS}, t.org_id AS row_org_id FROM design_templates AS t WHERE t.id = ?"
-    );
-    db.point_read_of::<TemplateRow>(&sql, id, org_id)
+    db.point_read_of::<TemplateRow>(COLUMNS, "design_templates", false, id, org_id)
         .await?
         .ok_or_else(|| {
             ApiError::not_found(ErrorCode::DesignTemplateNotFound, "design template", id)

@@ -234,17 +234,7 @@ async fn a_write_cancelled_inside_begin_leaves_the_sqlite_writer_usable() {
         .unwrap();
     assert_eq!(line.trim(), "locked");
 
-    let base = s.base.clone();
-    let key = org.key.clone();
-    let pending = tokio::spawn(async move {
-        crate::support::send(
-            reqwest::Client::new()
-                .post(format!("{base}/v1/brands"))
-                .header("x-api-key", &key)
-                .json(&serde_json::json!({"name": "Never made"})),
-        )
-        .await
-    });
+    let pending = crate::support::post_brand_in_background(&s.base, &org.key, "Never made");
     tokio::time::sleep(std::time::Duration::from_millis(500)).await;
     if pending.is_finished() {
         let r = pending.await.unwrap();

@@ -305,6 +305,21 @@ pub struct Catalog {
     pub audience: String,
 }
 
+/// `POST {base}/v1/brands` named `name` with `key`, on a task of its own and a client of its
+/// own: for tests that watch a write wait on a lock, or cancel it (`abort` closes its
+/// connection).
+pub fn post_brand_in_background(
+    base: &str,
+    key: &str,
+    name: &str,
+) -> tokio::task::JoinHandle<Reply> {
+    let req = reqwest::Client::new()
+        .post(format!("{base}/v1/brands"))
+        .header("x-api-key", key)
+        .json(&serde_json::json!({ "name": name }));
+    tokio::spawn(send(req))
+}
+
 pub async fn send(req: reqwest::RequestBuilder) -> Reply {
     let res = req.send().await.expect("request sent");
     let status = res.status();

@@ -12,7 +12,7 @@ use std::time::Duration;
 use reqwest::Method;
 use serde_json::json;
 
-use crate::support::{Org, Reply, TestServer, eventually, send};
+use crate::support::{Org, Reply, TestServer, eventually, post_brand_in_background, send};
 
 /// Two nodes on one PostgreSQL database, with no in-process workers.
 async fn two_nodes() -> (TestServer, TestServer, String) {
@@ -66,17 +66,7 @@ async fn another_organisations_write_passes_an_open_transaction_and_the_same_one
     r.expect(201, None);
 
     // A's own write through node 2 waits for A's transaction...
-    let a2 = a.clone();
-    let base = n2.base.clone();
-    let pending = tokio::spawn(async move {
-        send(
-            reqwest::Client::new()
-                .post(format!("{base}/v1/brands"))
-                .header("x-api-key", &a2.key)
-                .json(&json!({"name": "A's brand"})),
-        )
-        .await
-    });
+    let pending = post_brand_in_background(&n2.base, &a.key, "A's brand");
     assert!(
         eventually(|| async { advisory_waiters(&url) >= 1 }).await,
         "A's second write waits on an advisory lock"
@@ -102,17 +92,7 @@ async fn a_cluster_wide_write_excludes_every_organisation() {
     let (n1, n2, url) = two_nodes().await;
     let b = n1.org("B").await;
     let held = n1.db.begin_write().await.unwrap();
-    let base = n2.base.clone();
-    let key = b.key.clone();
-    let pending = tokio::spawn(async move {
-        send(
-            reqwest::Client::new()
-                .post(format!("{base}/v1/brands"))
-                .header("x-api-key", &key)
-                .json(&json!({"name": "B's brand"})),
-        )
-        .await
-    });
+    let pending = post_brand_in_background(&n2.base, &b.key, "B's brand");
     assert!(eventually(|| async { advisory_waiters(&url) >= 1 }).await);
     assert!(!pending.is_finished());
     held.commit().await.unwrap();
@@ -145,17 +125,7 @@ async fn a_write_cancelled_while_waiting_for_its_lock_leaves_no_transaction_open
     let (n1, n2, url) = two_nodes().await;
     let a = n1.org("A").await;
     let held = n1.db.begin_write_for(&a.id).await.unwrap();
-    let base = n2.base.clone();
-    let key = a.key.clone();
-    let pending = tokio::spawn(async move {
-        send(
-            reqwest::Client::new()
-                .post(format!("{base}/v1/brands"))
-                .header("x-api-key", &key)
-                .json(&json!({"name": "Never made"})),
-        )
-        .await
-    });
+    let pending = post_brand_in_background(&n2.base, &a.key, "Never made");
     assert!(eventually(|| async { advisory_waiters(&url) >= 1 }).await);
     // The client hangs up (its connection closes), then the lock is released.
     pending.abort();

@@ -8,7 +8,9 @@
 //! - M, EF_ADD: the graph's connectivity and expansion while adding; EF_SEARCH: expansion
 //!   while searching; CANDIDATES: keys asked of the walk (at least 21) and re-scored
 //!   exactly, as the index does; FILTER: share of keys a predicate keeps; SCALAR: i8, f16
-//!   or f32 storage.
+//!   or f32 storage, or b1 (sign codes about zero, Hamming metric: the index's graph on
+//!   zero-mean data). EF_SEARCH 0 skips the graph and ranks every allowed key by the Hamming
+//!   distance of its sign code instead (the index's shortlist in one stage).
 //!
 //! 100 queries (stored vectors, themselves excluded); prints recall@20, p50/p99 per row.
 //! Example: `cargo run --release --example recall_probe -- 20000 1280 iso 32 128 400 400 1,0.5 i8`
@@ -57,6 +59,7 @@ fn main() {
     let scalar = match a[9].as_str() {
         "f16" => ScalarKind::F16,
         "f32" => ScalarKind::F32,
+        "b1" => ScalarKind::B1,
         _ => ScalarKind::I8,
     };
     let clusters: usize = std::env::var("CLUSTERS")
@@ -111,7 +114,11 @@ fn main() {
     eprintln!("data {:.1}s", t.elapsed().as_secs_f64());
     let opts = IndexOptions {
         dimensions: dim,
-        metric: MetricKind::Cos,
+        metric: if scalar == ScalarKind::B1 {
+            MetricKind::Hamming
+        } else {
+            MetricKind::Cos
+        },
         quantization: scalar,
         connectivity: m,
         expansion_add: ef_add,
@@ -123,11 +130,18 @@ fn main() {
     let t = Instant::now();
     std::thread::scope(|s| {
         for th in 0..2 {
+            if efs == [0] {
+                break;
+            }
             let (index, data, scales) = (&index, &data, &scales);
             s.spawn(move || {
                 for k in (th..n).step_by(2) {
                     let v = &data[k * dim..(k + 1) * dim];
-                    if scalar == ScalarKind::I8 {
+                    if scalar == ScalarKind::B1 {
+                        index
+                            .add(k as u64, usearch::b1x8::from_u8s(&signs(v)))
+                            .unwrap();
+                    } else if scalar == ScalarKind::I8 {
                         index.add(k as u64, v).unwrap();
                     } else {
                         let f: Vec<f32> = v.iter().map(|x| f32::from(*x) * scales[k]).collect();
@@ -153,6 +167,10 @@ fn main() {
         (s * 10_000.0).round() / 10_000.0
     };
     let queries = 100;
+    let bytes = dim.div_ceil(8);
+    let codes: Vec<u8> = (0..n)
+        .flat_map(|k| signs(&data[k * dim..(k + 1) * dim]))
+        .collect();
     for &frac in &fracs {
         let allowed = |k: u64| -> bool {
             let mut x = k.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ 0xabcdef;
@@ -186,7 +204,36 @@ fn main() {
                     let q = &data[qk * dim..(qk + 1) * dim];
                     let t = Instant::now();
                     let want = rr.max(21);
-                    let res = if scalar == ScalarKind::I8 {
+                    if ef == 0 {
+                        // Brute-force Hamming prescan of the allowed keys, top `rr` re-scored.
+                        let qb = signs(q);
+                        let mut h: Vec<(u32, usize)> = (0..n)
+                            .filter(|k| *k != qk && allowed(*k as u64))
+                            .map(|k| (hamming(&qb, &codes[k * bytes..(k + 1) * bytes]), k))
+                            .collect();
+                        let r = rr.min(h.len());
+                        if r < h.len() {
+                            h.select_nth_unstable(r);
+                        }
+                        h.truncate(r);
+                        let mut got: Vec<(f32, usize)> = h
+                            .iter()
+                            .map(|(_, k)| (score(q, scales[qk], *k), *k))
+                            .collect();
+                        got.sort_by(|a, b| b.0.partial_cmp(&a.0).unwrap().then(a.1.cmp(&b.1)));
+                        got.truncate(20);
+                        times.push(t.elapsed().as_secs_f64() * 1000.0);
+                        let tr = &truth[qi];
+                        t20 += tr.last().map(|x| x.0).unwrap_or(0.0);
+                        wanted += tr.len();
+                        found += got.iter().filter(|g| tr.iter().any(|x| x.1 == g.1)).count();
+                        continue;
+                    }
+                    let res = if scalar == ScalarKind::B1 {
+                        index.filtered_search(usearch::b1x8::from_u8s(&signs(q)), want, |k| {
+                            k != qk as u64 && allowed(k)
+                        })
+                    } else if scalar == ScalarKind::I8 {
                         index.filtered_search(q, want, |k| k != qk as u64 && allowed(k))
                     } else {
                         let f: Vec<f32> = q.iter().map(|x| f32::from(*x) * scales[qk]).collect();
@@ -217,4 +264,24 @@ fn main() {
             }
         }
     }
+}
+
+fn signs(v: &[i8]) -> Vec<u8> {
+    let mut out = vec![0u8; v.len().div_ceil(8)];
+    for (i, x) in v.iter().enumerate() {
+        if *x > 0 {
+            out[i / 8] |= 1 << (i % 8);
+        }
+    }
+    out
+}
+
+fn hamming(a: &[u8], b: &[u8]) -> u32 {
+    a.chunks_exact(8)
+        .zip(b.chunks_exact(8))
+        .map(|(x, y)| {
+            (u64::from_le_bytes(x.try_into().unwrap()) ^ u64::from_le_bytes(y.try_into().unwrap()))
+                .count_ones()
+        })
+        .sum()
 }

@@ -266,14 +266,14 @@ async fn run_queries(
     index: &SearchIndex,
     org_id: &str,
     queries: &[Q],
-) -> (Vec<Duration>, Vec<Vec<String>>) {
+) -> (Vec<Duration>, Vec<Vec<String>>, Vec<String>) {
     let filters = filters();
-    let (mut times, mut answers) = (Vec::new(), Vec::new());
+    let (mut times, mut answers, mut paths) = (Vec::new(), Vec::new(), Vec::new());
     for q in queries {
         let query = Query::new("bench", &q.values);
         let t = Instant::now();
-        let hits = index
-            .search(
+        let (hits, explain) = index
+            .search_explained(
                 db,
                 &Search {
                     org_id,
@@ -289,8 +289,9 @@ async fn run_queries(
             .expect("search");
         times.push(t.elapsed());
         answers.push(hits.into_iter().map(|h| h.1).collect());
+        paths.push(format!("{:?}", explain.path));
     }
-    (times, answers)
+    (times, answers, paths)
 }
 
 fn config(dir: &Path) -> IndexConfig {
@@ -323,7 +324,7 @@ pub async fn query_child(work: &Path) {
         assert!(st.generation.is_some(), "a graph was opened: {st:?}");
     }
     let queries = make_queries(&db, n as usize).await;
-    let (times, answers) = run_queries(&db, &index, &org_id, &queries).await;
+    let (times, answers, paths) = run_queries(&db, &index, &org_id, &queries).await;
     let rss = (
         status_kb("VmRSS:") / 1024.0,
         status_kb("RssAnon:") / 1024.0,
@@ -333,9 +334,14 @@ pub async fn query_child(work: &Path) {
     // filters, once forced through the graph and once forced to score every candidate
     // exactly.
     let mut sweep = String::new();
-    for (name, exact_below) in [("graph", 0usize), ("exact", usize::MAX)] {
+    for (name, exact_below, shortlist_below) in [
+        ("graph", 0usize, 0usize),
+        ("shortlist", 0, usize::MAX),
+        ("exact", usize::MAX, usize::MAX),
+    ] {
         let forced = SearchIndex::new(IndexConfig {
             exact_below,
+            shortlist_below,
             ..config(&work.join("index"))
         });
         for f in [1usize, 2, 3, 4] {
@@ -368,8 +374,8 @@ pub async fn query_child(work: &Path) {
         }
     }
     let mut out = std::fs::File::create(work.join("approx.txt")).expect("answers");
-    for (t, a) in times.iter().zip(&answers) {
-        writeln!(out, "{} {}", t.as_nanos(), a.join(",")).expect("write");
+    for ((t, a), p) in times.iter().zip(&answers).zip(&paths) {
+        writeln!(out, "{} {p} {}", t.as_nanos(), a.join(",")).expect("write");
     }
     writeln!(
         out,
@@ -426,7 +432,7 @@ pub async fn scale(n: usize) {
         .expect("child runs");
     assert!(status.success(), "the query process failed");
     let text = std::fs::read_to_string(work.join("approx.txt")).expect("answers");
-    let mut approx: Vec<(Duration, Vec<String>)> = Vec::new();
+    let mut approx: Vec<(Duration, Vec<String>, String)> = Vec::new();
     let mut footer = String::new();
     let mut sweep = String::new();
     for line in text.lines() {
@@ -438,13 +444,19 @@ pub async fn scale(n: usize) {
             sweep = f.to_string();
             continue;
         }
-        let (t, ids) = line.split_once(' ').unwrap_or((line, ""));
+        let mut parts = line.splitn(3, ' ');
+        let (t, path, ids) = (
+            parts.next().unwrap_or(""),
+            parts.next().unwrap_or(""),
+            parts.next().unwrap_or(""),
+        );
         approx.push((
             Duration::from_nanos(t.parse().expect("nanos")),
             ids.split(',')
                 .filter(|s| !s.is_empty())
                 .map(str::to_string)
                 .collect(),
+            path.to_string(),
         ));
     }
 
@@ -459,7 +471,7 @@ pub async fn scale(n: usize) {
         t.elapsed().as_secs_f64()
     );
     let queries = make_queries(&db, n).await;
-    let (exact_times, exact_answers) = run_queries(&db, &exact, &org_id, &queries).await;
+    let (exact_times, exact_answers, _) = run_queries(&db, &exact, &org_id, &queries).await;
 
     let f: Vec<&str> = footer.split_whitespace().collect();
     let field = |name: &str| {
@@ -491,9 +503,9 @@ pub async fn scale(n: usize) {
     );
     println!();
     println!(
-        "| designs | query | filter | keeps | p50 ms | p99 ms | recall@20 | exact p50 ms | exact / approximate |"
+        "| designs | query | filter | keeps | path | p50 ms | p99 ms | recall@20 | exact p50 ms | exact / approximate |"
     );
-    println!("|---|---|---|---|---|---|---|---|---|");
+    println!("|---|---|---|---|---|---|---|---|---|---|");
     let filters = filters();
     for (k, (_, _, label, _)) in KINDS.iter().enumerate() {
         for (fi, (name, keeps, _)) in filters.iter().enumerate() {
@@ -519,8 +531,12 @@ pub async fn scale(n: usize) {
                 found as f64 / wanted as f64
             };
             let (p50, ep50) = (pct(&at, 0.5), pct(&et, 0.5));
+            let mut taken: Vec<&str> = rows.iter().map(|i| approx[*i].2.as_str()).collect();
+            taken.sort_unstable();
+            taken.dedup();
+            let taken = taken.join(", ");
             println!(
-                "| {n} | {label} | {name} | {keeps} | {p50:.2} | {:.2} | {recall:.3} | {ep50:.1} | {:.0}× |",
+                "| {n} | {label} | {name} | {keeps} | {taken} | {p50:.2} | {:.2} | {recall:.3} | {ep50:.1} | {:.0}× |",
                 pct(&at, 0.99),
                 ep50 / p50.max(1e-3),
             );
@@ -529,7 +545,7 @@ pub async fn scale(n: usize) {
     println!();
     println!(
         "Planner threshold (by example, 30 queries each, the same process and graph): \
-         p50 with the graph walk forced vs every candidate scored exactly, \
+         p50 with the graph walk forced, the shortlist forced, and every candidate scored exactly, \
          as `candidates:path:...` pairs: {sweep}"
     );
     let _ = std::fs::remove_dir_all(&work);

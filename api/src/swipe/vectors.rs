@@ -90,6 +90,11 @@ impl Query {
         &self.values
     }
 
+    /// The scale of its int8 values.
+    pub fn scale(&self) -> f32 {
+        self.scale
+    }
+
     /// Its dimension.
     pub fn dim(&self) -> usize {
         self.values.len()

@@ -106,6 +106,7 @@ async fn two_api_nodes_answer_what_sql_says_after_every_kind_of_change() {
         // A graph from the first design on, and every search with a candidate walks it.
         a.swipe_index.swipe_index_build_at = 1;
         a.swipe_index.swipe_index_exact_below = 0;
+        a.swipe_index.swipe_index_shortlist_below = 0;
         a.swipe_index.swipe_index_rebuild_after = 1_000_000;
         a.swipe_index.swipe_index_ef = 64;
     };

@@ -383,7 +383,7 @@ impl KindIndex {
         self.blocks.iter().map(Block::live).sum()
     }
 
-    /// Bytes of the columns and in-memory vectors (not the mapped base).
+    /// Bytes of the columns, in-memory vectors and the base's codes (not its mapped graph).
     pub(super) fn bytes(&self) -> usize {
         let ids: usize = self.ids.iter().map(|s| s.len() + 16 + 16).sum();
         ids * 2
@@ -404,6 +404,7 @@ impl KindIndex {
                 .iter()
                 .map(|b| b.data.len() + b.slots.len() * 8)
                 .sum::<usize>()
+            + self.base.as_ref().map_or(0, |b| b.heap_bytes())
     }
 
     /// The (model, dim) with the most vectors, in memory or in the base.

@@ -2,9 +2,13 @@
 //!
 //! ```text
 //! <dir>/<kind>/CURRENT            the name of the current generation (replaced by rename)
-//! <dir>/<kind>/g<marker>-<nanos>/ one generation, written in a `.tmp` folder then renamed:
-//!     graph.usearch                the USearch index (int8 vectors and HNSW graph), opened
-//!                                  as a read-only memory map that every process shares
+//! <dir>/<kind>/g<marker>-<nanos>/ one generation, written in `building.tmp` then renamed:
+//!     graph.usearch                the USearch HNSW graph over the designs' sign codes,
+//!                                  opened as a read-only memory map that every process shares
+//!     vectors.bin                  the int8 vectors, `dim` bytes per slot (read by position)
+//!     codes.bin                    the sign codes, read into memory at open
+//!     scales.bin                   each slot's int8 scale (f32)
+//!     base.txt                     model, dimension and the format line
 //!     columns.bin                  the slots: ids, filter columns, where each vector is
 //!                                  (the base, or inline for vectors of other models)
 //! <dir>/<kind>/build.lock         held (created exclusively, with the pid) while a process

@@ -3,18 +3,25 @@
 //! graph on local disk where the collection is large and exactly where it is small.
 //!
 //! - **Engine**: USearch (the `usearch` crate, C++ through cxx), chosen over hannoy on this
-//!   workload; the numbers are below. Its graph holds the very int8 vectors SQL stores
-//!   (cosine metric), is saved with the columns in a generation folder ([`disk`]) and opened
-//!   as a read-only memory map ([`ann`]): a restart opens it in about a second instead of
-//!   reading every vector from SQL, and processes of one node share its pages.
+//!   workload; the numbers are below. Its HNSW graph is built over each design's *sign
+//!   code* (one bit per dimension, set where the int8 component is positive: 160 bytes at
+//!   1280-d) with the Hamming metric ([`ann`]); the int8 vectors SQL stores sit beside it
+//!   in a flat file read by position, and the codes are also held in memory. A generation
+//!   folder ([`disk`]) holds all of it with the columns; the graph is opened as a
+//!   read-only memory map, so a restart opens it in well under a second instead of
+//!   reading every vector from SQL, and processes of one node share its pages and the
+//!   vectors' page cache.
 //! - **Exact where it pays, approximate where it must**: a search turns its filter into a
 //!   bitset over the designs ([`bits`], one set per column value, kept up to date as
-//!   changes arrive) and counts what it leaves. At most [`IndexConfig::exact_below`]
-//!   designs (50,000 by default, measured below) are scored exactly (Qdrant's planner does
-//!   the same); more take the graph with the bitset as the walk's predicate. Every
-//!   candidate is re-scored with the exact formula ([`scan`]), so similarities,
-//!   `min_similarity` and ties by id are the exact scorer's; recall@20 against it is ≥ 0.98
-//!   under every filter kind (asserted in the tests, measured by `scripts/bench-swipe`).
+//!   changes arrive) and counts what it leaves, then takes one of three paths ([`scan`]):
+//!   at most [`IndexConfig::exact_below`] designs (20,000 by default) are all scored
+//!   exactly (Qdrant's planner does the same); up to [`IndexConfig::shortlist_below`]
+//!   (300,000) are ranked by the Hamming distance of their codes and the best
+//!   [`IndexConfig::shortlist`] (1,000) scored exactly; more walk the graph with the bitset
+//!   as its predicate and the `max(2 × limit, ef)` keys it returns are scored exactly.
+//!   So similarities, `min_similarity` and ties by id are the exact scorer's; recall@20
+//!   against it is ≥ 0.98 under every filter kind (asserted in the tests, measured at a
+//!   million designs by `scripts/bench-swipe`, table below).
 //! - **Fresh**: before every search the index reads `swipe_file_revision` (one row); when it
 //!   moved it reads the designs whose `rev` is above the last value applied and the
 //!   deletions since (migration 0040). Column changes (archive, restore, status, class) are
@@ -119,6 +126,12 @@ pub struct IndexConfig {
     pub dir: Option<PathBuf>,
     /// A filter leaving at most this many designs of the graph scores them exactly.
     pub exact_below: usize,
+    /// A filter leaving more than `exact_below` but at most this many designs ranks them by
+    /// their sign codes and scores the best [`IndexConfig::shortlist`] exactly; more walk
+    /// the graph.
+    pub shortlist_below: usize,
+    /// Designs a shortlist scores exactly (at least twice the limit and `ef_search`).
+    pub shortlist: usize,
     /// A kind without a graph builds one once it has this many vectors of one model.
     pub build_at: usize,
     /// A kind with a graph rebuilds it once this many vectors are held in memory beside it.
@@ -127,14 +140,18 @@ pub struct IndexConfig {
     pub ef_search: usize,
 }
 
-/// The planner's threshold measured by `scripts/bench-swipe` (see the module doc).
-pub const DEFAULT_EXACT_BELOW: usize = 50_000;
+/// The planner's thresholds measured by `scripts/bench-swipe` (see the module doc).
+pub const DEFAULT_EXACT_BELOW: usize = 20_000;
+pub const DEFAULT_SHORTLIST_BELOW: usize = 300_000;
+pub const DEFAULT_SHORTLIST: usize = 1_000;
 
 impl Default for IndexConfig {
     fn default() -> Self {
         Self {
             dir: None,
             exact_below: DEFAULT_EXACT_BELOW,
+            shortlist_below: DEFAULT_SHORTLIST_BELOW,
+            shortlist: DEFAULT_SHORTLIST,
             build_at: 20_000,
             rebuild_after: 20_000,
             ef_search: 400,
@@ -156,6 +173,18 @@ pub struct SwipeIndexArgs {
     /// exactly instead of walking the graph.
     #[arg(long, env = "ADFORGE_SWIPE_INDEX_EXACT_BELOW", default_value_t = DEFAULT_EXACT_BELOW)]
     pub swipe_index_exact_below: usize,
+    /// A search whose filters leave more than the exact threshold but at most this many
+    /// designs ranks them by their sign codes and scores the best of them exactly; more
+    /// walk the graph.
+    #[arg(
+        long,
+        env = "ADFORGE_SWIPE_INDEX_SHORTLIST_BELOW",
+        default_value_t = DEFAULT_SHORTLIST_BELOW
+    )]
+    pub swipe_index_shortlist_below: usize,
+    /// Designs a shortlist scores exactly.
+    #[arg(long, env = "ADFORGE_SWIPE_INDEX_SHORTLIST", default_value_t = DEFAULT_SHORTLIST)]
+    pub swipe_index_shortlist: usize,
     /// Designs (vectors of one model) at which a kind gets its first graph.
     #[arg(long, env = "ADFORGE_SWIPE_INDEX_BUILD_AT", default_value_t = 20_000)]
     pub swipe_index_build_at: usize,
@@ -178,6 +207,8 @@ impl Default for SwipeIndexArgs {
             swipe_index_dir: None,
             swipe_index_exact_only: false,
             swipe_index_exact_below: c.exact_below,
+            swipe_index_shortlist_below: c.shortlist_below,
+            swipe_index_shortlist: c.shortlist,
             swipe_index_build_at: c.build_at,
             swipe_index_rebuild_after: c.rebuild_after,
             swipe_index_ef: c.ef_search,
@@ -195,6 +226,8 @@ impl SwipeIndexArgs {
                     .unwrap_or_else(|| data_dir.join("swipe-index"))
             }),
             exact_below: self.swipe_index_exact_below,
+            shortlist_below: self.swipe_index_shortlist_below,
+            shortlist: self.swipe_index_shortlist.max(1),
             build_at: self.swipe_index_build_at.max(1),
             rebuild_after: self.swipe_index_rebuild_after.max(1),
             ef_search: self.swipe_index_ef.max(16),
@@ -496,6 +529,8 @@ impl SearchIndex {
             sets: Sets { subscribed, pack },
             threads: self.threads,
             exact_below: self.config.exact_below,
+            shortlist_below: self.config.shortlist_below,
+            shortlist: self.config.shortlist,
             ef_search: self.config.ef_search,
         };
         tokio::task::spawn_blocking(move || {

@@ -9,6 +9,7 @@
 
 use std::collections::BinaryHeap;
 
+use super::ann::{self, Base, hamming};
 use super::bits::Bits;
 use super::columns::{Block, DEAD, KindIndex};
 use crate::swipe::filter::SwipeFilter;
@@ -21,6 +22,9 @@ pub enum Path {
     InMemory,
     /// The filter left few enough base designs to score them all exactly.
     ExactCandidates,
+    /// The filter left too many base designs to score exactly but few enough to rank them
+    /// all by their sign codes: the best `shortlist` of them were scored exactly.
+    Shortlist,
     /// The HNSW graph was walked.
     Approximate,
 }
@@ -54,6 +58,8 @@ pub(super) struct Plan {
     pub(super) sets: Sets,
     pub(super) threads: Option<usize>,
     pub(super) exact_below: usize,
+    pub(super) shortlist_below: usize,
+    pub(super) shortlist: usize,
     pub(super) ef_search: usize,
 }
 
@@ -169,14 +175,14 @@ impl<'x> pulp::WithSimd for BlockScan<'_, 'x> {
     }
 }
 
-/// Base designs scored exactly, their vectors read back from the graph.
-struct BaseScan<'p, 'x, I: Iterator<Item = u32>> {
+/// Base designs scored exactly, their vectors read from the generation's vectors file.
+struct BaseScan<'p, 'x, 'k> {
     plan: &'p Plan,
     x: &'x KindIndex,
-    keys: I,
+    keys: &'k [u32],
 }
 
-impl<'x, I: Iterator<Item = u32>> pulp::WithSimd for BaseScan<'_, 'x, I> {
+impl<'x> pulp::WithSimd for BaseScan<'_, 'x, '_> {
     type Output = BinaryHeap<Hit<'x>>;
 
     #[inline(always)]
@@ -186,21 +192,83 @@ impl<'x, I: Iterator<Item = u32>> pulp::WithSimd for BaseScan<'_, 'x, I> {
             return top.heap;
         };
         let q = self.plan.query.values();
-        let mut v = vec![0i8; base.dim];
-        for key in self.keys {
-            if !base.vector(key, &mut v) {
-                continue;
-            }
-            let d = dot(q, &v);
+        let ids = &self.x.ids;
+        base.score_keys(self.keys, |key, v| {
+            let d = dot_bytes(q, v);
             top.offer(
                 &self.plan.query,
                 d,
                 base.scales[key as usize],
-                &self.x.ids[key as usize],
+                &ids[key as usize],
             );
-        }
+        });
         top.heap
     }
+}
+
+/// [`dot`] against a vector as read from disk (the bytes of its int8 values).
+#[inline(always)]
+fn dot_bytes(a: &[i8], b: &[u8]) -> i32 {
+    a.iter()
+        .zip(b)
+        .map(|(x, y)| i32::from(*x) * i32::from(*y as i8))
+        .sum()
+}
+
+/// One thread's part of a shortlist: the Hamming distance of each key's sign code over
+/// its first `words` words.
+struct CodeScan<'a> {
+    base: &'a Base,
+    query: &'a [u64],
+    words: usize,
+    keys: &'a [u32],
+}
+
+impl pulp::WithSimd for CodeScan<'_> {
+    type Output = Vec<(u32, u32)>;
+
+    #[inline(always)]
+    fn with_simd<S: pulp::Simd>(self, _simd: S) -> Self::Output {
+        let q = &self.query[..self.words];
+        self.keys
+            .iter()
+            .map(|k| match self.base.code(*k).get(..self.words) {
+                Some(c) => (hamming(q, c), *k),
+                None => (u32::MAX, *k),
+            })
+            .collect()
+    }
+}
+
+/// Words of a code the first stage of a shortlist compares (256 bits: one cache line).
+const COARSE_WORDS: usize = 4;
+/// The first stage keeps this many times the shortlist for the second.
+const COARSE_KEEP: usize = 8;
+
+/// Keys a thread takes at least when a base scan is split across cores.
+const KEYS_PER_THREAD: usize = 4096;
+
+/// `f` over `keys` in up to `cores` contiguous parts (the calling thread takes the first).
+fn split<'k, T: Send>(
+    keys: &'k [u32],
+    threads: usize,
+    f: impl Fn(&'k [u32]) -> T + Sync,
+) -> Vec<T> {
+    let parts = threads.min(keys.len() / KEYS_PER_THREAD).max(1);
+    let chunk = keys.len().div_ceil(parts).max(1);
+    std::thread::scope(|scope| {
+        let f = &f;
+        let others: Vec<_> = keys
+            .chunks(chunk)
+            .skip(1)
+            .map(|part| scope.spawn(move || f(part)))
+            .collect();
+        let mut out = vec![f(keys.get(..chunk.min(keys.len())).unwrap_or(&[]))];
+        for h in others {
+            out.push(h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)));
+        }
+        out
+    })
 }
 
 impl Plan {
@@ -298,25 +366,41 @@ impl Plan {
             let mut candidates = mask;
             candidates.and(&x.in_base);
             explain.candidates = candidates.count();
-            let exact = |keys: &mut dyn Iterator<Item = u32>| {
-                pulp::Arch::new().dispatch(BaseScan {
-                    plan: self,
-                    x,
-                    keys,
+            let threads = self.threads.unwrap_or_else(ann::cores).clamp(1, 8);
+            let exact = |keys: &[u32]| -> Vec<Hit<'_>> {
+                split(keys, threads, |part| {
+                    pulp::Arch::new().dispatch(BaseScan {
+                        plan: self,
+                        x,
+                        keys: part,
+                    })
                 })
+                .into_iter()
+                .flat_map(BinaryHeap::into_vec)
+                .collect()
             };
+            let want = (self.limit * 2).max(self.ef_search);
             if explain.candidates <= self.exact_below {
                 explain.path = Path::ExactCandidates;
-                all.extend(exact(&mut candidates.iter()));
+                let keys: Vec<u32> = candidates.iter().collect();
+                all.extend(exact(&keys));
+            } else if explain.candidates <= self.shortlist_below {
+                explain.path = Path::Shortlist;
+                let keys = self.shortlist(base, &candidates, self.shortlist.max(want), threads);
+                all.extend(exact(&keys));
             } else {
                 explain.path = Path::Approximate;
-                let want = (self.limit * 2).max(self.ef_search);
-                match base.search(self.query.values(), want, &candidates) {
-                    Ok(keys) => all.extend(exact(&mut keys.into_iter())),
+                match base.search(&self.query, want, &candidates) {
+                    Ok(mut keys) => {
+                        keys.sort_unstable();
+                        all.extend(exact(&keys));
+                    }
                     Err(e) => {
-                        tracing::warn!(error = %e, "the HNSW search failed; scoring the candidates exactly");
-                        explain.path = Path::ExactCandidates;
-                        all.extend(exact(&mut candidates.iter()));
+                        tracing::warn!(error = %e, "the HNSW search failed; ranking the candidates by their codes");
+                        explain.path = Path::Shortlist;
+                        let keys =
+                            self.shortlist(base, &candidates, self.shortlist.max(want), threads);
+                        all.extend(exact(&keys));
                     }
                 }
             }
@@ -329,6 +413,51 @@ impl Plan {
                 .collect(),
             explain,
         )
+    }
+
+    /// The `count` candidates nearest the query by the Hamming distance of their sign codes
+    /// (ties by slot), ascending by slot for the exact re-scoring. Codes longer than
+    /// [`COARSE_WORDS`] are ranked in two stages: every candidate by its first
+    /// [`COARSE_WORDS`] words (one cache line each, where a whole 1280-bit code takes
+    /// three; the scan is bound by memory), then the best [`COARSE_KEEP`] × `count` by
+    /// their whole code.
+    fn shortlist(&self, base: &Base, candidates: &Bits, count: usize, threads: usize) -> Vec<u32> {
+        let code = base.query_code(&self.query);
+        let words = base.words();
+        let coarse = words.min(COARSE_WORDS);
+        let keys: Vec<u32> = candidates.iter().collect();
+        let mut ranked: Vec<(u32, u32)> = split(&keys, threads, |part| {
+            pulp::Arch::new().dispatch(CodeScan {
+                base,
+                query: &code,
+                words: coarse,
+                keys: part,
+            })
+        })
+        .into_iter()
+        .flatten()
+        .collect();
+        let keep = |ranked: &mut Vec<(u32, u32)>, n: usize| {
+            if ranked.len() > n {
+                ranked.select_nth_unstable(n);
+                ranked.truncate(n);
+            }
+        };
+        if coarse < words && ranked.len() > count {
+            keep(&mut ranked, count.saturating_mul(COARSE_KEEP));
+            let mut second: Vec<u32> = ranked.iter().map(|(_, k)| *k).collect();
+            second.sort_unstable();
+            ranked = pulp::Arch::new().dispatch(CodeScan {
+                base,
+                query: &code,
+                words,
+                keys: &second,
+            });
+        }
+        keep(&mut ranked, count);
+        let mut out: Vec<u32> = ranked.into_iter().map(|(_, k)| k).collect();
+        out.sort_unstable();
+        out
     }
 
     fn scan_block<'x>(&self, x: &'x KindIndex, block: &'x Block, mask: &Bits) -> Vec<Hit<'x>> {

@@ -54,43 +54,75 @@
 //! | 1280 | hannoy 0.3, f32 | 34.4 s | 167 MB | 0.81 ms | 1.000 | 8.66 ms | 1.000 |
 //!
 //! USearch builds 7–13× faster, searches 5–7× faster and stores int8 (a quarter of
-//! hannoy's f32 bytes, and exactly the bytes SQL holds, so candidates are re-scored from
-//! the graph file itself); its slightly lower raw recall is recovered by asking the walk for
-//! `max(2 × limit, ef)` candidates and re-scoring them. hannoy compiles faster (39 s cold in
+//! hannoy's f32 bytes; since the second pass below, 1-bit codes); its slightly lower raw
+//! recall is recovered by asking the walk for `max(2 × limit, ef)` candidates and
+//! re-scoring them. hannoy compiles faster (39 s cold in
 //! release against USearch's 135 s of C++, same machine) but needs `unsafe` to open its
 //! LMDB environment, which this workspace forbids. LanceDB was not tried: its Arrow and
 //! DataFusion tree alone would take a large share of CI's 90 minutes.
 //!
-//! ## The planner's threshold, measured (issue 25)
-//! `target/release/examples/bench_swipe scale 200000` (the `scale` part of
-//! `scripts/bench-swipe`), 200,000 designs of the clustered mixture, by example (1280-d),
-//! 30 queries a row, the same process and graph, each filter once with the walk forced
-//! (`exact_below` 0) and once with every candidate scored exactly (`exact_below` max); 2
-//! cores shared with other builds (load average 6.4–6.8; the ratios are what hold):
+//! ## Sign codes instead of int8 vectors in the graph (issue 25, second pass)
+//! The first graph held the int8 vectors themselves (cosine metric) and the exact path read
+//! each candidate back through USearch's key lookup. Measured at 200,000 designs
+//! (`PARTS=scale SCALE=200000 scripts/bench-swipe`, load 4–9): by example p50 14.8 ms
+//! unfiltered, 18 ms at 10 % (exact over 20,007 candidates, about 1 µs each), the image
+//! graph built in 654–952 s, 543 MB resident of which 433 MB mapped graph pages: at 1M the
+//! image graph alone would be 1.5 GB paged in by every walk, and its build about 2 hours.
+//! `examples/recall_probe.rs` (USearch alone) then showed that a graph over 1-bit codes
+//! (`b1`, Hamming) builds 100,000 1280-d designs in 20 s and, with its 400 candidates
+//! re-scored exactly, keeps recall@20 at 1.000 unfiltered and 0.990 at 50 % (1.8 and 2.9
+//! ms p50), while a filtered walk at 10 % stays poor (0.74 at 384-d) as with int8: hence the
+//! shortlist path between the exact and the walk. A Hamming scan over 100,000 scattered
+//! 1280-bit codes is bound by memory (11–16 ms on one core here, three cache lines a code);
+//! on the first 256 bits (one line) it takes 1.7–2.3 ms, hence the two stages.
 //!
-//! | filter keeps | candidates | graph walk p50 | exact over the candidates p50 |
-//! |---|---|---|---|
-//! | 50 % | 100,135 | 29.7 ms | 57.9 ms |
-//! | 10 % | 20,007 | 130.4 ms | 22.2 ms |
-//! | 1 % | 2,044 | 243.5 ms | 1.2 ms |
-//! | 0.1 % | 200 | 379.8 ms | 1.3 ms |
+//! `scripts/bench-swipe` at a million designs (`PARTS=scale scripts/bench-swipe`, release,
+//! this 2-core machine, load 1.2–1.9; queries by example are stored designs' vectors, by
+//! text fresh draws of the mixture): graphs built in 217 s (image) and 146 s (caption),
+//! 1,926 MB and 806 MB on disk with the vectors and codes; opened cold by a second process in
+//! 0.94 s and 0.77 s; resident after all 1,000 queries 1,397 MB for both kinds (658 MB
+//! anonymous: columns and codes 486 MB; 739 MB mapped graph pages). The exact column is the
+//! in-memory exact scorer on the same queries in the same run:
 //!
-//! A second run (load 4.1–8.8) gave 36.0 / 57.8, 82.7 / 10.3, 271.6 / 1.5 and 414.9 / 1.3
-//! ms in the same rows.
+//! | query | keeps | path | p50 ms | p99 ms | recall@20 | exact p50 ms |
+//! |---|---|---|---|---|---|---|
+//! | by example | 100 % | walk | 3.55 | 7.26 | 0.995 | 144.6 |
+//! | by example | 50 % | walk | 4.59 | 5.54 | 0.999 | 85.1 |
+//! | by example | 10 % | shortlist | 7.93 | 11.10 | 1.000 | 31.3 |
+//! | by example | 1 % | exact | 6.25 | 11.34 | 1.000 | 4.2 |
+//! | by example | 0.1 % | exact | 3.35 | 4.72 | 1.000 | 3.8 |
+//! | by text | 100 % | walk | 3.23 | 7.61 | 0.994 | 45.8 |
+//! | by text | 50 % | walk | 4.03 | 7.76 | 1.000 | 30.0 |
+//! | by text | 10 % | shortlist | 5.46 | 8.21 | 1.000 | 14.6 |
+//! | by text | 1 % | exact | 5.14 | 8.47 | 1.000 | 3.4 |
+//! | by text | 0.1 % | exact | 3.44 | 5.51 | 1.000 | 4.5 |
 //!
-//! A filtered walk gets slower as the filter gets narrower (USearch's predicate walk
-//! visits the designs it rejects), while the exact cost follows the candidates (about
-//! 0.6–1.1 µs each, read back from the mapped graph). The crossover at 200k lies between
-//! 20,000 and 100,000 candidates (about 60–70k if the walk's cost goes as 1/share), so the
-//! default is 50,000, which the 8,000 guessed before missed by 6× at the 10 % filter. The
-//! crossover as a count should grow with the collection (about with its square root under
-//! that model): at 1M a 10 % filter (100,000 candidates) still walks the graph, probably
-//! slower than an exact scan; not measured at 1M (see the README), and a share-aware
-//! planner is left for later.
+//! ## The planner's thresholds, measured (issue 25)
+//! The same run, by example, 30 queries per filter, each path forced in turn (p50 ms):
+//!
+//! | filter keeps | candidates | walk | shortlist | exact |
+//! |---|---|---|---|---|
+//! | 50 % | 500,564 | 4.8 | 20.5 | 116.4 |
+//! | 10 % | 100,283 | 15.7 | 7.6 | 49.4 |
+//! | 1 % | 10,145 | 98.4 | 4.4 | 6.5 |
+//! | 0.1 % | 1,000 | 533.2 | 3.4 | 3.1 |
+//!
+//! A filtered walk gets slower as the filter narrows (USearch's predicate walk visits the
+//! designs it rejects); the shortlist's cost follows the candidates (about 35 ns each plus
+//! the 1,000 reads); the exact path's too (about 0.5 µs each on two cores, one positioned
+//! read per scattered slot). The shortlist overtakes the walk between 100,000 and 500,000
+//! candidates, hence 300,000; exact scoring stays inside the targets up to about 20,000
+//! candidates and answers exactly what the reference answers, hence 20,000 (the shortlist
+//! would be a little faster there). The crossovers are counts measured at 1M; at other sizes
+//! they hold roughly, as both sides scale with the candidates. Recall on data unlike the
+//! mixture: non-negative vectors (as pooled ReLU features) are asserted ≥ 0.95 in the tests
+//! (0.969–0.975 on the worst filter, 0.49 with signs about zero instead of the median).
 //!
 //! ## Memory
-//! Columns: about 100 bytes a design per kind. Vectors: in the mapped graph file (shared,
-//! reclaimable page cache), plus the in-memory blocks of what changed since the graph.
+//! Columns: about 250 bytes a design per kind (ids, the id map, codes per column, the
+//! bitsets). Codes: 160 bytes a design at 1280-d, 48 at 384-d, in memory. Vectors: in
+//! `vectors.bin`, read by position (page cache: shared by the node's processes,
+//! reclaimable, not resident in any of them). The graph: mapped, shared.
 //!
 //! Longer than 600 lines in total, so it is split: [`columns`] (the slots), [`scan`] (the
 //! planner and exact scoring), [`ann`] (USearch), [`disk`] (generations), [`bits`].

@@ -204,7 +204,7 @@ fn main() {
                     let q = &data[qk * dim..(qk + 1) * dim];
                     let t = Instant::now();
                     let want = rr.max(21);
-                    if ef == 0 {
+                    let keys: Vec<usize> = if ef == 0 {
                         // Brute-force Hamming prescan of the allowed keys, top `rr` re-scored.
                         let qb = signs(q);
                         let mut h: Vec<(u32, usize)> = (0..n)
@@ -216,34 +216,27 @@ fn main() {
                             h.select_nth_unstable(r);
                         }
                         h.truncate(r);
-                        let mut got: Vec<(f32, usize)> = h
-                            .iter()
-                            .map(|(_, k)| (score(q, scales[qk], *k), *k))
-                            .collect();
-                        got.sort_by(|a, b| b.0.partial_cmp(&a.0).unwrap().then(a.1.cmp(&b.1)));
-                        got.truncate(20);
-                        times.push(t.elapsed().as_secs_f64() * 1000.0);
-                        let tr = &truth[qi];
-                        t20 += tr.last().map(|x| x.0).unwrap_or(0.0);
-                        wanted += tr.len();
-                        found += got.iter().filter(|g| tr.iter().any(|x| x.1 == g.1)).count();
-                        continue;
-                    }
-                    let res = if scalar == ScalarKind::B1 {
-                        index.filtered_search(usearch::b1x8::from_u8s(&signs(q)), want, |k| {
-                            k != qk as u64 && allowed(k)
-                        })
-                    } else if scalar == ScalarKind::I8 {
-                        index.filtered_search(q, want, |k| k != qk as u64 && allowed(k))
+                        h.into_iter().map(|(_, k)| k).collect()
                     } else {
-                        let f: Vec<f32> = q.iter().map(|x| f32::from(*x) * scales[qk]).collect();
-                        index.filtered_search(f.as_slice(), want, |k| k != qk as u64 && allowed(k))
-                    }
-                    .unwrap();
-                    let mut got: Vec<(f32, usize)> = res
-                        .keys
+                        let m = if scalar == ScalarKind::B1 {
+                            index.filtered_search(usearch::b1x8::from_u8s(&signs(q)), want, |k| {
+                                k != qk as u64 && allowed(k)
+                            })
+                        } else if scalar == ScalarKind::I8 {
+                            index.filtered_search(q, want, |k| k != qk as u64 && allowed(k))
+                        } else {
+                            let f: Vec<f32> =
+                                q.iter().map(|x| f32::from(*x) * scales[qk]).collect();
+                            index.filtered_search(f.as_slice(), want, |k| {
+                                k != qk as u64 && allowed(k)
+                            })
+                        }
+                        .unwrap();
+                        m.keys.iter().map(|k| *k as usize).collect()
+                    };
+                    let mut got: Vec<(f32, usize)> = keys
                         .iter()
-                        .map(|k| (score(q, scales[qk], *k as usize), *k as usize))
+                        .map(|k| (score(q, scales[qk], *k), *k))
                         .collect();
                     got.sort_by(|a, b| b.0.partial_cmp(&a.0).unwrap().then(a.1.cmp(&b.1)));
                     got.truncate(20);

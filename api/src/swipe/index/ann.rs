@@ -169,18 +169,14 @@ const RUN: u32 = 8;
 impl Base {
     /// Copies the vector of `key` into `out` (`out.len() == dim`); false when unreadable.
     pub fn vector(&self, key: u32, out: &mut [i8]) -> bool {
-        let mut buf = vec![0u8; self.dim];
-        if self
-            .vectors
-            .read_exact_at(&mut buf, u64::from(key) * self.dim as u64)
-            .is_err()
-        {
-            return false;
-        }
-        for (o, b) in out.iter_mut().zip(&buf) {
-            *o = *b as i8;
-        }
-        true
+        let mut read = false;
+        self.score_keys(&[key], |_, v| {
+            for (o, b) in out.iter_mut().zip(v) {
+                *o = *b as i8;
+            }
+            read = true;
+        });
+        read
     }
 
     /// Whether the base holds exactly this vector under `key`.

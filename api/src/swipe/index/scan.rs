@@ -248,27 +248,36 @@ const COARSE_KEEP: usize = 8;
 /// Keys a thread takes at least when a base scan is split across cores.
 const KEYS_PER_THREAD: usize = 4096;
 
-/// `f` over `keys` in up to `cores` contiguous parts (the calling thread takes the first).
-fn split<'k, T: Send>(
-    keys: &'k [u32],
-    threads: usize,
-    f: impl Fn(&'k [u32]) -> T + Sync,
+/// `f` over `0..n` in `parts` contiguous ranges, each on a thread of its own but the first,
+/// which the calling thread runs; the results in range order.
+fn in_parts<T: Send>(
+    n: usize,
+    parts: usize,
+    f: impl Fn(std::ops::Range<usize>) -> T + Sync,
 ) -> Vec<T> {
-    let parts = threads.min(keys.len() / KEYS_PER_THREAD).max(1);
-    let chunk = keys.len().div_ceil(parts).max(1);
+    let chunk = n.div_ceil(parts.max(1)).max(1);
     std::thread::scope(|scope| {
         let f = &f;
-        let others: Vec<_> = keys
-            .chunks(chunk)
-            .skip(1)
-            .map(|part| scope.spawn(move || f(part)))
+        let others: Vec<_> = (chunk..n)
+            .step_by(chunk)
+            .map(|start| scope.spawn(move || f(start..(start + chunk).min(n))))
             .collect();
-        let mut out = vec![f(keys.get(..chunk.min(keys.len())).unwrap_or(&[]))];
+        let mut out = vec![f(0..chunk.min(n))];
         for h in others {
             out.push(h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)));
         }
         out
     })
+}
+
+/// `f` over `keys` in up to `threads` parts of at least [`KEYS_PER_THREAD`] keys.
+fn split<'k, T: Send>(
+    keys: &'k [u32],
+    threads: usize,
+    f: impl Fn(&'k [u32]) -> T + Sync,
+) -> Vec<T> {
+    let parts = threads.min(keys.len() / KEYS_PER_THREAD);
+    in_parts(keys.len(), parts, |range| f(&keys[range]))
 }
 
 impl Plan {
@@ -380,30 +389,29 @@ impl Plan {
                 .collect()
             };
             let want = (self.limit * 2).max(self.ef_search);
-            if explain.candidates <= self.exact_below {
-                explain.path = Path::ExactCandidates;
-                let keys: Vec<u32> = candidates.iter().collect();
-                all.extend(exact(&keys));
-            } else if explain.candidates <= self.shortlist_below {
+            let shortlist = |explain: &mut Explain| {
                 explain.path = Path::Shortlist;
-                let keys = self.shortlist(base, &candidates, self.shortlist.max(want), threads);
-                all.extend(exact(&keys));
+                self.shortlist(base, &candidates, self.shortlist.max(want), threads)
+            };
+            let keys: Vec<u32> = if explain.candidates <= self.exact_below {
+                explain.path = Path::ExactCandidates;
+                candidates.iter().collect()
+            } else if explain.candidates <= self.shortlist_below {
+                shortlist(&mut explain)
             } else {
-                explain.path = Path::Approximate;
                 match base.search(&self.query, want, &candidates) {
                     Ok(mut keys) => {
+                        explain.path = Path::Approximate;
                         keys.sort_unstable();
-                        all.extend(exact(&keys));
+                        keys
                     }
                     Err(e) => {
                         tracing::warn!(error = %e, "the HNSW search failed; ranking the candidates by their codes");
-                        explain.path = Path::Shortlist;
-                        let keys =
-                            self.shortlist(base, &candidates, self.shortlist.max(want), threads);
-                        all.extend(exact(&keys));
+                        shortlist(&mut explain)
                     }
                 }
-            }
+            };
+            all.extend(exact(&keys));
         }
         all.sort();
         all.truncate(self.limit);
@@ -472,27 +480,19 @@ impl Plan {
         } else {
             1
         };
-        let chunk = n.div_ceil(threads).max(1);
-        let scan = |range: std::ops::Range<usize>| {
-            pulp::Arch::new().dispatch(BlockScan {
-                plan: self,
-                x,
-                block,
-                mask,
-                range,
-            })
-        };
-        // The calling thread scans the first part itself; the others get one thread each.
-        std::thread::scope(|scope| {
-            let others: Vec<_> = (chunk..n)
-                .step_by(chunk)
-                .map(|start| scope.spawn(move || scan(start..(start + chunk).min(n))))
-                .collect();
-            let mut hits: Vec<Hit<'x>> = scan(0..chunk.min(n)).into_vec();
-            for h in others {
-                hits.extend(h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)));
-            }
-            hits
+        in_parts(n, threads, |range| {
+            pulp::Arch::new()
+                .dispatch(BlockScan {
+                    plan: self,
+                    x,
+                    block,
+                    mask,
+                    range,
+                })
+                .into_vec()
         })
+        .into_iter()
+        .flatten()
+        .collect()
     }
 }

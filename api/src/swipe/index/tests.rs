@@ -466,20 +466,40 @@ impl Fixture {
     }
 
     fn graph(&self, root: &std::path::Path, exact_below: usize) -> SearchIndex {
-        SearchIndex::new(IndexConfig {
-            dir: Some(root.to_path_buf()),
-            exact_below,
-            // exact_below 0 forces the walk; otherwise the planner's default tiers.
-            shortlist_below: if exact_below == 0 {
-                0
-            } else {
-                DEFAULT_SHORTLIST_BELOW
-            },
-            build_at: usize::MAX,
-            rebuild_after: usize::MAX,
-            ..IndexConfig::default()
-        })
+        SearchIndex::new(graph_config(root, exact_below))
     }
+}
+
+/// A graph in `root` that is never built or rebuilt in the background; `exact_below` 0 also
+/// turns the shortlist off, so every search with a candidate walks the graph.
+fn graph_config(root: &std::path::Path, exact_below: usize) -> IndexConfig {
+    IndexConfig {
+        dir: Some(root.to_path_buf()),
+        exact_below,
+        shortlist_below: if exact_below == 0 {
+            0
+        } else {
+            DEFAULT_SHORTLIST_BELOW
+        },
+        build_at: usize::MAX,
+        rebuild_after: usize::MAX,
+        ..IndexConfig::default()
+    }
+}
+
+/// Asserts recall@20 ≥ `bound` in every row of [`recall_by_filter`]; returns how many of
+/// its searches took `path`.
+fn check_rows(rows: &[(String, f64, Vec<Path>)], bound: f64, path: Path) -> usize {
+    for (filter, recall, _) in rows {
+        assert!(
+            *recall >= bound,
+            "{path:?}: recall@20 {recall:.3} under {filter}"
+        );
+    }
+    rows.iter()
+        .flat_map(|r| &r.2)
+        .filter(|p| **p == path)
+        .count()
 }
 
 /// Recall@`limit` of `index` against the exact index over every filter kind, org and
@@ -571,11 +591,7 @@ async fn the_graph_finds_what_the_exact_scorer_finds_under_every_filter_kind() {
     assert_eq!(status.in_graph, 4000);
     assert_eq!(status.in_memory, 0);
     let rows = recall_by_filter(&mut f, &index, 12, 96).await;
-    let mut walked = 0;
-    for (filter, recall, paths) in &rows {
-        assert!(recall >= &0.98, "recall@20 {recall:.3} under {filter}");
-        walked += paths.iter().filter(|p| **p == Path::Approximate).count();
-    }
+    let walked = check_rows(&rows, 0.98, Path::Approximate);
     assert!(
         walked >= rows.len() * 12,
         "the graph was walked ({walked} searches)"
@@ -590,7 +606,7 @@ async fn the_planner_scores_small_sets_exactly_shortlists_middling_ones_and_walk
         exact_below: 150,
         shortlist_below: 1000,
         shortlist: 60,
-        ..f.graph(root.path(), 150).config.clone()
+        ..graph_config(root.path(), 150)
     });
     index.build_now(&f.db, vectors::TEXT).await.unwrap();
     let query = Query::new("m", &f.rng.unit(64));
@@ -646,15 +662,11 @@ async fn a_shortlist_by_sign_codes_finds_what_the_exact_scorer_finds() {
         exact_below: 0,
         shortlist_below: usize::MAX,
         shortlist: 300,
-        ..f.graph(root.path(), 0).config.clone()
+        ..graph_config(root.path(), 0)
     });
     index.build_now(&f.db, vectors::TEXT).await.unwrap();
     let rows = recall_by_filter(&mut f, &index, 12, 96).await;
-    let mut shortlisted = 0;
-    for (filter, recall, paths) in &rows {
-        assert!(recall >= &0.98, "recall@20 {recall:.3} under {filter}");
-        shortlisted += paths.iter().filter(|p| **p == Path::Shortlist).count();
-    }
+    let shortlisted = check_rows(&rows, 0.98, Path::Shortlist);
     assert!(
         shortlisted >= rows.len() * 6,
         "shortlists were taken ({shortlisted})"
@@ -677,23 +689,13 @@ async fn codes_of_non_negative_vectors_still_rank() {
             exact_below,
             shortlist_below,
             shortlist: 300,
-            ..f.graph(root.path(), 0).config.clone()
+            ..graph_config(root.path(), 0)
         });
         index.build_now(&f.db, vectors::TEXT).await.unwrap();
         let rows = recall_by_filter(&mut f, &index, 12, 256).await;
         // Measured: 0.969 (walk) and 0.975 (shortlist) on the worst filter, >= 0.983 on
         // the others; with signs about zero the walk found 0.485 unfiltered.
-        for (filter, recall, _) in &rows {
-            assert!(
-                recall >= &0.95,
-                "{path:?}: recall@20 {recall:.3} under {filter}"
-            );
-        }
-        let taken = rows
-            .iter()
-            .flat_map(|r| &r.2)
-            .filter(|p| **p == path)
-            .count();
+        let taken = check_rows(&rows, 0.95, path);
         assert!(taken >= rows.len() * 6, "{path:?} taken {taken} times");
     }
 }
@@ -715,7 +717,7 @@ async fn a_generation_from_before_the_sign_codes_is_not_opened_but_rebuilt() {
 
     let index = SearchIndex::new(IndexConfig {
         build_at: 1,
-        ..f.graph(root.path(), 0).config.clone()
+        ..graph_config(root.path(), 0)
     });
     let query = Query::new("m", &[0.1; 64]);
     let filter = SwipeFilter::visible();

@@ -266,7 +266,7 @@ impl Table {
     /// The table's 404 code; database failures.
     pub async fn read<T>(&self, db: &Db, org_id: &str, id: &str) -> Result<T, ApiError>
     where
-        T: for<'r> sqlx::FromRow<'r, sqlx::any::AnyRow> + Send + Unpin,
+        T: for<'r> sqlx::FromRow<'r, sqlx::any::AnyRow> + Send + Unpin + 'static,
     {
         db.point_read_of(self.columns, self.name, true, id, org_id)
             .await?

@@ -2,18 +2,16 @@
 //!
 //! - **SQLite** (the embedded default): one file in WAL mode with `synchronous = NORMAL`.
 //!   Reads go through a pool of connections; write transactions through a single
-//!   connection held outside the pool ([`writer`]: no acquire or ping per write, and under
-//!   load each commit opens the next writer's transaction in the same round trip), the
-//!   SQLite way to avoid `SQLITE_BUSY` between writers of one process (other processes,
-//!   such as the admin CLI, wait on the busy timeout). **Durability**: in WAL mode with
-//!   `synchronous = NORMAL` a commit appends to the WAL without waiting for the disk; the
-//!   WAL is synced at each checkpoint. A committed write survives the process being killed
-//!   (the WAL is in the OS's cache), but the last commits before a power cut or an OS crash
-//!   may be lost; the database is never corrupted (SQLite's documented guarantee for this
-//!   mode). Batching several requests into one SQLite transaction (group commit) was not
-//!   built: with no sync per commit a commit is one `write()`, and the cost per write is
-//!   sqlx's round trips to the connection's thread (docs/performance.md §2), which
-//!   savepoints per request would not reduce.
+//!   connection held outside the pool ([`writer`]: no acquire or ping per write; under
+//!   load the writers waiting at one moment commit as one group, each in a savepoint of
+//!   one SQLite transaction, and each request still answers only after the `COMMIT` that
+//!   holds its writes), the SQLite way to avoid `SQLITE_BUSY` between writers of one
+//!   process (other processes, such as the admin CLI, wait on the busy timeout).
+//!   **Durability**: in WAL mode with `synchronous = NORMAL` a commit appends to the WAL
+//!   without waiting for the disk; the WAL is synced at each checkpoint. A committed write
+//!   survives the process being killed (the WAL is in the OS's cache), but the last commits
+//!   before a power cut or an OS crash may be lost; the database is never corrupted
+//!   (SQLite's documented guarantee for this mode).
 //! - **PostgreSQL** (`--database-url postgres://…`), for many API nodes. One pool serves
 //!   reads and writes. A write transaction names what it writes ([`WriteLock`]): one
 //!   organisation's rows ([`Db::begin_write_for`]: the cluster lock [`PG_WRITE_LOCK`]
@@ -26,7 +24,8 @@
 //!   sources, keys, members, the job applier, webhook deliveries, housekeeping) keep the
 //!   exclusive lock. Tested across two nodes in `api/server/tests/api/write_locks.rs`. Read
 //!   transactions are `REPEATABLE READ READ ONLY`, so a list's count, page and facets come
-//!   from one snapshot, as on SQLite.
+//!   from one snapshot, as on SQLite. Reads of one row by id that wait at the same moment
+//!   go out as one statement ([`batch`]).
 //!
 //! Both run through sqlx's `Any` driver, so the SQL is **one portable text** for both
 //! engines, written in the subset they share: `?` placeholders (rewritten to `$N` by
@@ -42,6 +41,7 @@
 //!
 //! Create one [`Db`] per process; it is cheap to clone.
 
+mod batch;
 mod commit_stamp;
 mod inline;
 pub mod list;
@@ -56,8 +56,9 @@ pub use tx::{Deferred, DeferredCommit, TxConn, WriteLock, WriteTx};
 use writer::Writer;
 pub use writer::{HeldConn, HeldTx};
 
+use std::collections::HashMap;
 use std::path::Path;
-use std::sync::Arc;
+use std::sync::{Arc, PoisonError};
 use std::time::Duration;
 
 use sqlx::any::{AnyConnectOptions, AnyPoolOptions};
@@ -118,6 +119,8 @@ pub struct DbInner {
     readers: Arc<Readers>,
     /// On SQLite, point reads on the calling thread ([`Db::point_read`]).
     inline: Option<Arc<inline::InlineReads>>,
+    /// On PostgreSQL, reads by id sent together ([`batch`]).
+    batches: Option<batch::Batches>,
     engine: Engine,
 }
 
@@ -169,7 +172,7 @@ impl Db {
         let url = |mode: &str| format!("sqlite://{}?mode={mode}", path.display());
         // The Any driver takes SQLite's options from the URL only; the rest are pragmas run
         // on every new connection.
-        let write = AnyPoolOptions::new()
+        let write = pool_options()
             .max_connections(1)
             .acquire_timeout(Duration::from_secs(30))
             .after_connect(|conn, _| Box::pin(sqlite_pragmas(conn)))
@@ -177,7 +180,7 @@ impl Db {
             .await?;
         MIGRATOR_SQLITE.run(&write).await?;
         let ro = url("ro").parse::<AnyConnectOptions>()?;
-        let read = AnyPoolOptions::new()
+        let read = pool_options()
             .max_connections(8)
             .min_connections(2)
             .after_connect(|conn, _| Box::pin(sqlite_pragmas(conn)))
@@ -191,13 +194,14 @@ impl Db {
             ))),
             readers: Arc::new(Readers::new(ro, HELD_READERS_SQLITE, true)),
             inline: Some(Arc::new(inline::InlineReads::new(&path))),
+            batches: None,
             engine: Engine::Sqlite,
         })))
     }
 
     async fn open_postgres(url: &str) -> Result<Self, sqlx::Error> {
         let options = url.parse::<AnyConnectOptions>()?;
-        let pool = AnyPoolOptions::new()
+        let pool = pool_options()
             .max_connections(16)
             .min_connections(1)
             .acquire_timeout(Duration::from_secs(10))
@@ -206,11 +210,13 @@ impl Db {
         // Migrations of several nodes starting at once are serialised by sqlx's own
         // advisory lock on PostgreSQL.
         MIGRATOR_POSTGRES.run(&pool).await?;
+        let readers = Arc::new(Readers::new(options, HELD_READERS_POSTGRES, false));
         Ok(Self(Arc::new(DbInner {
             read: pool.clone(),
             write: pool,
             writer: None,
-            readers: Arc::new(Readers::new(options, HELD_READERS_POSTGRES, false)),
+            batches: Some(batch::Batches::new(readers.clone())),
+            readers,
             inline: None,
             engine: Engine::Postgres,
         })))
@@ -265,28 +271,39 @@ impl Db {
     /// until the next `ANALYZE` (a read of 10,000 brands' organisation took 30× as long; see
     /// `engines::postgres_point_reads_use_the_primary_key_after_the_table_grows`).
     ///
+    /// On PostgreSQL the reads waiting at one moment go out as one statement ([`batch`]).
+    ///
     /// # Errors
     /// Database failures.
     pub async fn point_read_of<T>(
         &self,
-        columns: &str,
-        table: &str,
+        columns: &'static str,
+        table: &'static str,
         live_only: bool,
         id: &str,
         org_id: &str,
     ) -> Result<Option<T>, sqlx::Error>
     where
-        T: for<'r> sqlx::FromRow<'r, sqlx::any::AnyRow> + Send + Unpin,
+        T: for<'r> sqlx::FromRow<'r, sqlx::any::AnyRow> + Send + Unpin + 'static,
     {
-        let live = if live_only {
-            " AND t.deleted_at IS NULL"
-        } else {
-            ""
-        };
-        let sql = format!(
-            "SELECT {columns}, t.org_id AS row_org_id FROM {table} AS t WHERE t.id = ?{live}"
-        );
-        let row: Option<OfOrg<T>> = self.point_read(&sql, &[id]).await?;
+        let texts = PointTexts::of(columns, table, live_only);
+        if let Some(batches) = &self.batches {
+            let (send, answered) = tokio::sync::oneshot::channel();
+            let answer = Box::new(move |a: batch::Answer<'_>| {
+                let row = a.map(|row| {
+                    row.map(<OfOrg<T> as sqlx::FromRow<_>>::from_row)
+                        .transpose()
+                });
+                drop(send.send(row));
+            });
+            if batches.read(texts.batch, id, answer) {
+                // A failed batch (or a driver gone with its runtime): read alone below.
+                if let Ok(Ok(row)) = answered.await {
+                    return Ok(row?.filter(|r| r.org_id == org_id).map(|r| r.row));
+                }
+            }
+        }
+        let row: Option<OfOrg<T>> = self.point_read(texts.single, &[id]).await?;
         Ok(row.filter(|r| r.org_id == org_id).map(|r| r.row))
     }
 
@@ -355,6 +372,28 @@ impl Db {
     }
 }
 
+/// How long a pooled connection may have been idle before its acquire checks it.
+const PING_IDLE_AFTER: Duration = Duration::from_secs(1);
+
+/// A pool's options: sqlx pings every connection on release (a round trip that also flushes
+/// a rollback a cancelled statement left) and, by default, again on every acquire. The
+/// second ping is kept only for connections idle for [`PING_IDLE_AFTER`] or more (a
+/// PostgreSQL restarted or a proxy timed them out meanwhile): under load a connection goes
+/// from release to acquire in microseconds, and its ping cost PostgreSQL's writes one round
+/// trip of four (docs/performance.md §2).
+fn pool_options() -> AnyPoolOptions {
+    AnyPoolOptions::new()
+        .test_before_acquire(false)
+        .before_acquire(|conn, meta| {
+            Box::pin(async move {
+                if meta.idle_for >= PING_IDLE_AFTER {
+                    sqlx::Connection::ping(conn).await?;
+                }
+                Ok(true)
+            })
+        })
+}
+
 /// `pool.begin_with(statement)`, run to its end even when the caller stops waiting (its
 /// client hung up): the statement is sent on a pooled connection, and a caller dropped
 /// before sqlx has counted the transaction as open would hand that connection back to the
@@ -379,6 +418,53 @@ pub(crate) async fn begin_whole(
 }
 
 /// A row and the organisation it belongs to ([`Db::point_read_of`]).
+/// The two statements of [`Db::point_read_of`] for one table and select list, made once.
+struct PointTexts {
+    /// One row by id.
+    single: &'static str,
+    /// The rows of several ids ([`batch`]), each with its id as `batch_key`.
+    batch: &'static str,
+}
+
+type PointKey = (&'static str, &'static str, bool);
+
+static POINT_TEXTS: std::sync::LazyLock<std::sync::RwLock<HashMap<PointKey, &'static PointTexts>>> =
+    std::sync::LazyLock::new(Default::default);
+
+impl PointTexts {
+    /// The texts for `columns` of `table`, only live rows when `live_only` (a bounded set:
+    /// the resources' constants).
+    fn of(columns: &'static str, table: &'static str, live_only: bool) -> &'static Self {
+        let key = (columns, table, live_only);
+        if let Some(t) = POINT_TEXTS
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(&key)
+        {
+            return t;
+        }
+        let live = if live_only {
+            " AND t.deleted_at IS NULL"
+        } else {
+            ""
+        };
+        let select = format!("SELECT {columns}, t.org_id AS row_org_id");
+        let texts = Box::leak(Box::new(Self {
+            single: format!("{select} FROM {table} AS t WHERE t.id = ?{live}").leak(),
+            batch: format!(
+                "{select}, t.id AS batch_key FROM {table} AS t \
+                 WHERE t.id = ANY(string_to_array(?, chr(31))){live}"
+            )
+            .leak(),
+        }));
+        POINT_TEXTS
+            .write()
+            .unwrap_or_else(PoisonError::into_inner)
+            .entry(key)
+            .or_insert(texts)
+    }
+}
+
 struct OfOrg<T> {
     org_id: String,
     row: T,

@@ -270,6 +270,19 @@ async fn a_write_cancelled_inside_begin_leaves_the_sqlite_writer_usable() {
     assert_eq!(s.get(&org, "/v1/brands").await.body["total_count"], 5);
 }
 
+/// A server on a fresh PostgreSQL database (also when the suite runs on SQLite), without
+/// workers or the default collection; the database's URL beside it.
+async fn postgres_server() -> (String, crate::support::TestServer) {
+    let url = crate::postgres::shared().create_database();
+    let s = crate::support::TestServer::start_with(|a| {
+        a.db.database_url = Some(url.clone());
+        a.workers = 0;
+        a.default_collection = Some("/nonexistent-default-collection".into());
+    })
+    .await;
+    (url, s)
+}
+
 /// PostgreSQL's point reads keep using the primary key after a table grows: the held
 /// connections keep each statement prepared, and the generic plan PostgreSQL settles on
 /// after five executions on a near-empty table may take the organisation's index (as good
@@ -279,13 +292,7 @@ async fn a_write_cancelled_inside_begin_leaves_the_sqlite_writer_usable() {
 /// 10,000 brands.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn postgres_point_reads_use_the_primary_key_after_the_table_grows() {
-    let url = crate::postgres::shared().create_database();
-    let s = crate::support::TestServer::start_with(|a| {
-        a.db.database_url = Some(url.clone());
-        a.workers = 0;
-        a.default_collection = Some("/nonexistent-default-collection".into());
-    })
-    .await;
+    let (url, s) = postgres_server().await;
     let org = s.org_unlimited("Grows").await;
     let first = s
         .post(&org, "/v1/brands", serde_json::json!({"name": "First"}))
@@ -345,4 +352,180 @@ async fn postgres_point_reads_use_the_primary_key_after_the_table_grows() {
         read < 20_000,
         "{read} rows read through the organisation's index by 200 reads by id"
     );
+}
+
+/// PostgreSQL's reads by id go out together when they arrive together
+/// (`api/src/store/batch.rs`): each read still gets exactly its own answer (its row, a 404
+/// for an unknown id, another organisation's or a deleted row), and a read sent after a
+/// write returned sees that write while the batches are busy with other reads.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn postgres_reads_sent_together_each_get_their_own_answer() {
+    let (_, s) = postgres_server().await;
+    let (a, b) = (s.org_unlimited("A").await, s.org_unlimited("B").await);
+    let mut ids = Vec::new();
+    for i in 0..12 {
+        let r = s
+            .post(
+                &a,
+                "/v1/brands",
+                serde_json::json!({"name": format!("A{i}")}),
+            )
+            .await;
+        ids.push(r.body["data"]["id"].as_str().unwrap().to_owned());
+    }
+    let theirs = s
+        .post(&b, "/v1/brands", serde_json::json!({"name": "B0"}))
+        .await
+        .body["data"]["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    s.delete(&a, &format!("/v1/brands/{}", ids[11]))
+        .await
+        .expect(200, None);
+    // (path, expected status, expected name): 20 rounds of every case, all in flight at once.
+    let mut cases = Vec::new();
+    for round in 0..20 {
+        for (i, id) in ids.iter().enumerate() {
+            let (status, name) = if i == 11 {
+                (404, None)
+            } else {
+                (200, Some(format!("A{i}")))
+            };
+            cases.push((format!("/v1/brands/{id}"), status, name));
+        }
+        cases.push((format!("/v1/brands/{theirs}"), 404, None));
+        cases.push((format!("/v1/brands/brand_missing{round}"), 404, None));
+    }
+    let replies = futures_util::future::join_all(cases.iter().map(|(p, _, _)| s.get(&a, p))).await;
+    for ((path, status, name), r) in cases.iter().zip(replies) {
+        assert_eq!(r.status, *status, "{path}: {}", r.body);
+        if let Some(name) = name {
+            assert_eq!(r.body["data"]["name"], name.as_str(), "{path}");
+        }
+    }
+    // Reads of another brand keep the batches busy while each new brand is read back.
+    let busy = &ids[0];
+    for i in 0..30 {
+        let created = s
+            .post(
+                &a,
+                "/v1/brands",
+                serde_json::json!({"name": format!("New {i}")}),
+            )
+            .await;
+        let id = created.body["data"]["id"].as_str().unwrap().to_owned();
+        let mut reads: Vec<_> = (0..16).map(|_| format!("/v1/brands/{busy}")).collect();
+        reads.push(format!("/v1/brands/{id}"));
+        let replies = futures_util::future::join_all(reads.iter().map(|p| s.get(&a, p))).await;
+        let last = replies.last().unwrap();
+        assert_eq!(
+            last.status, 200,
+            "a brand read back at once after its create"
+        );
+        assert_eq!(last.body["data"]["name"], format!("New {i}"));
+        assert!(replies.iter().all(|r| r.status == 200));
+    }
+}
+
+/// SQLite's writers commit in groups (`api/src/store/writer.rs`): concurrent write
+/// transactions share one SQLite transaction, each in a savepoint. Each keeps exactly its
+/// own writes, all or none: a committed one's rows are there (and readable on another
+/// connection once its `commit` returns), a rolled-back or failed one's are not, and one
+/// cancelled at any point leaves both of its rows or neither, never stalling the others.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sqlite_writers_committed_together_each_keep_exactly_their_own_writes() {
+    use adforge_api::store::query;
+
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open(dir.path()).await.unwrap();
+    let mut conn = db.write_conn().await.unwrap();
+    query("CREATE TABLE g (v INTEGER PRIMARY KEY)")
+        .execute(&mut *conn)
+        .await
+        .unwrap();
+    drop(conn);
+    #[derive(Clone, Copy, PartialEq, Debug)]
+    enum Fate {
+        Commit,
+        RollBack,
+        Fail,
+        Cancel,
+    }
+    let fate = |i: i64| match i % 9 {
+        0 => Fate::RollBack,
+        4 => Fate::Fail,
+        7 => Fate::Cancel,
+        _ => Fate::Commit,
+    };
+    for round in 0..3i64 {
+        let tasks: Vec<_> = (round * 100..round * 100 + 90)
+            .map(|i| {
+                let db = db.clone();
+                let task = tokio::spawn(async move {
+                    let mut tx = db.begin_write().await.unwrap();
+                    for v in [i, i + 10_000] {
+                        query("INSERT INTO g (v) VALUES (?)")
+                            .bind(v)
+                            .execute(&mut *tx)
+                            .await
+                            .unwrap();
+                    }
+                    match fate(i) {
+                        Fate::RollBack => drop(tx),
+                        Fate::Fail => {
+                            let e = query("INSERT INTO g (v) VALUES (?)")
+                                .bind(i)
+                                .execute(&mut *tx)
+                                .await;
+                            assert!(e.is_err(), "a duplicate key is refused");
+                            drop(tx);
+                        }
+                        Fate::Commit | Fate::Cancel => {
+                            tx.commit().await.unwrap();
+                            let seen: i64 = adforge_api::store::query_scalar(
+                                "SELECT count(*) FROM g WHERE v IN (?, ?)",
+                            )
+                            .bind(i)
+                            .bind(i + 10_000)
+                            .fetch_one(&db.read)
+                            .await
+                            .unwrap();
+                            assert_eq!(seen, 2, "writer {i}'s rows once its commit returned");
+                        }
+                    }
+                });
+                (i, task)
+            })
+            .collect();
+        for (i, task) in &tasks {
+            if fate(*i) == Fate::Cancel {
+                tokio::time::sleep(std::time::Duration::from_micros(300)).await;
+                task.abort();
+            }
+        }
+        for (i, task) in tasks {
+            let done = tokio::time::timeout(std::time::Duration::from_secs(30), task)
+                .await
+                .unwrap_or_else(|_| panic!("writer {i} never finished"));
+            if fate(i) != Fate::Cancel {
+                done.unwrap();
+            }
+        }
+    }
+    let rows: Vec<(i64,)> = query_as("SELECT v FROM g ORDER BY v")
+        .fetch_all(&db.read)
+        .await
+        .unwrap();
+    let rows: BTreeSet<i64> = rows.into_iter().map(|(v,)| v).collect();
+    for round in 0..3i64 {
+        for i in round * 100..round * 100 + 90 {
+            let (a, b) = (rows.contains(&i), rows.contains(&(i + 10_000)));
+            match fate(i) {
+                Fate::Commit => assert!(a && b, "writer {i} committed"),
+                Fate::RollBack | Fate::Fail => assert!(!a && !b, "writer {i} rolled back"),
+                Fate::Cancel => assert_eq!(a, b, "writer {i}: both rows or neither"),
+            }
+        }
+    }
 }

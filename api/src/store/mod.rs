@@ -251,13 +251,21 @@ impl Db {
                 Err(inline::InlineError::Busy) => {}
             }
         }
-        let mut reader = self.reader().await?;
-        let mut q = query_as::<T>(sql);
-        for a in args {
-            q = q.bind(*a);
+        // A held connection the server closed (a restart) fails its next statement and is
+        // reopened: the read is tried again, at most once per held connection.
+        let mut tries = self.readers.count() + 1;
+        loop {
+            let mut reader = self.reader().await?;
+            let mut q = query_as::<T>(sql);
+            for a in args {
+                q = q.bind(*a);
+            }
+            let row = q.fetch_optional(reader.conn()?).await;
+            match reader.check(row) {
+                Err(e) if tries > 1 && readers::lost(&e) => tries -= 1,
+                r => return r,
+            }
         }
-        let row = q.fetch_optional(reader.conn()?).await;
-        reader.check(row)
     }
 
     /// The row `id` of organisation `org_id` in `table` (aliased `t` in `columns`), only a

@@ -8,8 +8,9 @@
 //! outside the pool behind plain async locks: a reader takes a free one (or waits its turn
 //! on one), runs its statement (sqlx keeps each connection's prepared statements, so a
 //! text is prepared once per connection) and lets go. No ping: a connection whose
-//! statement failed with an I/O or protocol error is dropped and made anew on next use,
-//! which is what the ping guarded against; a statement cancelled half-way leaves the
+//! statement failed with a connection error ([`lost`]) is dropped and made anew on next
+//! use, and [`super::Db::point_read`] reads again (so a PostgreSQL restart costs a retry,
+//! not an error), which is what the ping guarded against; a statement cancelled half-way leaves the
 //! connection usable (SQLite finishes or resets it on its worker thread before the next
 //! command, PostgreSQL's connection drains to the next `ReadyForQuery` first).
 //!
@@ -44,6 +45,11 @@ impl Readers {
             options,
             sqlite,
         }
+    }
+
+    /// How many connections are held.
+    pub fn count(&self) -> usize {
+        self.slots.len()
     }
 
     /// A free connection, or the next one in turn when all are busy.
@@ -82,17 +88,30 @@ impl Reader<'_> {
     /// Passes a statement's result through, dropping the connection when the error says
     /// it is broken (it is opened again on next use).
     pub fn check<T>(mut self, r: Result<T, sqlx::Error>) -> Result<T, sqlx::Error> {
-        if let Err(
-            sqlx::Error::Io(_)
-            | sqlx::Error::Protocol(_)
-            | sqlx::Error::Tls(_)
-            | sqlx::Error::WorkerCrashed
-            | sqlx::Error::PoolClosed,
-        ) = &r
+        if let Err(e) = &r
+            && lost(e)
         {
             tracing::warn!("dropping a held read connection after a connection error");
             *self.slot = None;
         }
         r
+    }
+}
+
+/// Whether `e` says the connection is broken (it is dropped and opened again on next use):
+/// an I/O or protocol failure, or PostgreSQL's word that it ended the session (SQLSTATE
+/// class 08, connection exception, or 57P, operator intervention: a shutdown or
+/// `pg_terminate_backend`, sent before it closes the socket).
+pub fn lost(e: &sqlx::Error) -> bool {
+    match e {
+        sqlx::Error::Io(_)
+        | sqlx::Error::Protocol(_)
+        | sqlx::Error::Tls(_)
+        | sqlx::Error::WorkerCrashed
+        | sqlx::Error::PoolClosed => true,
+        sqlx::Error::Database(d) => d
+            .code()
+            .is_some_and(|c| c.starts_with("08") || c.starts_with("57P")),
+        _ => false,
     }
 }

@@ -529,3 +529,47 @@ async fn sqlite_writers_committed_together_each_keep_exactly_their_own_writes() 
         }
     }
 }
+
+/// A pooled PostgreSQL connection is pinged at acquire only after it sat idle for a second
+/// (`store::pool_options`): connections the server closed meanwhile (a restart, a proxy's
+/// timeout; here `pg_terminate_backend`) are found and replaced, and the list reads that
+/// take them answer as before. Held read connections are not pinged: a point read that
+/// finds its connection closed reads again on a new one (`Db::point_read`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn postgres_pooled_connections_closed_while_idle_are_replaced() {
+    let (url, s) = postgres_server().await;
+    let org = s.org_unlimited("Idle").await;
+    let kept = s
+        .post(&org, "/v1/brands", serde_json::json!({"name": "Kept"}))
+        .await;
+    let one = format!("/v1/brands/{}", kept.body["data"]["id"].as_str().unwrap());
+    // Lists (pooled read transactions) and reads by id (held connections), 8 of each at once.
+    let lists = || async {
+        let paths = ["/v1/brands", one.as_str()];
+        let replies =
+            futures_util::future::join_all((0..16).map(|i| s.get(&org, paths[i % 2]))).await;
+        replies
+            .iter()
+            .map(|r| r.status.as_u16())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(lists().await, vec![200; 16]);
+    // One at a time, the reads by id open every held connection in turn.
+    for _ in 0..16 {
+        s.get(&org, &one).await.expect(200, None);
+    }
+    let closed = crate::postgres::shared()
+        .psql(
+            &url,
+            "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity \
+             WHERE datname = current_database() AND pid <> pg_backend_pid()",
+        )
+        .unwrap();
+    assert!(closed.trim().parse::<i64>().unwrap() > 0, "{closed}");
+    tokio::time::sleep(std::time::Duration::from_millis(1_200)).await;
+    assert_eq!(
+        lists().await,
+        vec![200; 16],
+        "reads after the server closed idle connections"
+    );
+}

@@ -27,10 +27,12 @@
 //! append without `fsync`.
 //!
 //! A connection whose statement failed with a connection error is dropped and reopened on
-//! next use. A request dropped while its `BEGIN`, hand-over or `COMMIT` is on its way (its
-//! client hung up) leaves the connection in a state nobody knows, since sqlx's connection
-//! thread still runs the statement: such a connection is closed (which rolls back whatever
-//! it had open, and fails its group) and reopened for the next writer.
+//! next use. A commit runs on a task of its own, so a request dropped meanwhile (its client
+//! hung up) never cuts a hand-over or `COMMIT` off half-way, which would fail its whole
+//! group. A request dropped while its `BEGIN` is on its way leaves the connection in a
+//! state nobody knows, since sqlx's connection thread still runs the statement: such a
+//! connection is closed (which rolls back whatever it had open; no group is open while a
+//! `BEGIN` runs) and reopened for the next writer.
 
 use std::ops::{Deref, DerefMut};
 use std::sync::Arc;
@@ -237,7 +239,17 @@ impl HeldTx {
     /// Commits: joins the group and hands the transaction over when other writers wait,
     /// else commits for the whole group; returns once the SQLite `COMMIT` holding this
     /// writer's work has returned.
-    pub(super) async fn commit(mut self) -> Result<(), sqlx::Error> {
+    ///
+    /// Runs on a task of its own, to its end even when the caller stops waiting (its client
+    /// hung up): a hand-over or `COMMIT` cut off half-way would leave the connection in a
+    /// state nobody knows, to be closed, and with it the work of every writer in the group.
+    pub(super) async fn commit(self) -> Result<(), sqlx::Error> {
+        tokio::spawn(self.commit_here())
+            .await
+            .map_err(|e| sqlx::Error::Protocol(format!("the commit's task failed: {e}")))?
+    }
+
+    async fn commit_here(mut self) -> Result<(), sqlx::Error> {
         let waiting = self.waiting.load(Ordering::Relaxed) > 0;
         let join = waiting && self.slot().group.len() + 1 < GROUP_MOST;
         let sql = match (join, waiting) {

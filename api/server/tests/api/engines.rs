@@ -458,7 +458,7 @@ async fn sqlite_writers_committed_together_each_keep_exactly_their_own_writes() 
         7 => Fate::Cancel,
         _ => Fate::Commit,
     };
-    for round in 0..3i64 {
+    for round in 0..6i64 {
         let tasks: Vec<_> = (round * 100..round * 100 + 90)
             .map(|i| {
                 let db = db.clone();
@@ -482,7 +482,9 @@ async fn sqlite_writers_committed_together_each_keep_exactly_their_own_writes() 
                             drop(tx);
                         }
                         Fate::Commit | Fate::Cancel => {
-                            tx.commit().await.unwrap();
+                            if let Err(e) = tx.commit().await {
+                                panic!("writer {i}'s commit failed: {e}");
+                            }
                             let seen: i64 = adforge_api::store::query_scalar(
                                 "SELECT count(*) FROM g WHERE v IN (?, ?)",
                             )
@@ -518,7 +520,7 @@ async fn sqlite_writers_committed_together_each_keep_exactly_their_own_writes() 
         .await
         .unwrap();
     let rows: BTreeSet<i64> = rows.into_iter().map(|(v,)| v).collect();
-    for round in 0..3i64 {
+    for round in 0..6i64 {
         for i in round * 100..round * 100 + 90 {
             let (a, b) = (rows.contains(&i), rows.contains(&(i + 10_000)));
             match fate(i) {

@@ -101,13 +101,6 @@ impl Drop for Waiting {
     }
 }
 
-fn broken(e: &sqlx::Error) -> bool {
-    matches!(
-        e,
-        sqlx::Error::Io(_) | sqlx::Error::Protocol(_) | sqlx::Error::WorkerCrashed
-    )
-}
-
 fn is_busy(e: &sqlx::Error) -> bool {
     match e {
         sqlx::Error::Database(d) => d
@@ -173,9 +166,9 @@ impl Writer {
                 .await;
             guard.unsure = false;
             if let Err(e) = r {
-                // A failed BEGIN (busy) opened nothing; after a failed SAVEPOINT the
-                // transaction (empty) is open: closing the connection ends either.
-                if broken(&e) || !is_busy(&e) {
+                // A BEGIN refused as busy opened nothing; after any other failure (a lost
+                // connection, a failed SAVEPOINT) closing the connection ends what may be open.
+                if !is_busy(&e) {
                     guard.drop_conn("the writer connection failed to begin");
                 }
                 return Err(e);

@@ -283,6 +283,13 @@ async fn postgres_server() -> (String, crate::support::TestServer) {
     (url, s)
 }
 
+/// Creates a brand named `name` for `org`; its id.
+async fn brand(s: &crate::support::TestServer, org: &crate::support::Org, name: &str) -> String {
+    s.post(org, "/v1/brands", serde_json::json!({"name": name}))
+        .await
+        .id()
+}
+
 /// PostgreSQL's point reads keep using the primary key after a table grows: the held
 /// connections keep each statement prepared, and the generic plan PostgreSQL settles on
 /// after five executions on a near-empty table may take the organisation's index (as good
@@ -364,22 +371,9 @@ async fn postgres_reads_sent_together_each_get_their_own_answer() {
     let (a, b) = (s.org_unlimited("A").await, s.org_unlimited("B").await);
     let mut ids = Vec::new();
     for i in 0..12 {
-        let r = s
-            .post(
-                &a,
-                "/v1/brands",
-                serde_json::json!({"name": format!("A{i}")}),
-            )
-            .await;
-        ids.push(r.body["data"]["id"].as_str().unwrap().to_owned());
+        ids.push(brand(&s, &a, &format!("A{i}")).await);
     }
-    let theirs = s
-        .post(&b, "/v1/brands", serde_json::json!({"name": "B0"}))
-        .await
-        .body["data"]["id"]
-        .as_str()
-        .unwrap()
-        .to_owned();
+    let theirs = brand(&s, &b, "B0").await;
     s.delete(&a, &format!("/v1/brands/{}", ids[11]))
         .await
         .expect(200, None);
@@ -407,14 +401,7 @@ async fn postgres_reads_sent_together_each_get_their_own_answer() {
     // Reads of another brand keep the batches busy while each new brand is read back.
     let busy = &ids[0];
     for i in 0..30 {
-        let created = s
-            .post(
-                &a,
-                "/v1/brands",
-                serde_json::json!({"name": format!("New {i}")}),
-            )
-            .await;
-        let id = created.body["data"]["id"].as_str().unwrap().to_owned();
+        let id = brand(&s, &a, &format!("New {i}")).await;
         let mut reads: Vec<_> = (0..16).map(|_| format!("/v1/brands/{busy}")).collect();
         reads.push(format!("/v1/brands/{id}"));
         let replies = futures_util::future::join_all(reads.iter().map(|p| s.get(&a, p))).await;
@@ -541,10 +528,7 @@ async fn sqlite_writers_committed_together_each_keep_exactly_their_own_writes() 
 async fn postgres_pooled_connections_closed_while_idle_are_replaced() {
     let (url, s) = postgres_server().await;
     let org = s.org_unlimited("Idle").await;
-    let kept = s
-        .post(&org, "/v1/brands", serde_json::json!({"name": "Kept"}))
-        .await;
-    let one = format!("/v1/brands/{}", kept.body["data"]["id"].as_str().unwrap());
+    let one = format!("/v1/brands/{}", brand(&s, &org, "Kept").await);
     // Lists (pooled read transactions) and reads by id (held connections), 8 of each at once.
     let lists = || async {
         let paths = ["/v1/brands", one.as_str()];

@@ -472,6 +472,16 @@ impl Fixture {
 
 /// A graph in `root` that is never built or rebuilt in the background; `exact_below` 0 also
 /// turns the shortlist off, so every search with a candidate walks the graph.
+/// [`graph_config`] with nothing scored exactly: filters leaving fewer than
+/// `shortlist_below` candidates take the shortlist of 300, the rest walk the graph.
+fn shortlist_config(root: &std::path::Path, shortlist_below: usize) -> IndexConfig {
+    IndexConfig {
+        shortlist_below,
+        shortlist: 300,
+        ..graph_config(root, 0)
+    }
+}
+
 fn graph_config(root: &std::path::Path, exact_below: usize) -> IndexConfig {
     IndexConfig {
         dir: Some(root.to_path_buf()),
@@ -658,12 +668,7 @@ async fn a_shortlist_by_sign_codes_finds_what_the_exact_scorer_finds() {
     // Every search with a candidate ranks all of them by their codes and scores the best
     // 300 (of up to 4000) exactly: codes that ranked at random would find about 300/4000
     // of the answer.
-    let index = SearchIndex::new(IndexConfig {
-        exact_below: 0,
-        shortlist_below: usize::MAX,
-        shortlist: 300,
-        ..graph_config(root.path(), 0)
-    });
+    let index = SearchIndex::new(shortlist_config(root.path(), usize::MAX));
     index.build_now(&f.db, vectors::TEXT).await.unwrap();
     let rows = recall_by_filter(&mut f, &index, 12, 96).await;
     let shortlisted = check_rows(&rows, 0.98, Path::Shortlist);
@@ -682,15 +687,8 @@ async fn codes_of_non_negative_vectors_still_rank() {
     // narrow band (see the measured values below).
     let mut f = Fixture::with(4000, 256, true).await;
     let root = tempfile::tempdir().unwrap();
-    for (exact_below, shortlist_below, path) in
-        [(0, 0, Path::Approximate), (0, usize::MAX, Path::Shortlist)]
-    {
-        let index = SearchIndex::new(IndexConfig {
-            exact_below,
-            shortlist_below,
-            shortlist: 300,
-            ..graph_config(root.path(), 0)
-        });
+    for (shortlist_below, path) in [(0, Path::Approximate), (usize::MAX, Path::Shortlist)] {
+        let index = SearchIndex::new(shortlist_config(root.path(), shortlist_below));
         index.build_now(&f.db, vectors::TEXT).await.unwrap();
         let rows = recall_by_filter(&mut f, &index, 12, 256).await;
         // Measured: 0.969 (walk) and 0.975 (shortlist) on the worst filter, >= 0.983 on

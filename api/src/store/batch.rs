@@ -6,13 +6,18 @@
 //! by its unique index. Under load many such reads wait at once, so they are sent together:
 //! every read by id joins one queue, and a few driver tasks each take whatever the queue
 //! holds (up to [`MOST`]), group it by statement and ask each group's rows with one
-//! `WHERE t.id = ANY(…)`. When a driver is free a read goes out alone at once, so a quiet
+//! statement that looks each id up on its unique index. When a driver is free a read goes out alone at once, so a quiet
 //! server adds no wait; when all drivers are busy the queue grows and the next statement
 //! carries all of it.
 //!
 //! **Measured** (`docs/performance.md` §1, fifth pass): reading one brand over and over, the
-//! read went from 21.8 % to 43.5 % of `/healthz` (the waiting reads share one row); reading
-//! 500 distinct brands, its p99 halved (12.6 → 5.7 ms) but its throughput did not move.
+//! read went from 21.8 % to 43.5 % of `/healthz` (the waiting reads share one row). Reading
+//! 500 distinct brands it did not move at first: the batch statement's generic plan scanned
+//! the whole table (see [`super::PointTexts`]); with one index lookup per id it went from
+//! 21–33 % to 42–47 % (sixth pass).
+//!
+//! The ids travel as one text parameter split by `string_to_array`, since sqlx's `Any`
+//! driver binds no arrays.
 //!
 //! **Same answers.** A read is sent after it joined the queue, so it sees every commit that
 //! returned before its request was read, as a read of its own would. The organisation is

@@ -425,7 +425,6 @@ pub(crate) async fn begin_whole(
         .map_err(|_| sqlx::Error::Protocol("the task beginning a transaction stopped".into()))?
 }
 
-/// A row and the organisation it belongs to ([`Db::point_read_of`]).
 /// The two statements of [`Db::point_read_of`] for one table and select list, made once.
 struct PointTexts {
     /// One row by id.
@@ -479,6 +478,7 @@ impl PointTexts {
     }
 }
 
+/// A row and the organisation it belongs to ([`Db::point_read_of`]).
 struct OfOrg<T> {
     org_id: String,
     row: T,

@@ -36,7 +36,7 @@ use std::sync::{Arc, OnceLock};
 
 use sqlx::Row as _;
 use sqlx::any::AnyRow;
-use tokio::sync::{Mutex, mpsc};
+use tokio::sync::{Mutex, mpsc, oneshot};
 
 use super::readers::Readers;
 
@@ -55,14 +55,14 @@ const MOST: usize = 256;
 pub(super) const SEPARATOR: char = '\u{1f}';
 
 /// What a read is told: its row (or `None` when no row has its id), or that the batch failed.
-pub(super) type Answer<'a> = Result<Option<&'a AnyRow>, ()>;
+pub(super) type Answer = Result<Option<AnyRow>, ()>;
 
 /// One read waiting in the queue.
 struct Ask {
     /// The batch form of the statement (see [`Batches::read`]).
     sql: &'static str,
     id: String,
-    answer: Box<dyn FnOnce(Answer<'_>) + Send>,
+    answer: oneshot::Sender<Answer>,
 }
 
 /// The queue of one [`super::Db`] and its drivers.
@@ -80,18 +80,16 @@ impl Batches {
     }
 
     /// Queues the read of `id` by `sql`, a statement whose only parameter is the ids joined by
-    /// [`SEPARATOR`] and whose rows carry their id as `batch_key`; `answer` is called once,
-    /// on a driver task. Returns `false` (and drops `answer`) when the read cannot be queued:
-    /// an id holding the separator, or drivers that have stopped with their runtime.
-    pub(super) fn read(
-        &self,
-        sql: &'static str,
-        id: &str,
-        answer: Box<dyn FnOnce(Answer<'_>) + Send>,
-    ) -> bool {
+    /// [`SEPARATOR`] and whose rows carry their id as `batch_key`: its answer comes on the
+    /// returned receiver (the row, still to be decoded by the reader, so that decoding runs
+    /// on the readers' tasks and not on the driver's). `None` when the read cannot be queued:
+    /// an id holding the separator, or drivers that have stopped with their runtime (the
+    /// receiver then fails).
+    pub(super) fn read(&self, sql: &'static str, id: &str) -> Option<oneshot::Receiver<Answer>> {
         if id.contains(SEPARATOR) {
-            return false;
+            return None;
         }
+        let (answer, answered) = oneshot::channel();
         let queue = self.queue.get_or_init(|| {
             let (send, receive) = mpsc::unbounded_channel();
             let receive = Arc::new(Mutex::new(receive));
@@ -106,7 +104,8 @@ impl Batches {
                 id: id.to_owned(),
                 answer,
             })
-            .is_ok()
+            .ok()?;
+        Some(answered)
     }
 }
 
@@ -144,17 +143,32 @@ async fn answer_group(readers: &Readers, sql: &str, group: Vec<Ask>) {
         Err(_) => None,
     };
     let Some(rows) = rows else {
-        group.into_iter().for_each(|a| (a.answer)(Err(())));
+        group.into_iter().for_each(|a| drop(a.answer.send(Err(()))));
         return;
     };
-    let keys: Vec<Option<String>> = rows.iter().map(|r| r.try_get("batch_key").ok()).collect();
-    let by_id: HashMap<&str, &AnyRow> = keys
-        .iter()
-        .zip(&rows)
-        .filter_map(|(k, row)| Some((k.as_deref()?, row)))
-        .collect();
+    // Each id's askers, in order; the last of them gets the row itself, the others copies.
+    let mut askers: HashMap<String, Vec<oneshot::Sender<Answer>>> = HashMap::new();
     for ask in group {
-        let row = by_id.get(ask.id.as_str()).copied();
-        (ask.answer)(Ok(row));
+        askers.entry(ask.id).or_default().push(ask.answer);
+    }
+    for row in rows {
+        let Some(mut waiting) = row
+            .try_get::<String, _>("batch_key")
+            .ok()
+            .and_then(|k| askers.remove(&k))
+        else {
+            continue;
+        };
+        let last = waiting.pop();
+        for answer in waiting {
+            drop(answer.send(Ok(Some(row.clone()))));
+        }
+        if let Some(answer) = last {
+            drop(answer.send(Ok(Some(row))));
+        }
+    }
+    // Ids no row has.
+    for answer in askers.into_values().flatten() {
+        drop(answer.send(Ok(None)));
     }
 }

@@ -295,20 +295,14 @@ impl Db {
         T: for<'r> sqlx::FromRow<'r, sqlx::any::AnyRow> + Send + Unpin + 'static,
     {
         let texts = PointTexts::of(columns, table, live_only);
-        if let Some(batches) = &self.batches {
-            let (send, answered) = tokio::sync::oneshot::channel();
-            let answer = Box::new(move |a: batch::Answer<'_>| {
-                let row = a.map(|row| {
-                    row.map(<OfOrg<T> as sqlx::FromRow<_>>::from_row)
-                        .transpose()
-                });
-                drop(send.send(row));
-            });
-            if batches.read(texts.batch, id, answer) {
-                // A failed batch (or a driver gone with its runtime): read alone below.
-                if let Ok(Ok(row)) = answered.await {
-                    return Ok(row?.filter(|r| r.org_id == org_id).map(|r| r.row));
-                }
+        if let Some(answered) = self.batches.as_ref().and_then(|b| b.read(texts.batch, id)) {
+            // A failed batch (or a driver gone with its runtime): read alone below.
+            if let Ok(Ok(row)) = answered.await {
+                let row = row
+                    .as_ref()
+                    .map(<OfOrg<T> as sqlx::FromRow<_>>::from_row)
+                    .transpose()?;
+                return Ok(row.filter(|r| r.org_id == org_id).map(|r| r.row));
             }
         }
         let row: Option<OfOrg<T>> = self.point_read(texts.single, &[id]).await?;

@@ -6,9 +6,9 @@
 //! by its unique index. Under load many such reads wait at once, so they are sent together:
 //! every read by id joins one queue, and a few driver tasks each take whatever the queue
 //! holds (up to [`MOST`]), group it by statement and ask each group's rows with one
-//! statement that looks each id up on its unique index. When a driver is free a read goes out alone at once, so a quiet
-//! server adds no wait; when all drivers are busy the queue grows and the next statement
-//! carries all of it.
+//! statement that looks each id up on its unique index. When a driver is free a read goes
+//! out alone at once, so a quiet server adds no wait; when all drivers are busy the queue
+//! grows and the next statement carries all of it.
 //!
 //! **Measured** (`docs/performance.md` §1, fifth pass): reading one brand over and over, the
 //! read went from 21.8 % to 43.5 % of `/healthz` (the waiting reads share one row). Reading

@@ -4,9 +4,9 @@
 //! machine's cores, and the server's cost per statement (its wake-up, parse of the message,
 //! executor start-up, the reply, its system calls) is many times the cost of finding one row
 //! by its unique index. Under load many such reads wait at once, so they are sent together:
-//! every read by id joins one queue, and a few driver tasks each take whatever the queue
-//! holds (up to [`MOST`]), group it by statement and ask each group's rows with one
-//! statement that looks each id up on its unique index. When a driver is free a read goes
+//! every read by id joins one queue, and the driver tasks ([`DRIVERS`]) each take whatever
+//! the queue holds (up to [`MOST`]), group it by statement and ask each group's rows with
+//! one statement that looks each id up on its unique index. When a driver is free a read goes
 //! out alone at once, so a quiet server adds no wait; when all drivers are busy the queue
 //! grows and the next statement carries all of it.
 //!

@@ -10,8 +10,8 @@
 //! text is prepared once per connection) and lets go. No ping: a connection whose
 //! statement failed with a connection error ([`lost`]) is dropped and made anew on next
 //! use, and [`super::Db::point_read`] reads again (so a PostgreSQL restart costs a retry,
-//! not an error), which is what the ping guarded against; a statement cancelled half-way leaves the
-//! connection usable (SQLite finishes or resets it on its worker thread before the next
+//! not an error), which is what the ping guarded against; a statement cancelled half-way
+//! leaves the connection usable (SQLite finishes or resets it on its worker thread before the next
 //! command, PostgreSQL's connection drains to the next `ReadyForQuery` first).
 //!
 //! Reads that need a snapshot over several statements (lists) keep using the pool's read

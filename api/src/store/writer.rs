@@ -82,6 +82,18 @@ impl Slot {
         self.in_tx = false;
         self.end_group(&Err(why.to_owned()));
     }
+
+    /// Closes the connection when a request was dropped inside a statement on it (its
+    /// state is unknown: see [`Slot::unsure`]); whether it did.
+    fn close_if_unsure(&mut self) -> bool {
+        if !self.unsure {
+            return false;
+        }
+        tracing::warn!("reopening the writer connection: a request was dropped inside a statement");
+        self.drop_conn("the writer connection was closed after a cancelled statement");
+        self.unsure = false;
+        true
+    }
 }
 
 /// The writer of one SQLite [`super::Db`].
@@ -122,13 +134,7 @@ impl Writer {
 
     async fn lock(&self) -> Result<OwnedMutexGuard<Slot>, sqlx::Error> {
         let mut guard = self.slot.clone().lock_owned().await;
-        if guard.unsure {
-            tracing::warn!(
-                "reopening the writer connection: a request was dropped inside its BEGIN or COMMIT"
-            );
-            guard.drop_conn("the writer connection was closed after a cancelled statement");
-            guard.unsure = false;
-        }
+        guard.close_if_unsure();
         if guard.conn.is_none() {
             let mut conn = self.options.connect().await?;
             super::sqlite_pragmas(&mut conn).await?;
@@ -321,10 +327,7 @@ async fn wait_for_group(
 /// group when its last writer was dropped inside a statement (as [`Writer::lock`] would).
 async fn end_if_handed_over(slot: &Mutex<Slot>) {
     let mut g = slot.lock().await;
-    if g.unsure {
-        g.drop_conn("the writer connection was closed after a cancelled statement");
-        g.unsure = false;
-    } else if g.in_tx {
+    if !g.close_if_unsure() && g.in_tx {
         let _ = end_handed_over(&mut g).await;
     }
 }

@@ -472,16 +472,6 @@ impl Fixture {
 
 /// A graph in `root` that is never built or rebuilt in the background; `exact_below` 0 also
 /// turns the shortlist off, so every search with a candidate walks the graph.
-/// [`graph_config`] with nothing scored exactly: filters leaving fewer than
-/// `shortlist_below` candidates take the shortlist of 300, the rest walk the graph.
-fn shortlist_config(root: &std::path::Path, shortlist_below: usize) -> IndexConfig {
-    IndexConfig {
-        shortlist_below,
-        shortlist: 300,
-        ..graph_config(root, 0)
-    }
-}
-
 fn graph_config(root: &std::path::Path, exact_below: usize) -> IndexConfig {
     IndexConfig {
         dir: Some(root.to_path_buf()),
@@ -494,6 +484,16 @@ fn graph_config(root: &std::path::Path, exact_below: usize) -> IndexConfig {
         build_at: usize::MAX,
         rebuild_after: usize::MAX,
         ..IndexConfig::default()
+    }
+}
+
+/// [`graph_config`] with nothing scored exactly: filters leaving fewer than
+/// `shortlist_below` candidates take the shortlist of 300, the rest walk the graph.
+fn shortlist_config(root: &std::path::Path, shortlist_below: usize) -> IndexConfig {
+    IndexConfig {
+        shortlist_below,
+        shortlist: 300,
+        ..graph_config(root, 0)
     }
 }
 

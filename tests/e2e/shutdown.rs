@@ -209,3 +209,16 @@ fn sigterm_exits_after_the_shutdown_timeout_despite_a_stalled_request() {
         "the stalled upload cannot have been stored"
     );
 }
+
+/// SIGTERM as soon as the server has printed its bootstrap key, while it still starts up:
+/// the handler is already installed, so it shuts down cleanly rather than being killed by
+/// the signal's default action (which happened when the handler was installed only once
+/// the serving task first ran: a flaky failure of the test above on a loaded machine).
+#[test]
+fn sigterm_during_start_up_still_shuts_down_cleanly() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut server, _key, log) = serve_process(dir.path(), free_port(), &[]);
+    sigterm(&server, &log);
+    let status = server.0.wait().unwrap();
+    assert!(status.success(), "adforge serve exited with {status}");
+}

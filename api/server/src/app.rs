@@ -349,24 +349,38 @@ fn secrets_key(args: &ServeArgs) -> Result<Option<Arc<SecretKey>>, Error> {
     Ok(key.map(Arc::new))
 }
 
-/// Resolves on SIGTERM or Ctrl-C.
-pub async fn shutdown_signal() {
-    let ctrl_c = async {
-        let _ = tokio::signal::ctrl_c().await;
-    };
+/// Resolves on SIGTERM or Ctrl-C. The handlers are installed when this is called, not
+/// when the future is first polled: `axum::serve` polls its shutdown future on a task of
+/// its own, which on a busy machine may first run after the server has answered requests,
+/// and a SIGTERM before that killed the process without a graceful shutdown.
+///
+/// Call it inside the runtime.
+pub fn shutdown_signal() -> impl Future<Output = ()> + Send + 'static {
     #[cfg(unix)]
-    let term = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut s) => {
-                s.recv().await;
-            }
-            Err(_) => std::future::pending::<()>().await,
-        }
+    let (term, int) = {
+        use tokio::signal::unix::{SignalKind, signal};
+        (
+            signal(SignalKind::terminate()).ok(),
+            signal(SignalKind::interrupt()).ok(),
+        )
     };
-    #[cfg(not(unix))]
-    let term = std::future::pending::<()>();
-    tokio::select! { () = ctrl_c => {}, () = term => {} }
-    tracing::info!("shutting down: finishing in-flight requests");
+    async move {
+        #[cfg(unix)]
+        {
+            let wait = |s: Option<tokio::signal::unix::Signal>| async move {
+                match s {
+                    Some(mut s) => {
+                        s.recv().await;
+                    }
+                    None => std::future::pending::<()>().await,
+                }
+            };
+            tokio::select! { () = wait(term) => {}, () = wait(int) => {} }
+        }
+        #[cfg(not(unix))]
+        let _ = tokio::signal::ctrl_c().await;
+        tracing::info!("shutting down: finishing in-flight requests");
+    }
 }
 
 /// `adforge serve`.
@@ -374,7 +388,8 @@ pub async fn shutdown_signal() {
 /// # Errors
 /// Start-up failures.
 pub async fn run(args: ServeArgs) -> Result<(), Error> {
+    let shutdown = shutdown_signal();
     let server = Server::bind(&args).await?;
     tracing::info!(addr = %server.addr, data_dir = %args.db.data_dir.display(), "adforge API listening");
-    server.run(shutdown_signal()).await
+    server.run(shutdown).await
 }

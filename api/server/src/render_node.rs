@@ -103,6 +103,9 @@ pub fn open_backend(choice: adforge_renderer::BackendChoice) -> Result<Option<no
 /// # Errors
 /// Redis unreachable at start, an unusable data dir.
 pub async fn run(args: WorkerArgs) -> Result<(), Error> {
+    // Installed first: a SIGTERM during start-up (the models loading) is kept, and the
+    // worker stops cleanly as soon as it runs, instead of being killed by the signal.
+    let shutdown = crate::app::shutdown_signal();
     let queue = RedisQueue::connect(&args.redis_url, args.queue.config())
         .await
         .map_err(|e| Error::Invalid(format!("cannot use --redis-url {}: {e}", args.redis_url)))?;
@@ -130,13 +133,7 @@ pub async fn run(args: WorkerArgs) -> Result<(), Error> {
     let mut options = WorkerOptions::new(adforge_worker::default_consumer_name());
     options.concurrency = args.concurrency.max(1);
     tracing::info!(consumer = %options.consumer, concurrency = options.concurrency, "render worker started");
-    adforge_worker::run_worker(
-        Arc::new(queue),
-        handler,
-        options,
-        crate::app::shutdown_signal(),
-    )
-    .await;
+    adforge_worker::run_worker(Arc::new(queue), handler, options, shutdown).await;
     tracing::info!("render worker stopped");
     Ok(())
 }

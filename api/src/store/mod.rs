@@ -22,7 +22,11 @@
 //!   pack's 500) — while different organisations' writes commit in parallel and share WAL
 //!   flushes. Writes that touch shared data (swipe files and their index revision, data
 //!   sources, keys, members, the job applier, webhook deliveries, housekeeping) keep the
-//!   exclusive lock. Tested across two nodes in `api/server/tests/api/write_locks.rs`. Read
+//!   exclusive lock. Tested across two nodes in `api/server/tests/api/write_locks.rs`. An
+//!   organisation's writes go through a connection held for it ([`writer`], for up to eight
+//!   organisations writing at once per process; others' through the pool), where, as on
+//!   SQLite, the writers waiting at one moment share one transaction, each in a savepoint,
+//!   and so share its locks' hold and one WAL flush. Read
 //!   transactions are `REPEATABLE READ READ ONLY`, so a list's count, page and facets come
 //!   from one snapshot, as on SQLite. Reads of one row by id that wait at the same moment
 //!   go out as one statement ([`batch`]).
@@ -115,6 +119,8 @@ pub struct DbInner {
     pub write: AnyPool,
     /// SQLite's writer connection, held outside the pool; `None` on PostgreSQL.
     writer: Option<Arc<Writer>>,
+    /// PostgreSQL's writer connections of busy organisations; `None` on SQLite.
+    org_writers: Option<writer::OrgWriters>,
     /// Connections held for point reads ([`Db::reader`]).
     readers: Arc<Readers>,
     /// On SQLite, point reads on the calling thread ([`Db::point_read`]).
@@ -191,7 +197,9 @@ impl Db {
             write,
             writer: Some(Arc::new(Writer::new(
                 url("rw").parse::<AnyConnectOptions>()?,
+                writer::Flavour::Sqlite,
             ))),
+            org_writers: None,
             readers: Arc::new(Readers::new(ro, HELD_READERS_SQLITE, true)),
             inline: Some(Arc::new(inline::InlineReads::new(&path))),
             batches: None,
@@ -210,11 +218,12 @@ impl Db {
         // Migrations of several nodes starting at once are serialised by sqlx's own
         // advisory lock on PostgreSQL.
         MIGRATOR_POSTGRES.run(&pool).await?;
-        let readers = Arc::new(Readers::new(options, HELD_READERS_POSTGRES, false));
+        let readers = Arc::new(Readers::new(options.clone(), HELD_READERS_POSTGRES, false));
         Ok(Self(Arc::new(DbInner {
             read: pool.clone(),
             write: pool,
             writer: None,
+            org_writers: Some(writer::OrgWriters::new(options.clone())),
             batches: Some(batch::Batches::new(readers.clone())),
             readers,
             inline: None,
@@ -343,10 +352,17 @@ impl Db {
     }
 
     async fn begin_with(&self, lock: WriteLock) -> Result<WriteTx, sqlx::Error> {
-        match &self.writer {
-            Some(w) => WriteTx::begin(tx::Source::Held(w), lock).await,
-            None => WriteTx::begin(tx::Source::Pool(&self.write), lock).await,
+        if let Some(w) = &self.writer {
+            return WriteTx::begin(tx::Source::Held(w), lock).await;
         }
+        if let (Some(writers), WriteLock::Org(org)) = (&self.org_writers, &lock)
+            && let Some(w) = writers.get(org, || {
+                format!("BEGIN; {}; SAVEPOINT w", lock.pg_statements())
+            })
+        {
+            return WriteTx::begin(tx::Source::Held(&w), lock).await;
+        }
+        WriteTx::begin(tx::Source::Pool(&self.write), lock).await
     }
 
     /// A writing connection in autocommit, for single statements that need no lock of

@@ -67,7 +67,7 @@ impl WriteLock {
     }
 
     /// The statements that take this lock (integers only: no text is ever spliced in).
-    fn pg_statements(&self) -> String {
+    pub(super) fn pg_statements(&self) -> String {
         match self {
             Self::Cluster => format!("SELECT pg_advisory_xact_lock({PG_WRITE_LOCK})"),
             Self::Org(org) => format!(
@@ -136,21 +136,21 @@ impl WriteTx {
     pub(super) async fn begin(source: Source<'_>, lock: WriteLock) -> Result<Self, sqlx::Error> {
         if let Ok(Some((mut tx, mut locks))) = DEFER.try_with(DeferredCommit::take_tx) {
             if !locks.contains(&WriteLock::Cluster) && !locks.contains(&lock) {
-                if matches!(tx, TxConn::Pool(_)) {
-                    let sql = match &lock {
-                        WriteLock::Cluster => {
-                            format!("SELECT pg_advisory_xact_lock({PG_WRITE_LOCK})")
-                        }
-                        WriteLock::Org(_) => lock.pg_statements(),
-                    };
-                    // Hand the transaction back first, so an error leaves it with its owner.
-                    if let Err(e) = (&mut *tx).execute(sql.as_str()).await {
-                        let deferred = DEFER.try_with(Clone::clone).ok();
-                        if let Some(d) = deferred {
-                            d.stash(tx, locks, Vec::new());
-                        }
-                        return Err(e);
+                let sql = match &lock {
+                    WriteLock::Cluster => format!("SELECT pg_advisory_xact_lock({PG_WRITE_LOCK})"),
+                    WriteLock::Org(_) => lock.pg_statements(),
+                };
+                let taken = match &mut tx {
+                    TxConn::Pool(t) => (&mut **t).execute(sql.as_str()).await.map(drop),
+                    TxConn::Held(h) => h.take_lock(&sql).await,
+                };
+                // Hand the transaction back first, so an error leaves it with its owner.
+                if let Err(e) = taken {
+                    let deferred = DEFER.try_with(Clone::clone).ok();
+                    if let Some(d) = deferred {
+                        d.stash(tx, locks, Vec::new());
                     }
+                    return Err(e);
                 }
                 locks.push(lock);
             }

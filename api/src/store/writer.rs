@@ -1,4 +1,5 @@
-//! SQLite's one writer connection, held outside sqlx's pool (issue 26).
+//! Writer connections held outside sqlx's pool (issue 26): SQLite's one writer, and on
+//! PostgreSQL one per busy organisation ([`OrgWriters`]).
 //!
 //! A pooled connection costs, besides the statements, an acquire and, on every release, a
 //! spawned task that pings the connection (a round trip to its thread) while the next
@@ -26,14 +27,27 @@
 //! Durability is as before (WAL, `synchronous = NORMAL`: see [`super`]): a commit is a WAL
 //! append without `fsync`.
 //!
+//! **PostgreSQL** does the same per organisation: a writer's `BEGIN` takes the cluster lock
+//! shared and the organisation's lock ([`super::WriteLock::Org`]), so its group holds them
+//! until the group's `COMMIT`, and that commit's one WAL flush serves every writer in it
+//! (each used to wait for a flush of its own while the organisation's next writer waited
+//! for its lock). A group that is full commits without opening the next (PostgreSQL's
+//! `BEGIN` may wait for another node's writer: that wait belongs to the next writer).
+//! A writer that took a further lock inside its transaction (an idempotent request's
+//! second write for another organisation, or the cluster lock) ends its group at its
+//! commit, so no lock outlives the writer that needed it by more than that commit.
+//!
 //! A connection whose statement failed with a connection error is dropped and reopened on
 //! next use. A commit runs on a task of its own, so a request dropped meanwhile (its client
 //! hung up) never cuts a hand-over or `COMMIT` off half-way, which would fail its whole
-//! group. A request dropped while its `BEGIN` is on its way leaves the connection in a
-//! state nobody knows, since sqlx's connection thread still runs the statement: such a
+//! group. On SQLite a request dropped while its `BEGIN` is on its way leaves the connection
+//! in a state nobody knows, since sqlx's connection thread still runs the statement: such a
 //! connection is closed (which rolls back whatever it had open; no group is open while a
-//! `BEGIN` runs) and reopened for the next writer.
+//! `BEGIN` runs) and reopened for the next writer. PostgreSQL's `BEGIN`, which may wait
+//! long for another node's writer, runs on a task of its own instead (see
+//! [`Writer::begin`]).
 
+use std::collections::HashMap;
 use std::ops::{Deref, DerefMut};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -96,10 +110,36 @@ impl Slot {
     }
 }
 
-/// The writer of one SQLite [`super::Db`].
+/// What a writer's connection is.
+pub(super) enum Flavour {
+    /// SQLite's one writer: `BEGIN IMMEDIATE`, pragmas on connect.
+    Sqlite,
+    /// A PostgreSQL writer for one organisation: its `BEGIN` takes the locks in `begin`.
+    Postgres {
+        /// `BEGIN; <lock statements>; SAVEPOINT w`.
+        begin: String,
+    },
+}
+
+impl Flavour {
+    fn begin(&self) -> &str {
+        match self {
+            Self::Sqlite => "BEGIN IMMEDIATE; SAVEPOINT w",
+            Self::Postgres { begin } => begin,
+        }
+    }
+
+    /// Whether `e` is SQLite's "busy" (a `BEGIN` that opened nothing).
+    fn busy(&self, e: &sqlx::Error) -> bool {
+        matches!(self, Self::Sqlite) && is_busy(e)
+    }
+}
+
+/// A writer connection: SQLite's one, or a PostgreSQL organisation's.
 pub(crate) struct Writer {
     slot: Arc<Mutex<Slot>>,
-    options: AnyConnectOptions,
+    options: Arc<AnyConnectOptions>,
+    flavour: Arc<Flavour>,
     /// Write transactions waiting for the connection.
     waiting: Arc<AtomicUsize>,
 }
@@ -124,66 +164,126 @@ fn is_busy(e: &sqlx::Error) -> bool {
 }
 
 impl Writer {
-    pub(super) fn new(options: AnyConnectOptions) -> Self {
+    pub(super) fn new(options: AnyConnectOptions, flavour: Flavour) -> Self {
         Self {
             slot: Arc::default(),
-            options,
+            options: Arc::new(options),
+            flavour: Arc::new(flavour),
             waiting: Arc::default(),
         }
     }
 
-    async fn lock(&self) -> Result<OwnedMutexGuard<Slot>, sqlx::Error> {
+    /// The slot with its connection open; whether it was opened just now.
+    async fn lock(&self) -> Result<(OwnedMutexGuard<Slot>, bool), sqlx::Error> {
         let mut guard = self.slot.clone().lock_owned().await;
         guard.close_if_unsure();
-        if guard.conn.is_none() {
-            let mut conn = self.options.connect().await?;
-            super::sqlite_pragmas(&mut conn).await?;
-            guard.conn = Some(conn);
+        let fresh = guard.conn.is_none();
+        if fresh {
+            guard.conn = Some(connect(&self.options, &self.flavour).await?);
             guard.in_tx = false;
         }
-        Ok(guard)
+        Ok((guard, fresh))
+    }
+
+    /// Whether nobody uses the writer now (so it may be closed).
+    fn idle(&self) -> bool {
+        self.waiting.load(Ordering::Relaxed) == 0
+            && self
+                .slot
+                .try_lock()
+                .is_ok_and(|g| !g.in_tx && !g.unsure && g.group.is_empty())
     }
 
     /// The connection in autocommit (a transaction handed over to nobody is ended first).
     pub(super) async fn autocommit(&self) -> Result<HeldConn, sqlx::Error> {
-        let mut guard = self.lock().await?;
+        let (mut guard, _) = self.lock().await?;
         if guard.in_tx {
             end_handed_over(&mut guard).await?;
         }
         Ok(HeldConn(guard))
     }
 
-    /// The connection inside a savepoint of `BEGIN IMMEDIATE` (or of the transaction the last
-    /// commit handed over).
+    /// The connection inside a savepoint of a new transaction (SQLite's `BEGIN IMMEDIATE`,
+    /// PostgreSQL's `BEGIN` with the organisation's locks), or of the transaction the last
+    /// commit handed over.
     pub(super) async fn begin(&self) -> Result<HeldTx, sqlx::Error> {
         self.waiting.fetch_add(1, Ordering::Relaxed);
-        let waiting = Waiting(self.waiting.clone());
-        let mut guard = self.lock().await?;
-        drop(waiting);
+        let counted = Waiting(self.waiting.clone());
+        let (mut guard, fresh) = self.lock().await?;
+        drop(counted);
+        let (waiting, flavour) = (self.waiting.clone(), self.flavour.clone());
+        let held = move |guard| HeldTx {
+            guard: Some(guard),
+            waiting,
+            flavour,
+            ends_group: false,
+        };
         if guard.in_tx {
             guard.in_tx = false;
-        } else {
-            guard.unsure = true;
-            let r = guard
-                .conn
-                .as_mut()
-                .ok_or(sqlx::Error::PoolClosed)?
-                .execute("BEGIN IMMEDIATE; SAVEPOINT w")
-                .await;
-            guard.unsure = false;
-            if let Err(e) = r {
-                // A BEGIN refused as busy opened nothing; after any other failure (a lost
-                // connection, a failed SAVEPOINT) closing the connection ends what may be open.
-                if !is_busy(&e) {
-                    guard.drop_conn("the writer connection failed to begin");
-                }
-                return Err(e);
+            return Ok(held(guard));
+        }
+        let begin = open_tx(guard, fresh, self.options.clone(), self.flavour.clone());
+        match *self.flavour {
+            Flavour::Sqlite => begin.await.map(held),
+            // PostgreSQL's `BEGIN` waits for the organisation's lock, which another node's
+            // writer may hold: a request dropped meanwhile must not leave the lock taken with
+            // nobody in the transaction (every write of the organisation, on every node,
+            // would wait for this node's next one). So it runs to its end on a task of its
+            // own, and a transaction nobody takes is dropped there, which rolls it back.
+            Flavour::Postgres { .. } => {
+                let (send, begun) = oneshot::channel();
+                tokio::spawn(async move { drop(send.send(begin.await.map(held))) });
+                begun.await.map_err(|_| {
+                    sqlx::Error::Protocol("the task beginning a transaction stopped".into())
+                })?
             }
         }
-        Ok(HeldTx {
-            guard: Some(guard),
-            waiting: self.waiting.clone(),
-        })
+    }
+}
+
+/// Opens a connection for a writer of `flavour`.
+async fn connect(
+    options: &AnyConnectOptions,
+    flavour: &Flavour,
+) -> Result<AnyConnection, sqlx::Error> {
+    let mut conn = options.connect().await?;
+    if matches!(flavour, Flavour::Sqlite) {
+        super::sqlite_pragmas(&mut conn).await?;
+    }
+    Ok(conn)
+}
+
+/// Begins a transaction with a savepoint for its first writer on the slot's connection
+/// (`fresh`: opened just now).
+async fn open_tx(
+    mut guard: OwnedMutexGuard<Slot>,
+    mut fresh: bool,
+    options: Arc<AnyConnectOptions>,
+    flavour: Arc<Flavour>,
+) -> Result<OwnedMutexGuard<Slot>, sqlx::Error> {
+    loop {
+        guard.unsure = true;
+        let r = guard
+            .conn
+            .as_mut()
+            .ok_or(sqlx::Error::PoolClosed)?
+            .execute(flavour.begin())
+            .await;
+        guard.unsure = false;
+        let Err(e) = r else { return Ok(guard) };
+        // A BEGIN refused as busy opened nothing; after any other failure (a lost
+        // connection, a failed SAVEPOINT) closing the connection ends what may be open.
+        if flavour.busy(&e) {
+            return Err(e);
+        }
+        guard.drop_conn("the writer connection failed to begin");
+        // A held connection is never pinged: one the server closed while it sat idle (a
+        // restart) is found here, and opened again once.
+        if fresh || !super::readers::lost(&e) {
+            return Err(e);
+        }
+        guard.conn = Some(connect(&options, &flavour).await?);
+        fresh = true;
     }
 }
 
@@ -206,6 +306,9 @@ async fn end_handed_over(slot: &mut Slot) -> Result<(), sqlx::Error> {
 pub struct HeldTx {
     guard: Option<OwnedMutexGuard<Slot>>,
     waiting: Arc<AtomicUsize>,
+    flavour: Arc<Flavour>,
+    /// Its commit ends the group (it took a lock the group should not keep).
+    ends_group: bool,
 }
 
 impl HeldTx {
@@ -229,6 +332,16 @@ impl HeldTx {
             .expect("a held transaction has its connection until it ends")
     }
 
+    /// Runs `sql`, the statements of a further lock (PostgreSQL's; SQLite's writer holds
+    /// every lock already), and has this writer's commit end its group.
+    pub(super) async fn take_lock(&mut self, sql: &str) -> Result<(), sqlx::Error> {
+        if matches!(*self.flavour, Flavour::Sqlite) {
+            return Ok(());
+        }
+        self.ends_group = true;
+        self.conn_mut().execute(sql).await.map(drop)
+    }
+
     fn set_unsure(&mut self, unsure: bool) {
         if let Some(g) = self.guard.as_mut() {
             g.unsure = unsure;
@@ -250,14 +363,19 @@ impl HeldTx {
 
     async fn commit_here(mut self) -> Result<(), sqlx::Error> {
         let waiting = self.waiting.load(Ordering::Relaxed) > 0;
-        let join = waiting && self.slot().group.len() + 1 < GROUP_MOST;
-        let sql = match (join, waiting) {
-            (true, _) => "RELEASE w; SAVEPOINT w",
-            (false, true) => "RELEASE w; COMMIT; BEGIN IMMEDIATE; SAVEPOINT w",
-            (false, false) => "RELEASE w; COMMIT",
+        let join = waiting && !self.ends_group && self.slot().group.len() + 1 < GROUP_MOST;
+        // SQLite opens the next writer's transaction in the same command; PostgreSQL's
+        // `BEGIN` may wait for another node's writer, so the next writer sends it.
+        let renew = waiting && !join && matches!(*self.flavour, Flavour::Sqlite);
+        let sql = if join {
+            "RELEASE w; SAVEPOINT w".to_owned()
+        } else if renew {
+            format!("RELEASE w; COMMIT; {}", self.flavour.begin())
+        } else {
+            "RELEASE w; COMMIT".to_owned()
         };
         self.set_unsure(true);
-        let r = self.conn_mut().execute(sql).await;
+        let r = self.conn_mut().execute(sql.as_str()).await;
         self.set_unsure(false);
         let mut guard = self.guard.take().expect("held until the commit");
         match r {
@@ -271,8 +389,8 @@ impl HeldTx {
             }
             Ok(_) => {
                 guard.end_group(&Ok(()));
-                guard.in_tx = waiting;
-                if waiting {
+                guard.in_tx = renew;
+                if renew {
                     // If the waiter is cancelled before it takes the new transaction, end it
                     // here rather than hold SQLite's write lock until the next writer.
                     let slot = Arc::clone(OwnedMutexGuard::mutex(&guard));
@@ -290,7 +408,7 @@ impl HeldTx {
                 Ok(())
             }
             // The commit stood; only the next writer's BEGIN did not.
-            Err(e) if waiting && is_busy(&e) => {
+            Err(e) if renew && self.flavour.busy(&e) => {
                 guard.end_group(&Ok(()));
                 guard.in_tx = false;
                 Ok(())
@@ -376,5 +494,51 @@ impl Deref for HeldConn {
 impl DerefMut for HeldConn {
     fn deref_mut(&mut self) -> &mut AnyConnection {
         self.0.conn.as_mut().expect("`Writer::lock` fills the slot")
+    }
+}
+
+/// The most organisations with a PostgreSQL writer of their own per process; others' writes
+/// go through the pool, a transaction each (as they did before group commit).
+const ORG_WRITERS_MOST: usize = 8;
+
+/// PostgreSQL's writers per organisation: a held connection each, made at an organisation's
+/// first write, kept while it writes; one whose organisation stopped writing is closed when
+/// another organisation needs its place.
+pub(super) struct OrgWriters {
+    options: AnyConnectOptions,
+    writers: std::sync::Mutex<HashMap<String, Arc<Writer>>>,
+}
+
+impl OrgWriters {
+    pub(super) fn new(options: AnyConnectOptions) -> Self {
+        Self {
+            options,
+            writers: std::sync::Mutex::default(),
+        }
+    }
+
+    /// The writer of `org_id`, whose `BEGIN` runs `begin` (its locks); `None` when every
+    /// place is taken by an organisation that writes now.
+    pub(super) fn get(&self, org_id: &str, begin: impl FnOnce() -> String) -> Option<Arc<Writer>> {
+        let mut writers = self
+            .writers
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(w) = writers.get(org_id) {
+            return Some(w.clone());
+        }
+        if writers.len() >= ORG_WRITERS_MOST {
+            let idle = writers
+                .iter()
+                .find(|(_, w)| Arc::strong_count(w) == 1 && w.idle())
+                .map(|(org, _)| org.clone())?;
+            writers.remove(&idle);
+        }
+        let w = Arc::new(Writer::new(
+            self.options.clone(),
+            Flavour::Postgres { begin: begin() },
+        ));
+        writers.insert(org_id.to_owned(), w.clone());
+        Some(w)
     }
 }

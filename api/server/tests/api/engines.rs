@@ -464,16 +464,106 @@ async fn postgres_reads_sent_together_each_get_their_own_answer() {
 /// cancelled at any point leaves both of its rows or neither, never stalling the others.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sqlite_writers_committed_together_each_keep_exactly_their_own_writes() {
+    let dir = tempfile::tempdir().unwrap();
+    writers_committed_together(Db::open(dir.path()).await.unwrap()).await;
+}
+
+/// The same on PostgreSQL, where one organisation's writers share a transaction (and so one
+/// WAL flush): and they do share it, several writers' rows carry one transaction id.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn postgres_writers_of_one_organisation_commit_together_each_keeping_their_own_writes() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = crate::postgres::shared().create_database();
+    let db = Db::connect(Some(&url), dir.path()).await.unwrap();
+    let committed = writers_committed_together(db.clone()).await;
+    let transactions: i64 = adforge_api::store::query_scalar("SELECT count(DISTINCT x) FROM g")
+        .fetch_one(&db.read)
+        .await
+        .unwrap();
+    assert!(
+        transactions < committed,
+        "{committed} writers committed in {transactions} transactions: none shared one"
+    );
+}
+
+/// More organisations write at once than a process holds writers for (eight, in
+/// `store::writer`): the others' writes go through the pool, an idle organisation's writer
+/// makes way for a new one, every write commits, and the node's connections stay bounded
+/// (the pool's 16, 8 held readers, 8 writers).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn postgres_writes_of_more_organisations_than_held_writers_all_commit() {
     use adforge_api::store::query;
 
     let dir = tempfile::tempdir().unwrap();
-    let db = Db::open(dir.path()).await.unwrap();
-    let mut conn = db.write_conn().await.unwrap();
-    query("CREATE TABLE g (v INTEGER PRIMARY KEY)")
-        .execute(&mut *conn)
+    let url = crate::postgres::shared().create_database();
+    let db = Db::connect(Some(&url), dir.path()).await.unwrap();
+    query("CREATE TABLE m (org TEXT NOT NULL, v BIGINT NOT NULL)")
+        .execute(&db.write)
         .await
         .unwrap();
-    drop(conn);
+    // Twenty organisations with four writers each at once, then twenty others one by one.
+    let write = |org: String, v: i64| {
+        let db = db.clone();
+        tokio::spawn(async move {
+            let mut tx = db.begin_write_for(&org).await.unwrap();
+            query("INSERT INTO m (org, v) VALUES (?, ?)")
+                .bind(&org)
+                .bind(v)
+                .execute(&mut *tx)
+                .await
+                .unwrap();
+            tx.commit().await.unwrap();
+        })
+    };
+    let at_once: Vec<_> = (0..80)
+        .map(|i| write(format!("org_{}", i % 20), i))
+        .collect();
+    for t in at_once {
+        t.await.unwrap();
+    }
+    for i in 0..20 {
+        write(format!("org_late_{i}"), 1_000 + i).await.unwrap();
+    }
+    let rows: i64 = adforge_api::store::query_scalar("SELECT count(*) FROM m")
+        .fetch_one(&db.read)
+        .await
+        .unwrap();
+    assert_eq!(rows, 100);
+    let per_org: Vec<(String, i64)> =
+        query_as("SELECT org, count(*) FROM m GROUP BY org HAVING count(*) <> 4 AND org NOT LIKE 'org_late_%'")
+            .fetch_all(&db.read)
+            .await
+            .unwrap();
+    assert!(per_org.is_empty(), "{per_org:?}");
+    let connections: i64 = adforge_api::store::query_scalar(
+        "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()",
+    )
+    .fetch_one(&db.read)
+    .await
+    .unwrap();
+    assert!(
+        connections <= 32,
+        "{connections} connections to the database"
+    );
+}
+
+/// Six rounds of 90 concurrent writers of two rows each (one organisation's on PostgreSQL),
+/// each committing, rolling back, failing or being cancelled; checks each kept exactly its
+/// own writes. Each row records its transaction's id in `x` on PostgreSQL (0 on SQLite).
+/// Returns how many writers committed (the cancelled ones that did included).
+async fn writers_committed_together(db: Db) -> i64 {
+    use adforge_api::store::query;
+
+    let postgres = db.engine() == adforge_api::store::Engine::Postgres;
+    query("CREATE TABLE g (v BIGINT PRIMARY KEY, x BIGINT NOT NULL)")
+        .execute(&db.write)
+        .await
+        .unwrap();
+    let insert = if postgres {
+        "INSERT INTO g (v, x) VALUES (?, txid_current())"
+    } else {
+        "INSERT INTO g (v, x) VALUES (?, 0)"
+    };
     #[derive(Clone, Copy, PartialEq, Debug)]
     enum Fate {
         Commit,
@@ -492,21 +582,14 @@ async fn sqlite_writers_committed_together_each_keep_exactly_their_own_writes() 
             .map(|i| {
                 let db = db.clone();
                 let task = tokio::spawn(async move {
-                    let mut tx = db.begin_write().await.unwrap();
+                    let mut tx = db.begin_write_for("org_g").await.unwrap();
                     for v in [i, i + 10_000] {
-                        query("INSERT INTO g (v) VALUES (?)")
-                            .bind(v)
-                            .execute(&mut *tx)
-                            .await
-                            .unwrap();
+                        query(insert).bind(v).execute(&mut *tx).await.unwrap();
                     }
                     match fate(i) {
                         Fate::RollBack => drop(tx),
                         Fate::Fail => {
-                            let e = query("INSERT INTO g (v) VALUES (?)")
-                                .bind(i)
-                                .execute(&mut *tx)
-                                .await;
+                            let e = query(insert).bind(i).execute(&mut *tx).await;
                             assert!(e.is_err(), "a duplicate key is refused");
                             drop(tx);
                         }
@@ -544,28 +627,39 @@ async fn sqlite_writers_committed_together_each_keep_exactly_their_own_writes() 
             }
         }
     }
-    let rows: Vec<(i64,)> = query_as("SELECT v FROM g ORDER BY v")
+    let rows: Vec<(i64, i64)> = query_as("SELECT v, x FROM g ORDER BY v")
         .fetch_all(&db.read)
         .await
         .unwrap();
-    let rows: BTreeSet<i64> = rows.into_iter().map(|(v,)| v).collect();
+    let rows: std::collections::BTreeMap<i64, i64> = rows.into_iter().collect();
+    let mut committed = 0;
     for round in 0..6i64 {
         for i in round * 100..round * 100 + 90 {
-            let (a, b) = (rows.contains(&i), rows.contains(&(i + 10_000)));
+            let (a, b) = (rows.get(&i), rows.get(&(i + 10_000)));
             match fate(i) {
-                Fate::Commit => assert!(a && b, "writer {i} committed"),
-                Fate::RollBack | Fate::Fail => assert!(!a && !b, "writer {i} rolled back"),
-                Fate::Cancel => assert_eq!(a, b, "writer {i}: both rows or neither"),
+                Fate::Commit => assert!(a.is_some() && b.is_some(), "writer {i} committed"),
+                Fate::RollBack | Fate::Fail => {
+                    assert!(a.is_none() && b.is_none(), "writer {i} rolled back");
+                }
+                Fate::Cancel => {
+                    assert_eq!(a.is_some(), b.is_some(), "writer {i}: both rows or neither")
+                }
+            }
+            if a.is_some() {
+                assert_eq!(a, b, "writer {i}'s rows in one transaction");
+                committed += 1;
             }
         }
     }
+    committed
 }
 
 /// A pooled PostgreSQL connection is pinged at acquire only after it sat idle for a second
 /// (`store::pool_options`): connections the server closed meanwhile (a restart, a proxy's
 /// timeout; here `pg_terminate_backend`) are found and replaced, and the list reads that
 /// take them answer as before. Held read connections are not pinged: a point read that
-/// finds its connection closed reads again on a new one (`Db::point_read`).
+/// finds its connection closed reads again on a new one (`Db::point_read`); nor are held
+/// writer connections, whose `BEGIN` opens a new one once.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn postgres_pooled_connections_closed_while_idle_are_replaced() {
     let (url, s) = postgres_server().await;
@@ -586,6 +680,8 @@ async fn postgres_pooled_connections_closed_while_idle_are_replaced() {
     for _ in 0..16 {
         s.get(&org, &one).await.expect(200, None);
     }
+    // A write opens the organisation's held writer connection (`store::writer`).
+    brand(&s, &org, "Before").await;
     let closed = crate::postgres::shared()
         .psql(
             &url,
@@ -599,5 +695,20 @@ async fn postgres_pooled_connections_closed_while_idle_are_replaced() {
         lists().await,
         vec![200; 16],
         "reads after the server closed idle connections"
+    );
+    // The held writer is never pinged either: its `BEGIN` finds it closed and opens another.
+    let posts = futures_util::future::join_all((0..4).map(|i| {
+        s.post(
+            &org,
+            "/v1/brands",
+            serde_json::json!({"name": format!("After {i}")}),
+        )
+    }))
+    .await;
+    let statuses: Vec<u16> = posts.iter().map(|r| r.status.as_u16()).collect();
+    assert_eq!(
+        statuses,
+        vec![201; 4],
+        "writes after the server closed idle connections"
     );
 }

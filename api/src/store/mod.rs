@@ -136,7 +136,8 @@ const HELD_READERS_SQLITE: usize = 4;
 
 /// On PostgreSQL a read waits on the network, so more held connections overlap more reads
 /// (four serialised 64 concurrent reads: p99 19 -> 37 ms in `docs/performance.md`); half the
-/// pool's 16, so a node holds at most 24 server connections.
+/// pool's 16, so with the writers of up to eight organisations ([`writer`]) a node holds at
+/// most 32 server connections.
 const HELD_READERS_POSTGRES: usize = 8;
 
 impl Db {

@@ -26,6 +26,9 @@
 //!   parallel while one organisation's writes stay serialised; [`WriteLock::Cluster`] takes
 //!   the cluster lock exclusively and so excludes every other writer, as the single lock
 //!   did. `BEGIN` and the lock statements go in one round trip (a simple-query batch).
+//!   An organisation's transactions run on a connection held for it ([`super::writer`]),
+//!   where the writers waiting at one moment share one transaction and its locks, as
+//!   SQLite's do; [`WriteLock::Cluster`] ones on pooled connections.
 //!
 //! A second `begin_write` joining a deferred transaction takes whatever lock it needs that
 //! the transaction does not hold yet (another organisation's, or the cluster lock
@@ -136,10 +139,7 @@ impl WriteTx {
     pub(super) async fn begin(source: Source<'_>, lock: WriteLock) -> Result<Self, sqlx::Error> {
         if let Ok(Some((mut tx, mut locks))) = DEFER.try_with(DeferredCommit::take_tx) {
             if !locks.contains(&WriteLock::Cluster) && !locks.contains(&lock) {
-                let sql = match &lock {
-                    WriteLock::Cluster => format!("SELECT pg_advisory_xact_lock({PG_WRITE_LOCK})"),
-                    WriteLock::Org(_) => lock.pg_statements(),
-                };
+                let sql = lock.pg_statements();
                 let taken = match &mut tx {
                     TxConn::Pool(t) => (&mut **t).execute(sql.as_str()).await.map(drop),
                     TxConn::Held(h) => h.take_lock(&sql).await,

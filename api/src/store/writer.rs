@@ -47,6 +47,7 @@
 //! long for another node's writer, runs on a task of its own instead (see
 //! [`Writer::begin`]).
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::ops::{Deref, DerefMut};
 use std::sync::Arc;
@@ -367,15 +368,15 @@ impl HeldTx {
         // SQLite opens the next writer's transaction in the same command; PostgreSQL's
         // `BEGIN` may wait for another node's writer, so the next writer sends it.
         let renew = waiting && !join && matches!(*self.flavour, Flavour::Sqlite);
-        let sql = if join {
-            "RELEASE w; SAVEPOINT w".to_owned()
+        let sql: Cow<'static, str> = if join {
+            "RELEASE w; SAVEPOINT w".into()
         } else if renew {
-            format!("RELEASE w; COMMIT; {}", self.flavour.begin())
+            format!("RELEASE w; COMMIT; {}", self.flavour.begin()).into()
         } else {
-            "RELEASE w; COMMIT".to_owned()
+            "RELEASE w; COMMIT".into()
         };
         self.set_unsure(true);
-        let r = self.conn_mut().execute(sql.as_str()).await;
+        let r = self.conn_mut().execute(&*sql).await;
         self.set_unsure(false);
         let mut guard = self.guard.take().expect("held until the commit");
         match r {

@@ -92,6 +92,41 @@ pub enum Error {
         message: String,
     },
 
+    /// The render ran past its [`crate::budget::Deadline`] and stopped (at `stage`). Make
+    /// the tree cheaper (fewer or smaller blurs and shadows, fewer layers) or render it
+    /// smaller; a caller with a budget of its own says which.
+    #[error("the render took longer than its budget and was stopped while {stage}")]
+    PastDeadline {
+        /// What it was doing: `waiting for memory`, `drawing`, `encoding`.
+        stage: &'static str,
+    },
+
+    /// The process is shutting down ([`crate::budget::stop_all`]); the render was stopped.
+    /// Retry on another node or after the restart.
+    #[error("the render was stopped: this process is shutting down")]
+    Stopped,
+
+    /// Drawing the tree at this size would hold more than one render may
+    /// ([`crate::budget::MAX_RENDER_BYTES`]): too many layers alive at once (nested
+    /// clipping frames with rounded corners, shadows, blurs, opacity or blend modes inside
+    /// each other). Flatten the nesting around node `node`, or render it smaller.
+    #[error(
+        "node `{node}`: drawing this tree at {width}x{height} would take {} MiB at once (layers inside layers: clipping frames with rounded corners, shadows, blurs, opacity or blend modes nested in each other); one render may take at most {} MiB: flatten the nesting around this node or render it smaller",
+        bytes.div_ceil(1 << 20),
+        limit >> 20
+    )]
+    TooMuchMemory {
+        /// The node whose layer took the render over the bound (the innermost one alive).
+        node: String,
+        /// The render's worst case, in bytes.
+        bytes: u64,
+        /// [`crate::budget::MAX_RENDER_BYTES`].
+        limit: u64,
+        /// Output size.
+        width: u32,
+        height: u32,
+    },
+
     /// The GPU backend was asked for (`--backend gpu`) but no usable Vulkan adapter exists,
     /// the device could not be created, or this build lacks the `gpu` feature. Install a
     /// GPU driver (or `mesa-vulkan-drivers` for the software one) or use `--backend cpu`.

@@ -25,6 +25,7 @@
 
 pub mod address;
 pub mod backend;
+pub mod budget;
 pub mod cli;
 mod encode;
 mod error;
@@ -38,6 +39,7 @@ pub mod report;
 pub mod scene;
 pub mod tree;
 
+pub use budget::Deadline;
 pub use encode::encode_png;
 pub use encode::encode_webp;
 pub use error::Error;

@@ -5,6 +5,7 @@ use std::time::Instant;
 
 use tiny_skia::Pixmap;
 
+use crate::budget::{self, Deadline, RenderBudget};
 use crate::geometry::{NodeBox, node_boxes};
 use crate::image::{self, FetchLimits, HttpFetcher, ImageFetcher};
 use crate::layout::{self, TextEngine};
@@ -313,15 +314,64 @@ impl Renderer {
         }
     }
 
+    /// The worst case memory of rendering `tree` at `width` ([`budget::peak_bytes`]), from
+    /// its layout and display list (no image is fetched or drawn: tens of milliseconds for
+    /// a large tree). Call it where trees are accepted, so a tree that no render could draw
+    /// within [`budget::MAX_LAYER_BYTES`] is refused when it is sent.
+    ///
+    /// # Errors
+    /// [`Error::InvalidSize`] for an impossible `width`; [`Error::TooMuchMemory`] naming
+    /// the node whose layer takes the render over the bound.
+    pub fn check_memory(
+        &self,
+        tree: &Tree,
+        width: Option<u32>,
+        encode_png: bool,
+    ) -> Result<budget::Peak, Error> {
+        let (w, h) = output_size(tree.design_size(), width)?;
+        let mut warnings = Vec::new();
+        let mut fitted = Vec::new();
+        let mut engine = self
+            .text
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let layout = layout::layout(tree, &mut engine, &mut warnings, &mut fitted);
+        let images = image::ImageMap::new();
+        let scene = scene::build_scene(tree, &layout, &images, &mut engine, w, h, &mut warnings);
+        drop(engine);
+        let peak = budget::peak_bytes(&scene, encode_png);
+        over_memory(tree, &peak, w, h)?;
+        Ok(peak)
+    }
+
     /// Renders `tree`. Missing fonts, failed images and unsupported features become warnings
     /// in the report; they never fail the render.
     ///
     /// # Errors
-    /// [`Error::InvalidSize`] for an impossible `width`, [`Error::Encode`] if PNG encoding
-    /// fails.
+    /// [`Error::InvalidSize`] for an impossible `width`, [`Error::TooMuchMemory`] for a tree
+    /// whose layers would hold more than [`budget::MAX_LAYER_BYTES`], [`Error::Stopped`]
+    /// when the process is shutting down, [`Error::Encode`] if PNG encoding fails.
     pub fn render(&self, tree: &Tree, options: &RenderOptions) -> Result<Rendered, Error> {
+        self.render_until(tree, options, &Deadline::NONE)
+    }
+
+    /// [`Renderer::render`] within a time budget: past `deadline` the render stops (between
+    /// draw operations and, inside blurs and shadows, between rows) and answers
+    /// [`Error::PastDeadline`], freeing its thread and its share of the memory budget.
+    ///
+    /// # Errors
+    /// Those of [`Renderer::render`], and [`Error::PastDeadline`].
+    pub fn render_until(
+        &self,
+        tree: &Tree,
+        options: &RenderOptions,
+        deadline: &Deadline,
+    ) -> Result<Rendered, Error> {
         let start = Instant::now();
         let (width, height) = output_size(tree.design_size(), options.width)?;
+        if deadline.passed() {
+            return Err(deadline.error("starting"));
+        }
         let mut report = RenderReport {
             width,
             height,
@@ -360,6 +410,14 @@ impl Renderer {
         drop(engine);
         report.timings.scene_ms = ms(t);
 
+        // Reserve the worst case before drawing: a scene over the bound is refused, and
+        // one that does not fit beside the renders in flight waits its turn.
+        let peak = budget::peak_bytes(&scene, options.encode_png);
+        over_memory(tree, &peak, width, height)?;
+        let _reserved = RenderBudget::global()
+            .reserve(peak.bytes, deadline)
+            .ok_or_else(|| deadline.error("waiting for memory"))?;
+
         let t = Instant::now();
         let buffer = self
             .spare
@@ -368,6 +426,9 @@ impl Renderer {
             .ok()
             .flatten()
             .unwrap_or_default();
+        if deadline.passed() {
+            return Err(deadline.error("drawing"));
+        }
         let gpu_out = self.gpu.as_ref().map(|g| {
             let r = g.render(&scene);
             (g.adapter(), r)
@@ -393,9 +454,9 @@ impl Renderer {
                     fallback: Some(failure.to_string()),
                     ..Default::default()
                 });
-                backend::cpu::render_into(&scene, buffer)
+                cpu_until(&scene, buffer, deadline)?
             }
-            None => backend::cpu::render_into(&scene, buffer),
+            None => cpu_until(&scene, buffer, deadline)?,
         };
         report.timings.raster_ms = ms(t);
         for (node, ratio) in out.contrast {
@@ -414,6 +475,9 @@ impl Renderer {
         dedup(&mut report.warnings);
 
         let png = if options.encode_png {
+            if deadline.passed() {
+                return Err(deadline.error("encoding"));
+            }
             let t = Instant::now();
             let bytes = encode::encode_png(&out.pixmap)?;
             report.timings.encode_ms = ms(t);
@@ -429,6 +493,36 @@ impl Renderer {
             boxes,
         })
     }
+}
+
+/// The CPU backend within `deadline`.
+fn cpu_until(
+    scene: &scene::Scene,
+    buffer: Vec<u8>,
+    deadline: &Deadline,
+) -> Result<backend::cpu::CpuOutput, Error> {
+    match backend::cpu::render_until(scene, buffer, deadline) {
+        (out, false) => Ok(out),
+        (_, true) => Err(deadline.error("drawing")),
+    }
+}
+
+/// [`Error::TooMuchMemory`] when `peak` is over the bound.
+fn over_memory(tree: &Tree, peak: &budget::Peak, width: u32, height: u32) -> Result<(), Error> {
+    if !peak.over() {
+        return Ok(());
+    }
+    let node = peak.node.map_or_else(
+        || tree.node(tree.root_index()).id.clone(),
+        |i| tree.node(i).id.clone(),
+    );
+    Err(Error::TooMuchMemory {
+        node,
+        bytes: peak.bytes,
+        limit: budget::MAX_LAYER_BYTES,
+        width,
+        height,
+    })
 }
 
 fn dedup(w: &mut Vec<Warning>) {

@@ -33,6 +33,8 @@ pub fn build_scene(
         warnings,
         ops: Vec::with_capacity(tree.nodes().len() * 2),
         canvas: IntRect::from_xywh(0, 0, width, height).unwrap_or_else(unreachable_rect),
+        within: IntRect::from_xywh(0, 0, width, height).unwrap_or_else(unreachable_rect),
+        current: tree.root_index(),
         scale: (width as f32 / dw).min(height as f32 / dh),
     };
     b.node(tree.root_index(), base, b.canvas);
@@ -56,6 +58,11 @@ pub(super) struct Builder<'a> {
     pub(super) warnings: &'a mut Vec<Warning>,
     pub(super) ops: Vec<DrawOp>,
     pub(super) canvas: IntRect,
+    /// The bounds what is drawn now is clipped to (the innermost layer's or clip's): a
+    /// layer pushed for one paint is allocated to these, never to the whole canvas.
+    pub(super) within: IntRect,
+    /// The node being drawn (an index into the tree's nodes), named by its layers.
+    pub(super) current: usize,
     pub(super) scale: f32,
 }
 
@@ -179,6 +186,7 @@ impl Builder<'_> {
         let n = self.tree.node(i);
         let t = self.local(i, parent);
         let b = self.layout.boxes[i];
+        self.current = i;
         let kids: Vec<usize> = n
             .children
             .iter()
@@ -226,6 +234,7 @@ impl Builder<'_> {
             layer_bounds = bounds;
             self.ops.push(DrawOp::PushLayer(Layer {
                 bounds,
+                node: i,
                 opacity: n.opacity,
                 blend_mode: n.blend_mode,
                 clip: None,
@@ -246,6 +255,7 @@ impl Builder<'_> {
                 });
             }
         }
+        self.within = layer_bounds;
         // Fills.
         if n.kind == NodeKind::Text {
             self.text(i, t, fold);
@@ -306,7 +316,9 @@ impl Builder<'_> {
                 }
             }
         }
-        // Strokes on top.
+        // Strokes on top, within this node's bounds again (the children moved them).
+        self.current = i;
+        self.within = layer_bounds;
         if stroke_paints > 0 {
             self.strokes(i, t, b.w, b.h, fold);
         }
@@ -339,6 +351,7 @@ impl Builder<'_> {
         };
         self.ops.push(DrawOp::PushLayer(Layer {
             bounds,
+            node: self.current,
             opacity: 1.0,
             blend_mode: BlendMode::Normal,
             clip,
@@ -386,12 +399,13 @@ impl Builder<'_> {
         };
         let Some(bounds) = map_rect(t, path.bounds())
             .and_then(|r| outset(r, grow * self.scale + 2.0))
-            .and_then(|r| to_int(r, self.canvas))
+            .and_then(|r| to_int(r, self.within))
         else {
             return false;
         };
         self.ops.push(DrawOp::PushLayer(Layer {
             bounds,
+            node: self.current,
             opacity: 1.0,
             blend_mode,
             clip: None,
@@ -619,7 +633,7 @@ impl Builder<'_> {
             let grow = width * self.scale + 2.0;
             if let Some(bounds) = map_rect(t, path.bounds())
                 .and_then(|r| outset(r, grow))
-                .and_then(|r| to_int(r, self.canvas))
+                .and_then(|r| to_int(r, self.within))
             {
                 let clip = Clip {
                     path: path.clone(),
@@ -628,6 +642,7 @@ impl Builder<'_> {
                 };
                 self.ops.push(DrawOp::PushLayer(Layer {
                     bounds,
+                    node: i,
                     opacity: 1.0,
                     blend_mode: BlendMode::Normal,
                     clip: Some(clip),

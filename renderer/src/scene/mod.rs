@@ -84,6 +84,8 @@ pub struct Clip {
 pub struct Layer {
     /// Device-space bounds; nothing in the layer is drawn outside them.
     pub bounds: IntRect,
+    /// The node (an index into the tree's nodes) this layer is drawn for.
+    pub node: usize,
     pub opacity: f32,
     pub blend_mode: BlendMode,
     /// `None` when `bounds` alone is the clip (or there is none).

@@ -3,6 +3,7 @@
 //! `UPDATE_GOLDENS=1 cargo test -p adforge-renderer --test render` rewrites the PNGs.
 #![expect(clippy::unwrap_used, reason = "tests fail loudly on purpose")]
 
+mod budgets;
 mod cli;
 mod cross_resvg;
 mod edit;

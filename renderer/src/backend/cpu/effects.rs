@@ -3,10 +3,17 @@
 use tiny_skia::{Mask, Pixmap};
 
 use super::{Target, blit, blur, clip_mask, sk_color};
+use crate::budget::Deadline;
 use crate::scene::{Clip, LayerEffect};
 use crate::tree::Color;
 
-pub(super) fn backdrop_blur(parent: &mut Target, b: tiny_skia::IntRect, sigma: f32, shape: &Clip) {
+pub(super) fn backdrop_blur(
+    parent: &mut Target,
+    b: tiny_skia::IntRect,
+    sigma: f32,
+    shape: &Clip,
+    deadline: &Deadline,
+) {
     let (rx, ry) = (b.x() - parent.x, b.y() - parent.y);
     let Some(rect) = tiny_skia::IntRect::from_xywh(rx, ry, b.width(), b.height()) else {
         return;
@@ -15,7 +22,7 @@ pub(super) fn backdrop_blur(parent: &mut Target, b: tiny_skia::IntRect, sigma: f
         return;
     };
     let (w, h) = (region.width() as usize, region.height() as usize);
-    blur::gaussian_fast(region.data_mut(), w, h, 4, sigma);
+    blur::gaussian_fast(region.data_mut(), w, h, 4, sigma, deadline);
     let mask = clip_mask(shape, region.width(), region.height(), b.x(), b.y());
     blit::blend_over(
         &mut parent.pixmap,
@@ -45,13 +52,19 @@ fn shadow(alpha: &[u8], w: u32, h: u32, color: Color) -> Option<Pixmap> {
     Some(p)
 }
 
-pub(super) fn apply_effects(content: Pixmap, effects: &[LayerEffect]) -> Pixmap {
+/// Applies `effects` to a layer's pixels. Past `deadline` it returns what it has (the
+/// caller stops the render).
+pub(super) fn apply_effects(
+    content: Pixmap,
+    effects: &[LayerEffect],
+    deadline: &Deadline,
+) -> Pixmap {
     let (w, h) = (content.width(), content.height());
     let (wu, hu) = (w as usize, h as usize);
     let mut content = content;
     for e in effects {
         if let LayerEffect::Blur { sigma } = e {
-            blur::gaussian_fast(content.data_mut(), wu, hu, 4, *sigma);
+            blur::gaussian_fast(content.data_mut(), wu, hu, 4, *sigma, deadline);
         }
     }
     let drops: Vec<_> = effects
@@ -81,8 +94,11 @@ pub(super) fn apply_effects(content: Pixmap, effects: &[LayerEffect]) -> Pixmap 
         } = e
         {
             let mut a = alpha.clone();
-            blur::spread(&mut a, wu, hu, *spread);
-            blur::gaussian_fast(&mut a, wu, hu, 1, *sigma);
+            if deadline.passed() {
+                break;
+            }
+            blur::spread(&mut a, wu, hu, *spread, deadline);
+            blur::gaussian_fast(&mut a, wu, hu, 1, *sigma, deadline);
             // Whole-pixel offsets: invisible on a blurred shadow, and a plain blend.
             blit::blend_color(
                 &mut out,
@@ -124,8 +140,11 @@ pub(super) fn apply_effects(content: Pixmap, effects: &[LayerEffect]) -> Pixmap 
                     }
                 }
             }
-            blur::spread(&mut inv, wu, hu, *spread);
-            blur::gaussian_fast(&mut inv, wu, hu, 1, *sigma);
+            if deadline.passed() {
+                break;
+            }
+            blur::spread(&mut inv, wu, hu, *spread, deadline);
+            blur::gaussian_fast(&mut inv, wu, hu, 1, *sigma, deadline);
             for (v, a) in inv.iter_mut().zip(&alpha) {
                 *v = ((u16::from(*v) * u16::from(*a) + 127) / 255) as u8;
             }

@@ -14,6 +14,7 @@ use tiny_skia::{
     Point, RadialGradient, Shader, SpreadMode, Stroke, Transform,
 };
 
+use crate::budget::Deadline;
 use crate::scene::{Clip, DrawOp, Layer, Scene, ScenePaint};
 use crate::tree::{BlendMode, Color};
 
@@ -40,7 +41,14 @@ pub fn render(scene: &Scene) -> CpuOutput {
 
 /// Like [`render`], drawing into `buffer` (cleared and resized) so a long-lived caller can
 /// reuse one canvas allocation: fresh 4K canvases cost ~10 ms of page faults each.
-pub fn render_into(scene: &Scene, mut buffer: Vec<u8>) -> CpuOutput {
+pub fn render_into(scene: &Scene, buffer: Vec<u8>) -> CpuOutput {
+    render_until(scene, buffer, &Deadline::NONE).0
+}
+
+/// Like [`render_into`], stopping when `deadline` passes: checked before every operation
+/// and once per row inside blurs, shadow spreads and whole-target fills. The flag is true
+/// when the render stopped early (the pixels are then unfinished).
+pub fn render_until(scene: &Scene, mut buffer: Vec<u8>, deadline: &Deadline) -> (CpuOutput, bool) {
     let (w, h) = (scene.width.max(1), scene.height.max(1));
     let len = w as usize * h as usize * 4;
     // When the first op paints the whole canvas opaque (a frame's background), the old
@@ -71,7 +79,12 @@ pub fn render_into(scene: &Scene, mut buffer: Vec<u8>) -> CpuOutput {
     }];
     let mut contrast = Vec::new();
     let trace = std::env::var_os("ADFORGE_TRACE_OPS").is_some();
+    let mut stopped = false;
     for op in &scene.ops {
+        if deadline.passed() {
+            stopped = true;
+            break;
+        }
         let t0 = std::time::Instant::now();
         match op {
             DrawOp::Fill {
@@ -148,7 +161,7 @@ pub fn render_into(scene: &Scene, mut buffer: Vec<u8>) -> CpuOutput {
                 clip,
                 bounds,
             } => {
-                effects::backdrop_blur(top(&mut stack), *bounds, *sigma, clip);
+                effects::backdrop_blur(top(&mut stack), *bounds, *sigma, clip, deadline);
             }
             DrawOp::PushLayer(layer) => {
                 let b = layer.bounds;
@@ -165,7 +178,7 @@ pub fn render_into(scene: &Scene, mut buffer: Vec<u8>) -> CpuOutput {
                     continue;
                 }
                 let Some(done) = stack.pop() else { continue };
-                composite(done, top(&mut stack));
+                composite(done, top(&mut stack), deadline);
             }
         }
         if trace {
@@ -179,11 +192,16 @@ pub fn render_into(scene: &Scene, mut buffer: Vec<u8>) -> CpuOutput {
     }
     while stack.len() > 1 {
         if let Some(done) = stack.pop() {
-            composite(done, top(&mut stack));
+            if stopped {
+                pool::give(done.pixmap.take());
+            } else {
+                composite(done, top(&mut stack), deadline);
+            }
         }
     }
+    let stopped = stopped || deadline.passed();
     let pixmap = stack.pop().map(|t| t.pixmap).unwrap_or_else(tiny_pixmap);
-    CpuOutput { pixmap, contrast }
+    (CpuOutput { pixmap, contrast }, stopped)
 }
 
 fn tiny_pixmap() -> Pixmap {
@@ -422,7 +440,7 @@ fn clip_mask(clip: &Clip, w: u32, h: u32, x: i32, y: i32) -> Option<Mask> {
     Some(mask)
 }
 
-fn composite(done: Target, parent: &mut Target) {
+fn composite(done: Target, parent: &mut Target, deadline: &Deadline) {
     let Some(layer) = done.layer else { return };
     let mut content = done.pixmap;
     let mut mask = layer
@@ -434,7 +452,7 @@ fn composite(done: Target, parent: &mut Target) {
             content.apply_mask(&m);
             pool::give(m.take());
         }
-        content = effects::apply_effects(content, &layer.effects);
+        content = effects::apply_effects(content, &layer.effects, deadline);
     }
     let (x, y) = (done.x - parent.x, done.y - parent.y);
     if layer.blend_mode == BlendMode::Normal {

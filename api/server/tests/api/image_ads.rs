@@ -363,6 +363,105 @@ async fn wait_settled(s: &TestServer, org: &Org, id: &str) -> Value {
     panic!("ad {id} still processing after 60 s: {last}");
 }
 
+/// A completed editable ad (version 1) and its tree.
+async fn completed_editable(s: &TestServer, org: &Org) -> (String, Value) {
+    let (c, reference) = ready(s, org, "10.00").await;
+    let mut body = create_body(&c, &reference);
+    body["editable"] = json!(true);
+    let ad = s
+        .post(org, "/v1/image-ads", body)
+        .await
+        .expect(202, None)
+        .id();
+    let done = wait_settled(s, org, &ad).await;
+    assert_eq!(done["status"], "completed", "{done}");
+    (ad, done["current_json_tree"].clone())
+}
+
+/// GET /v1/image-ads/{id}/versions/{version_id} answers the same version by its number as
+/// by its `iav_` id (as design templates' versions are read by number); a number past the
+/// last is 404 naming it, and anything else is 400.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn versions_are_read_by_number_and_by_id() {
+    let s = TestServer::start().await;
+    let org = s.org("Versions").await;
+    let (ad, mut tree) = completed_editable(&s, &org).await;
+    let text_id = tree["nodes"]
+        .as_object()
+        .unwrap()
+        .iter()
+        .find(|(_, n)| n["type"] == "TEXT")
+        .map(|(k, _)| k.clone())
+        .expect("a text node");
+    tree["nodes"][&text_id]["characters"] = json!("Version two");
+    s.patch(
+        &org,
+        &format!("/v1/image-ads/{ad}"),
+        json!({"current_json_tree": tree}),
+    )
+    .await
+    .expect(200, None);
+    assert_eq!(wait_settled(&s, &org, &ad).await["status"], "completed");
+    let list = s
+        .get(&org, &format!("/v1/image-ads/{ad}/versions"))
+        .await
+        .expect(200, None)
+        .body["data"]
+        .as_array()
+        .unwrap()
+        .clone();
+    assert_eq!(list.len(), 2);
+    assert_ne!(list[0]["json_tree"], list[1]["json_tree"]);
+    let (s, org, ad) = (&s, &org, ad.as_str());
+    for v in &list {
+        let by_id = s
+            .get(
+                org,
+                &format!("/v1/image-ads/{ad}/versions/{}", v["id"].as_str().unwrap()),
+            )
+            .await
+            .expect(200, None);
+        let by_number = s
+            .get(
+                org,
+                &format!("/v1/image-ads/{ad}/versions/{}", v["version_number"]),
+            )
+            .await
+            .expect(200, None);
+        assert_eq!(by_number.body["data"], by_id.body["data"]);
+        assert_eq!(by_number.body["data"], *v);
+    }
+    let past = list.len() + 1;
+    let r = s
+        .get(org, &format!("/v1/image-ads/{ad}/versions/{past}"))
+        .await
+        .expect(404, Some("IMAGE_AD_VERSION_NOT_FOUND"));
+    let msg = r.body["error"]["message"].as_str().unwrap();
+    assert!(
+        msg.contains(&format!("no version {past}")) && msg.contains(ad),
+        "{msg}"
+    );
+    for bad in ["0", "-1", "+1", "1.5", "one", "99999999999999999999"] {
+        let r = s
+            .get(org, &format!("/v1/image-ads/{ad}/versions/{bad}"))
+            .await
+            .expect(400, Some("VALIDATION_ERROR"));
+        assert_eq!(
+            r.body["error"]["details"][0]["field"], "version_id",
+            "{}",
+            r.body
+        );
+        let msg = r.body["error"]["details"][0]["message"].as_str().unwrap();
+        assert!(
+            msg.contains("version number from 1") && msg.contains(bad),
+            "{msg}"
+        );
+    }
+    s.get(org, "/v1/image-ads/ia_nope/versions/1")
+        .await
+        .expect(404, Some("IMAGE_AD_NOT_FOUND"));
+}
+
 async fn wallet(s: &TestServer, org: &Org) -> (i64, i64) {
     adforge_api::store::query_as("SELECT balance_cents, held_cents FROM wallets WHERE org_id = ?")
         .bind(&org.id)

@@ -8,14 +8,16 @@
 //!
 //! Where things live: this module holds the routes, the request and response types and
 //! the handlers (parse → domain call → respond), with the domain calls the web dashboard
-//! shares (`get`, `list_page`, `versions`); [`store`] holds every SQL statement of the
-//! resource; [`create`] the checks and writes of a create (`create_from`); [`edit`] those
-//! of an edit (`update`) and the checks of an edited JSON tree.
+//! shares (`get`, `list_page`); [`store`] holds every SQL statement of the resource;
+//! [`create`] the checks and writes of a create (`create_from`); [`edit`] those of an edit
+//! (`update`) and the checks of an edited JSON tree; [`versions`] the versions of an
+//! editable ad, read by id or by number.
 
 mod create;
 mod edit;
 mod store;
 pub mod sync;
+mod versions;
 
 // The ad's `copy` report is the worker's wire type, schema included (its `utoipa` feature).
 pub use adforge_worker::protocol::{
@@ -24,13 +26,13 @@ pub use adforge_worker::protocol::{
 pub use create::create_from;
 pub use edit::MAX_TREE_BYTES;
 pub use edit::{update, validate_tree};
+pub use versions::{ImageAdVersion, versions};
 
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use sqlx::FromRow;
 use utoipa::ToSchema;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
@@ -39,7 +41,7 @@ use super::common::IdPath;
 use crate::auth::{Auth, Scope};
 use crate::error::{ApiError, ApiResult, ErrorCode};
 use crate::http::envelope::{self, Deleted, Envelope, ListEnvelope, Meta};
-use crate::http::extract::{JsonBody, PathParams, QueryParams};
+use crate::http::extract::{JsonBody, QueryParams};
 use crate::jobs::Jobs;
 use crate::state::AppState;
 use crate::store::Db;
@@ -50,8 +52,8 @@ pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
         .routes(routes!(create_ad, list_ads))
         .routes(routes!(get_ad, update_ad, delete_ad))
-        .routes(routes!(list_versions))
-        .routes(routes!(get_version))
+        .routes(routes!(versions::list_versions))
+        .routes(routes!(versions::get_version))
         .routes(routes!(sync::sync_ads))
 }
 
@@ -509,83 +511,4 @@ async fn delete_ad(
     store::soft_delete(&mut tx, &id).await?;
     tx.commit().await?;
     Ok(Deleted::response(id))
-}
-
-/// A version of an editable ad.
-#[derive(Debug, Serialize, FromRow, ToSchema)]
-pub struct ImageAdVersion {
-    /// `iav_…`
-    pub id: String,
-    pub image_ad_id: String,
-    pub version_number: i64,
-    /// The PNG of this version; null while it renders.
-    pub image_url: Option<String>,
-    pub width: Option<i64>,
-    pub height: Option<i64>,
-    /// processing, completed or failed.
-    pub status: String,
-    #[sqlx(try_from = "crate::store::JsonText")]
-    #[schema(value_type = Object)]
-    pub json_tree: Value,
-    /// What the PATCH that made this version said it changed; null for version 1 and for
-    /// edits that gave none.
-    pub change_summary: Option<String>,
-    pub created_at: String,
-    pub completed_at: Option<String>,
-}
-
-/// List an ad's versions
-///
-/// Oldest first. Flat ads have no versions (an empty list).
-#[utoipa::path(get, path = "/v1/image-ads/{id}/versions", tag = "image ads",
-    params(("id" = String, Path, description = "ia_…")),
-    responses(
-        (status = 200, description = "The versions", body = Envelope<Vec<ImageAdVersion>>),
-        (status = 404, description = "IMAGE_AD_NOT_FOUND", body = crate::error::ErrorBody),
-    ),
-    security(("api_key" = ["image_ads:read"])))]
-async fn list_versions(
-    State(state): State<AppState>,
-    Auth(caller): Auth,
-    IdPath(id): IdPath,
-) -> ApiResult<Response> {
-    caller.require(Scope::ImageAdsRead)?;
-    Ok(envelope::ok(
-        versions(&state.db, &caller.org_id, &id).await?,
-    ))
-}
-
-/// GET /v1/image-ads/{id}/versions after the scope check: oldest first.
-///
-/// # Errors
-/// IMAGE_AD_NOT_FOUND; database failures.
-pub async fn versions(db: &Db, org_id: &str, id: &str) -> ApiResult<Vec<ImageAdVersion>> {
-    store::load(&db.read, org_id, id).await?;
-    store::versions(db, org_id, id).await
-}
-
-/// Retrieve a version
-#[utoipa::path(get, path = "/v1/image-ads/{id}/versions/{version_id}", tag = "image ads",
-    params(("id" = String, Path, description = "ia_…"), ("version_id" = String, Path, description = "iav_…")),
-    responses(
-        (status = 200, description = "The version", body = Envelope<ImageAdVersion>),
-        (status = 400, description = "VALIDATION_ERROR: a path parameter that is not UTF-8 once percent-decoded", body = crate::error::ErrorBody),
-        (status = 404, description = "IMAGE_AD_NOT_FOUND, IMAGE_AD_VERSION_NOT_FOUND", body = crate::error::ErrorBody),
-    ),
-    security(("api_key" = ["image_ads:read"])))]
-async fn get_version(
-    State(state): State<AppState>,
-    Auth(caller): Auth,
-    PathParams((id, version_id)): PathParams<(String, String)>,
-) -> ApiResult<Response> {
-    caller.require(Scope::ImageAdsRead)?;
-    store::load(&state.db.read, &caller.org_id, &id).await?;
-    let v = store::version(&state.db, &caller.org_id, &id, &version_id).await?;
-    v.map(envelope::ok).ok_or_else(|| {
-        ApiError::not_found(
-            ErrorCode::ImageAdVersionNotFound,
-            "image ad version",
-            &version_id,
-        )
-    })
 }

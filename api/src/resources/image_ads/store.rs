@@ -299,6 +299,26 @@ pub(super) async fn version(
     .await?)
 }
 
+/// Version number `n` of ad `ad_id`, if it has one.
+///
+/// # Errors
+/// Database failures.
+pub(super) async fn version_numbered(
+    db: &Db,
+    org_id: &str,
+    ad_id: &str,
+    n: i64,
+) -> ApiResult<Option<ImageAdVersion>> {
+    Ok(crate::store::query_as(&format!(
+        "SELECT {VERSION_COLUMNS} FROM image_ad_versions WHERE ad_id = ? AND org_id = ? AND version_number = ?"
+    ))
+    .bind(ad_id)
+    .bind(org_id)
+    .bind(n)
+    .fetch_optional(&db.read)
+    .await?)
+}
+
 /// The filters of GET /v1/image-ads, parsed and checked by the handler. Comma-separated
 /// filters match any of their values; filters combine with AND.
 #[derive(Default)]

@@ -207,6 +207,26 @@ pub fn too_large(limit: u64) -> String {
 /// address policy's [`crate::address::check_url`], re-exported where fetching lives.
 pub use crate::address::check_url;
 
+/// How every fetch failure for a host the system resolver cannot resolve begins (after
+/// ureq's `io: `), so callers can tell it from a refused connection: the message goes on
+/// with the host and the resolver's reason, e.g. "`no-such-host.invalid` (failed to lookup
+/// address information: Name or service not known)".
+pub const UNRESOLVED: &str = "the host does not resolve: ";
+
+/// A resolver failure that names the host ([`UNRESOLVED`]); a timeout stays a timeout.
+fn unresolved(uri: &ureq::http::Uri, e: ureq::Error) -> ureq::Error {
+    let host = uri.host().unwrap_or("");
+    let why = match e {
+        ureq::Error::Io(io) => io.to_string(),
+        ureq::Error::HostNotFound => "no address".to_owned(),
+        other => return other,
+    };
+    ureq::Error::Io(std::io::Error::new(
+        std::io::ErrorKind::NotFound,
+        format!("{UNRESOLVED}`{host}` ({why})"),
+    ))
+}
+
 /// Resolves with the system resolver, then drops non-public addresses, so a name that
 /// resolves to a private address cannot be fetched (also after a redirect).
 #[derive(Debug)]
@@ -221,7 +241,9 @@ impl Resolver for GuardedResolver {
         config: &ureq::config::Config,
         timeout: ureq::unversioned::transport::NextTimeout,
     ) -> Result<ResolvedSocketAddrs, ureq::Error> {
-        let all = DefaultResolver::default().resolve(uri, config, timeout)?;
+        let all = DefaultResolver::default()
+            .resolve(uri, config, timeout)
+            .map_err(|e| unresolved(uri, e))?;
         if self.allow_private {
             return Ok(all);
         }

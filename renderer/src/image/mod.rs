@@ -8,6 +8,7 @@ use std::sync::Arc;
 pub use fetch::{FetchLimits, HttpFetcher, HttpReply, ImageFetcher};
 use tiny_skia::Pixmap;
 
+use crate::report::Warning;
 use crate::tree::{Paint, Tree};
 
 /// Largest decoded image accepted, in pixels (decompression-bomb guard).
@@ -51,6 +52,39 @@ pub fn image_urls(tree: &Tree) -> Vec<String> {
                 && seen.insert(url.clone())
             {
                 out.push(url.clone());
+            }
+        }
+    }
+    out
+}
+
+/// One [`Warning::ImageFailed`] per node whose fills or strokes use an image of `failed`
+/// (URL and reason, as [`crate::Renderer::prefetch_images`] returns them), in node order:
+/// what a render of `tree` reports for those images, for callers that lay a tree out
+/// without drawing it (a preview's boxes).
+pub fn failed_image_warnings(tree: &Tree, failed: &[(String, String)]) -> Vec<Warning> {
+    let mut out = Vec::new();
+    if failed.is_empty() {
+        return out;
+    }
+    for n in tree.nodes() {
+        let mut urls: Vec<&String> = n
+            .fills
+            .iter()
+            .chain(&n.strokes)
+            .filter_map(|p| match p {
+                Paint::Image { url, .. } => Some(url),
+                _ => None,
+            })
+            .collect();
+        urls.dedup();
+        for url in urls {
+            if let Some((_, reason)) = failed.iter().find(|(u, _)| u == url) {
+                out.push(Warning::ImageFailed {
+                    node: n.id.clone(),
+                    url: url.clone(),
+                    reason: reason.clone(),
+                });
             }
         }
     }

@@ -146,6 +146,16 @@ pub fn classify(what: &str, url: &str, message: &str) -> JobError {
             "the {what} at {url} could not be fetched (HTTP {code}); use a publicly reachable image URL"
         )),
         Some(code) => JobError::retry(format!("{what} {url}: HTTP {code}")),
+        // A name the resolver says does not exist will not exist on the next attempt (a
+        // temporary failure, EAI_AGAIN, retries below).
+        None if message.contains(adforge_renderer::image::fetch::UNRESOLVED)
+            && !message.contains("Temporary failure") =>
+        {
+            JobError::abort(format!(
+                "the {what} at {url} cannot be fetched: {}; use a URL whose host exists",
+                message.trim_start_matches("io: ")
+            ))
+        }
         None if message.contains(adforge_renderer::address::REFUSED)
             || message.starts_with("own file:")
             || message.contains("is not a valid URL")
@@ -250,5 +260,21 @@ mod tests {
         assert!(!abort("http status: 503"));
         assert!(!abort("http status: 429"));
         assert!(!abort("io: Connection refused"));
+        let unresolved = "io: the host does not resolve: `no-such-host.invalid` (failed to lookup address information: Name or service not known)";
+        assert!(abort(unresolved));
+        let JobError::Abort { message, .. } =
+            classify("image", "https://no-such-host.invalid/x.png", unresolved)
+        else {
+            unreachable!()
+        };
+        assert!(
+            message.contains("https://no-such-host.invalid/x.png")
+                && message.contains("does not resolve: `no-such-host.invalid`")
+                && message.contains("Name or service not known"),
+            "{message}"
+        );
+        assert!(!abort(
+            "io: the host does not resolve: `example.com` (failed to lookup address information: Temporary failure in name resolution)"
+        ));
     }
 }

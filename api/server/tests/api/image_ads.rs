@@ -378,6 +378,40 @@ async fn completed_editable(s: &TestServer, org: &Org) -> (String, Value) {
     (ad, done["current_json_tree"].clone())
 }
 
+/// An image fill whose host does not resolve (RFC 2606 keeps `.invalid` from ever
+/// resolving; nothing is contacted) fails the re-render at once, naming the URL and the
+/// reason, instead of retrying a name that does not exist or drawing the ad without it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_image_whose_host_does_not_resolve_fails_the_render_naming_it() {
+    let s = TestServer::start().await;
+    let org = s.org("Unresolved").await;
+    let (ad, mut tree) = completed_editable(&s, &org).await;
+    let url = "https://no-such-host.invalid/photo.png";
+    let photo = tree["nodes"]
+        .as_object()
+        .unwrap()
+        .iter()
+        .find(|(_, n)| n["fills"][0]["type"] == "IMAGE")
+        .map(|(k, _)| k.clone())
+        .expect("an image fill");
+    tree["nodes"][&photo]["fills"][0]["imageFillUrl"] = json!(url);
+    s.patch(
+        &org,
+        &format!("/v1/image-ads/{ad}"),
+        json!({"current_json_tree": tree}),
+    )
+    .await
+    .expect(200, None);
+    let failed = wait_settled(&s, &org, &ad).await;
+    assert_eq!(failed["status"], "failed", "{failed}");
+    assert_eq!(failed["error"]["code"], "PIPELINE_ERROR", "{failed}");
+    let why = failed["error"]["message"].as_str().unwrap();
+    assert!(
+        why.contains(url) && why.contains("does not resolve: `no-such-host.invalid`"),
+        "{why}"
+    );
+}
+
 /// GET /v1/image-ads/{id}/versions/{version_id} answers the same version by its number as
 /// by its `iav_` id (as design templates' versions are read by number); a number past the
 /// last is 404 naming it, and anything else is 400.

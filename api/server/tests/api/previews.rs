@@ -457,6 +457,43 @@ fn one_image(url: &str) -> Value {
     }})
 }
 
+/// An image fill whose host does not resolve (RFC 2606 keeps `.invalid` from ever
+/// resolving; nothing is contacted) is an `image_failed` warning naming the node, the URL
+/// and the reason, not a silent gap in the picture.
+#[tokio::test]
+async fn an_image_whose_host_does_not_resolve_is_a_warning() {
+    let s = TestServer::start_with(|a| a.workers = 0).await;
+    let org = s.org("Acme").await;
+    let url = "https://no-such-host.invalid/x.png";
+    let r = preview_json(&s, &org, json!({"tree": one_image(url), "width": 100}))
+        .await
+        .expect(200, None);
+    let warnings = r.body["warnings"].as_array().unwrap();
+    let failed: Vec<&Value> = warnings
+        .iter()
+        .filter(|w| w["kind"] == "image_failed")
+        .collect();
+    assert_eq!(failed.len(), 1, "{}", r.body);
+    assert_eq!(failed[0]["node"], "photo", "{}", r.body);
+    assert_eq!(failed[0]["url"], url, "{}", r.body);
+    let reason = failed[0]["reason"].as_str().unwrap();
+    assert!(
+        reason.contains("does not resolve: `no-such-host.invalid`"),
+        "{reason}"
+    );
+    // The picture is drawn without the fill: the frame's black ground shows.
+    let (status, _, body) = raw(
+        &s,
+        &org.key,
+        json!({"tree": one_image(url), "width": 100}),
+        Some("image/png"),
+    )
+    .await;
+    assert_eq!(status, 200, "{}", String::from_utf8_lossy(&body));
+    let img = image::load_from_memory(&body).unwrap().to_rgba8();
+    assert_eq!(img.get_pixel(50, 50).0, [0, 0, 0, 255]);
+}
+
 #[tokio::test]
 async fn fetched_images_are_cached_for_previews() {
     let s = TestServer::start_with(|a| a.workers = 0).await;

@@ -6,7 +6,8 @@
 //! image URL through the one address policy or as an existing own file), then rendered by
 //! the process's [`Previewer`] ([`render`]): PNG by default, WebP with `Accept: image/webp`,
 //! or with `Accept: application/json` the laid-out boxes of every node in the preview's
-//! pixels, so an editor can draw handles where the renderer put things. The web
+//! pixels, so an editor can draw handles where the renderer put things, with the render's
+//! warnings (an image that could not be used among them). The web
 //! dashboard's editor calls [`preview`] too.
 //!
 //! Bounds, each a clear 4xx: nodes, width and height, bytes per image, time to load the
@@ -94,8 +95,10 @@ pub struct PreviewLayout {
     pub scale: f32,
     /// Every node the root reaches, parents before children (painting order).
     pub nodes: Vec<PreviewNode>,
-    /// What the layout could not do as asked (`missing_font`, `text_overflow`, …; the
-    /// render report's warnings, docs/json-tree.md).
+    /// What the render could not do as asked (`missing_font`, `text_overflow`, …; the
+    /// render report's warnings, docs/json-tree.md), among them `image_failed` (node, url,
+    /// reason) for each node whose image could not be fetched or decoded (a host that does
+    /// not resolve, a 404, bytes that are no image): such a fill is left out of the picture.
     #[schema(value_type = Vec<Object>)]
     pub warnings: Vec<Value>,
 }
@@ -312,8 +315,10 @@ impl Preview {
 /// version is made. The tree is checked exactly as PATCH /v1/image-ads/{id} checks
 /// `current_json_tree` (errors name the field `tree`). Answers `image/png` by default,
 /// `image/webp` (lossless) with `Accept: image/webp`, and with `Accept: application/json`
-/// the laid-out box of every node in the preview's pixels (nothing is drawn, no image is
-/// read). `X-Render-Ms` says how long the render took.
+/// the laid-out box of every node in the preview's pixels and the render's `warnings`
+/// (nothing is drawn; the images are loaded, so an image fill that cannot be fetched or
+/// decoded, such as one whose host does not resolve, is an `image_failed` warning naming
+/// the node, the URL and the reason). `X-Render-Ms` says how long the render took.
 ///
 /// Scope `image_ads:read`. Limits (the defaults; the operator may change them): at most
 /// 500 nodes; width 1 to 2160 px (default 1080)

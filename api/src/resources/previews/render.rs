@@ -144,7 +144,8 @@ impl PreviewArgs {
 pub enum PreviewOutput {
     Png,
     Webp,
-    /// The laid-out boxes alone: no images are read and nothing is drawn.
+    /// The laid-out boxes alone: nothing is drawn, but the images are loaded (and cached)
+    /// so that one that cannot be fetched or decoded is reported (`image_failed`).
     Boxes,
 }
 
@@ -230,26 +231,6 @@ impl Previewer {
         output: PreviewOutput,
     ) -> ApiResult<Rendered> {
         let me = self.clone();
-        if output == PreviewOutput::Boxes {
-            let job = move || {
-                let t = Instant::now();
-                let layout = me
-                    .renderer()
-                    .layout_boxes(&tree, Some(width))
-                    .map_err(|e| ApiError::field("width", e.to_string()))?;
-                Ok(Rendered {
-                    warnings: layout.warnings.clone(),
-                    layout,
-                    picture: None,
-                    render_ms: elapsed_ms(t),
-                })
-            };
-            let permit = self.slot().await?;
-            let (rendered, _) = self
-                .within(self.limits.render_ms, Some(permit), job, "lay out")
-                .await?;
-            return Ok(rendered);
-        }
         let permit = self.slot().await?;
         let tree = Arc::new(tree);
         let (t2, me2) = (tree.clone(), self.clone());
@@ -271,6 +252,31 @@ impl Previewer {
                     self.limits.max_image_bytes
                 ),
             ));
+        }
+        if output == PreviewOutput::Boxes {
+            // Nothing is drawn, but the images were loaded (and cached for the pictures
+            // that follow), so one that cannot be used is reported as a render would.
+            let job = move || {
+                let mut layout = me
+                    .renderer()
+                    .layout_boxes(&tree, Some(width))
+                    .map_err(|e| ApiError::field("width", e.to_string()))?;
+                layout
+                    .warnings
+                    .extend(adforge_renderer::image::failed_image_warnings(
+                        &tree, &failed,
+                    ));
+                Ok(Rendered {
+                    warnings: layout.warnings.clone(),
+                    layout,
+                    picture: None,
+                    render_ms: elapsed_ms(t0),
+                })
+            };
+            let (rendered, _) = self
+                .within(self.limits.render_ms, permit, job, "lay out")
+                .await?;
+            return Ok(rendered);
         }
         let job = move || {
             let renderer = me.renderer();

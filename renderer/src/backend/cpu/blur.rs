@@ -245,27 +245,46 @@ fn box_v(src: &[u8], dst: &mut [u8], w: usize, h: usize, ch: usize, r: usize, de
 /// a pixel whatever the radius (the direct filter's `2|d| + 1` made a 500 px shadow spread
 /// take minutes at 4K).
 pub fn spread(alpha: &mut [u8], w: usize, h: usize, d: f32, deadline: &Deadline) {
-    let r = d.abs().round() as usize;
+    // A window wider than the plane gives what a window of the plane's size gives (grow:
+    // the line's max; shrink: empty), so huge spreads cost no more than large ones.
+    let r = (d.abs().round() as usize).min(w.max(h));
     if r == 0 || w == 0 || h == 0 {
         return;
     }
     let pick: fn(u8, u8) -> u8 = if d > 0.0 { u8::max } else { u8::min };
     let mut line = Filter1d::new(w.max(h), r, pick);
-    for y in 0..h {
-        if deadline.passed() {
-            return;
+    let rows = |plane: &mut [u8], w: usize, h: usize, line: &mut Filter1d| {
+        for y in 0..h {
+            if deadline.passed() {
+                return;
+            }
+            let row = &mut plane[y * w..(y + 1) * w];
+            line.run(row.iter().copied(), w);
+            row.copy_from_slice(&line.out[..w]);
         }
-        let row = &mut alpha[y * w..(y + 1) * w];
-        line.run(row.iter().copied(), w);
-        row.copy_from_slice(&line.out[..w]);
+    };
+    rows(alpha, w, h, &mut line);
+    // Columns as rows of the transposed plane: reading a column of a wide plane touches a
+    // cache line per pixel.
+    let mut t = vec![0u8; w * h];
+    transpose(alpha, &mut t, w, h);
+    rows(&mut t, h, w, &mut line);
+    if deadline.passed() {
+        return;
     }
-    for x in 0..w {
-        if deadline.passed() {
-            return;
-        }
-        line.run((0..h).map(|y| alpha[y * w + x]), h);
-        for (y, v) in line.out[..h].iter().enumerate() {
-            alpha[y * w + x] = *v;
+    transpose(&t, alpha, h, w);
+}
+
+/// `dst` (`h` × `w`) = `src` (`w` × `h`) transposed, in cache-sized tiles.
+fn transpose(src: &[u8], dst: &mut [u8], w: usize, h: usize) {
+    const TILE: usize = 64;
+    for y0 in (0..h).step_by(TILE) {
+        for x0 in (0..w).step_by(TILE) {
+            for y in y0..(y0 + TILE).min(h) {
+                for x in x0..(x0 + TILE).min(w) {
+                    dst[x * h + y] = src[y * w + x];
+                }
+            }
         }
     }
 }

@@ -67,6 +67,9 @@ pub(super) fn apply_effects(
             blur::gaussian_fast(content.data_mut(), wu, hu, 4, *sigma, deadline);
         }
     }
+    if deadline.passed() {
+        return content;
+    }
     let drops: Vec<_> = effects
         .iter()
         .filter(|e| matches!(e, LayerEffect::DropShadow { .. }))
@@ -109,6 +112,12 @@ pub(super) fn apply_effects(
                 *color,
             );
         }
+    }
+    if deadline.passed() {
+        if let Some(content) = content {
+            super::pool::give(content.take());
+        }
+        return out;
     }
     if let Some(content) = content {
         blit::blend_over(&mut out, &content, 0, 0, 1.0, None);

@@ -453,6 +453,11 @@ fn composite(done: Target, parent: &mut Target, deadline: &Deadline) {
             pool::give(m.take());
         }
         content = effects::apply_effects(content, &layer.effects, deadline);
+        if deadline.passed() {
+            // The render stops here: its pixels are dropped, so skip the blend.
+            pool::give(content.take());
+            return;
+        }
     }
     let (x, y) = (done.x - parent.x, done.y - parent.y);
     if layer.blend_mode == BlendMode::Normal {

@@ -23,10 +23,11 @@
 //! headers, is what the operator installs anyway, and a crash in it cannot take the worker
 //! down.
 
-use std::io::Write;
+use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::Mutex;
+use std::time::{Duration, Instant};
 
 use image::{DynamicImage, GrayImage, Luma};
 
@@ -70,6 +71,10 @@ pub const SHEET_LINE_PX: u32 = 44;
 
 /// Air around and between the crops on the sheet.
 const SHEET_GAP: u32 = 36;
+
+/// How long one Tesseract run may take before it is killed: a sheet of a reference's text
+/// takes under a second; a run past this is stuck, and the analysis goes on without it.
+pub const OCR_BUDGET: Duration = Duration::from_secs(30);
 
 /// Lowest word confidence (0-100) kept from Tesseract's TSV output.
 const MIN_CONFIDENCE: f32 = 40.0;
@@ -139,14 +144,39 @@ impl Tesseract {
         }
     }
 
-    /// Hands `png` to `child` and reads its TSV; `None` when it failed (a spare that died).
+    /// Hands `png` to `child` and reads its TSV; `None` when it failed (a spare that died)
+    /// or ran past [`OCR_BUDGET`] (it is killed then: a reference's analysis goes on
+    /// without the words, as when Tesseract is not installed).
     fn run(mut child: Child, png: &[u8]) -> Option<String> {
+        let deadline = Instant::now() + OCR_BUDGET;
+        let mut stdout = child.stdout.take()?;
+        let reader = std::thread::spawn(move || {
+            let mut out = Vec::new();
+            stdout.read_to_end(&mut out).map(|_| out)
+        });
         let written = child
             .stdin
             .take()
             .is_some_and(|mut stdin| stdin.write_all(png).is_ok());
-        let out = child.wait_with_output().ok()?;
-        (written && out.status.success()).then(|| String::from_utf8_lossy(&out.stdout).into_owned())
+        let status = loop {
+            match child.try_wait() {
+                Ok(Some(status)) => break status,
+                Ok(None) if Instant::now() < deadline => {
+                    std::thread::sleep(Duration::from_millis(5));
+                }
+                _ => {
+                    tracing::warn!(
+                        budget_s = OCR_BUDGET.as_secs(),
+                        "tesseract ran past its budget and was stopped; the reference is read without its words"
+                    );
+                    let _ = child.kill();
+                    let _ = child.wait();
+                    return None;
+                }
+            }
+        };
+        let out = reader.join().ok()?.ok()?;
+        (written && status.success()).then(|| String::from_utf8_lossy(&out).into_owned())
     }
 
     /// `tesseract` on the PATH, if any.

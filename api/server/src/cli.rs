@@ -169,7 +169,26 @@ pub fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let result = match cli.command {
+    let result = run(cli, &runtime);
+    // Dropping a runtime waits for every blocking task, however long it runs; shutdown
+    // already stopped the renders, so whatever is still running after this grace is
+    // abandoned rather than waited for (SIGTERM must end the process within its bound).
+    runtime.shutdown_timeout(BLOCKING_GRACE);
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("adforge: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// How long the process waits, after serving or working has ended, for blocking tasks still
+/// running (a render stopping at its next check, a file being written) before it exits.
+pub const BLOCKING_GRACE: std::time::Duration = std::time::Duration::from_secs(5);
+
+fn run(cli: Cli, runtime: &tokio::runtime::Runtime) -> Result<(), adforge_api::Error> {
+    match cli.command {
         Command::Serve(args) => {
             init_logging(&args.log, args.log_json);
             runtime.block_on(crate::app::run(*args))
@@ -189,13 +208,6 @@ pub fn main() -> ExitCode {
                 }
                 Err(e) => Err(adforge_api::Error::Invalid(e.to_string())),
             }
-        }
-    };
-    match result {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("adforge: {e}");
-            ExitCode::FAILURE
         }
     }
 }

@@ -366,15 +366,14 @@ async fn render(
     let (check, png, w, h, stages) = blocking(move || -> Result<_, JobError> {
         let tree = Tree::from_value(tree_value)
             .map_err(|e| JobError::abort(format!("the imported frame cannot be drawn: {e}")))?;
-        let check = renderer
-            .render(
-                &tree,
-                &RenderOptions {
-                    width: Some(CHECK_WIDTH),
-                    encode_png: false,
-                },
-            )
-            .map_err(|e| JobError::abort(format!("rendering failed: {e}")))?;
+        let check = crate::generate::render_within(
+            &renderer,
+            &tree,
+            &RenderOptions {
+                width: Some(CHECK_WIDTH),
+                encode_png: false,
+            },
+        )?;
         let (dw, dh) = tree.design_size();
         let width = match target {
             FigmaTarget::ImageAd => None,
@@ -387,15 +386,14 @@ async fn render(
                     .max(1)
             }),
         };
-        let mut out = renderer
-            .render(
-                &tree,
-                &RenderOptions {
-                    width,
-                    encode_png: true,
-                },
-            )
-            .map_err(|e| JobError::abort(format!("rendering failed: {e}")))?;
+        let mut out = crate::generate::render_within(
+            &renderer,
+            &tree,
+            &RenderOptions {
+                width,
+                encode_png: true,
+            },
+        )?;
         let png = out
             .png
             .take()

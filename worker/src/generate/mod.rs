@@ -992,9 +992,36 @@ fn render(
     width: Option<u32>,
     encode_png: bool,
 ) -> Result<Rendered, JobError> {
+    render_within(renderer, tree, &RenderOptions { width, encode_png })
+}
+
+/// How long one render of a job may draw: a tree that takes longer (hundreds of large
+/// blurred and shadowed layers) fails its job instead of holding a worker for minutes.
+/// An ad's 4K render takes 50-500 ms.
+pub const RENDER_BUDGET: std::time::Duration = std::time::Duration::from_secs(120);
+
+/// Renders `tree` within [`RENDER_BUDGET`]: past it, or when the process shuts down, the
+/// render stops where it is (between draw operations, inside blurs between rows).
+///
+/// # Errors
+/// A job error: `abort` for a tree that cannot be drawn within the budgets (time, memory)
+/// or at all, `retry` when the worker is shutting down (another picks the job up).
+pub fn render_within(
+    renderer: &Renderer,
+    tree: &Tree,
+    options: &RenderOptions,
+) -> Result<Rendered, JobError> {
+    use adforge_renderer::Error;
     renderer
-        .render(tree, &RenderOptions { width, encode_png })
-        .map_err(|e| JobError::abort(format!("rendering failed: {e}")))
+        .render_until(tree, options, &adforge_renderer::Deadline::after(RENDER_BUDGET))
+        .map_err(|e| match e {
+            Error::Stopped => JobError::retry(e.to_string()),
+            Error::PastDeadline { .. } => JobError::abort(format!(
+                "rendering took longer than {} s and was stopped: use fewer or smaller blurs and shadows, or fewer layers",
+                RENDER_BUDGET.as_secs()
+            )),
+            e => JobError::abort(format!("rendering failed: {e}")),
+        })
 }
 
 /// A render that lost an image the tree asks for is not an ad: the renderer skips such a

@@ -707,6 +707,35 @@ async fn flat_and_editable_ads_complete_edit_and_bill_once() {
         photo_url.starts_with(&format!("{}/files/", s.base)),
         "{photo_url}"
     );
+    // A tree whose 4K render would hold gigabytes of layers (255 nested rounded clipping
+    // frames) is refused at PATCH, naming a frame, and makes no version.
+    let refused = s
+        .patch(
+            &org,
+            &format!("/v1/image-ads/{editable}"),
+            json!({"current_json_tree": crate::support::nested_frames(255)}),
+        )
+        .await
+        .expect(400, Some("VALIDATION_ERROR"));
+    let detail = &refused.body["error"]["details"][0];
+    assert_eq!(detail["field"], "current_json_tree", "{}", refused.body);
+    assert!(
+        detail["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("node `f") && m.contains("MiB")),
+        "{}",
+        refused.body
+    );
+    let after = s
+        .get(&org, &format!("/v1/image-ads/{editable}/versions"))
+        .await
+        .expect(200, None);
+    assert_eq!(
+        after.body["data"].as_array().map(Vec::len),
+        Some(1),
+        "{}",
+        after.body
+    );
     edited["nodes"][&text_id]["characters"] = json!("Edited headline");
     let p = s
         .patch(

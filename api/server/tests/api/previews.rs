@@ -619,3 +619,53 @@ async fn a_preview_that_finds_no_free_render_slot_is_503() {
         "{body1}"
     );
 }
+
+/// A preview past its drawing budget stops drawing, not only answering: with one render
+/// slot, the next preview gets the slot at once. Before, the first render went on in the
+/// background holding the slot for minutes, and the second waited out its queue (503).
+#[tokio::test]
+async fn a_preview_past_its_budget_stops_and_frees_its_slot() {
+    let s = TestServer::start_with(|a| {
+        a.workers = 0;
+        a.previews.preview_slots = 1;
+        a.previews.preview_render_ms = 300;
+        a.previews.preview_queue_ms = 3_000;
+    })
+    .await;
+    let org = s.org("Acme").await;
+    let mut nodes = serde_json::Map::new();
+    let kids: Vec<String> = (0..60).map(|i| format!("n{i}")).collect();
+    nodes.insert(
+        "root".into(),
+        json!({"type": "FRAME", "width": 1000, "height": 1000, "children": kids}),
+    );
+    for (i, id) in kids.iter().enumerate() {
+        nodes.insert(
+            id.clone(),
+            json!({"type": "RECTANGLE", "x": i % 7, "width": 1000, "height": 1000,
+                   "fills": [crate::support::solid_paint(0.2, 0.3, 0.8)],
+                   "effects": [{"type": "LAYER_BLUR", "radius": 500},
+                               {"type": "DROP_SHADOW", "radius": 500, "spread": 500}]}),
+        );
+    }
+    let heavy = json!({"root": "root", "nodes": nodes});
+    let r = s
+        .post(&org, "/v1/previews", json!({"tree": heavy, "width": 2160}))
+        .await
+        .expect(400, Some("VALIDATION_ERROR"));
+    assert!(
+        r.body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("preview budget of 300 ms"),
+        "{}",
+        r.body
+    );
+    // The one slot is free again: a small preview is drawn (waiting at most for the
+    // stopped render to return, well inside the 3 s queue).
+    let small = json!({"root": "r", "nodes": {"r": {"type": "FRAME", "width": 100, "height": 100,
+        "fills": [crate::support::solid_paint(0.1, 0.6, 0.3)]}}});
+    s.post(&org, "/v1/previews", json!({"tree": small, "width": 200}))
+        .await
+        .expect(200, None);
+}

@@ -598,7 +598,7 @@ pub async fn update(
     super::common::finish(errors)?;
     let row = load_row(&state.db.read, org_id, id, Deletion::LiveOnly).await?;
     require_ready(&row, "edit it")?;
-    let text = super::image_ads::validate_tree(state, &body.current_json_tree).await?;
+    let text = super::image_ads::validate_saved_tree(state, &body.current_json_tree).await?;
 
     let mut tx = state.db.begin_write().await?;
     let row = load_row(&mut *tx, org_id, id, Deletion::LiveOnly).await?;

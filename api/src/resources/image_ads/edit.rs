@@ -58,7 +58,7 @@ pub async fn update(
             ),
         ));
     }
-    let text = validate_tree(state, tree).await?;
+    let text = validate_saved_tree(state, tree).await?;
     let mut tx = state.db.begin_write_for(org_id).await?;
     let row = store::load(&mut *tx, org_id, id).await?;
     if row.status != "completed" {
@@ -135,6 +135,22 @@ pub async fn validate_tree(state: &AppState, tree: &Value) -> ApiResult<String> 
             ));
         }
     }
+    Ok(text)
+}
+
+/// [`validate_tree`] for a tree that is saved and then rendered at 4K (PATCH of an ad or a
+/// design template): also refuses a tree whose 4K render would hold more memory than one
+/// render may (layers nested in layers), naming the node, before a version is made.
+///
+/// # Errors
+/// Those of [`validate_tree`]; VALIDATION_ERROR on `current_json_tree` naming the node
+/// whose layers take the render over its memory bound.
+pub async fn validate_saved_tree(state: &AppState, tree: &Value) -> ApiResult<String> {
+    let text = validate_tree(state, tree).await?;
+    state
+        .previews
+        .check_memory(text.clone(), None, "current_json_tree")
+        .await?;
     Ok(text)
 }
 

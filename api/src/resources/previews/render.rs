@@ -23,8 +23,8 @@ use std::time::{Duration, Instant};
 
 use adforge_renderer::image::fetch::TOO_LARGE;
 use adforge_renderer::{
-    FetchLimits, FontLibrary, ImageFetcher, LaidOut, RenderOptions, Renderer, Tree, Warning,
-    encode_webp,
+    Deadline, FetchLimits, FontLibrary, ImageFetcher, LaidOut, RenderOptions, Renderer, Tree,
+    Warning, encode_webp,
 };
 use adforge_worker::generate::fetch::ShelfFetcher;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
@@ -278,6 +278,10 @@ impl Previewer {
                 .await?;
             return Ok(rendered);
         }
+        let budget_ms = self.limits.render_ms;
+        // The drawing stops at the budget, not only the answer: its thread and its render
+        // slot are free again within milliseconds of the 400.
+        let deadline = Deadline::after(Duration::from_millis(u64::from(budget_ms)));
         let job = move || {
             let renderer = me.renderer();
             let options = RenderOptions {
@@ -285,8 +289,8 @@ impl Previewer {
                 encode_png: output == PreviewOutput::Png,
             };
             let out = renderer
-                .render(&tree, &options)
-                .map_err(|e| ApiError::field("width", e.to_string()))?;
+                .render_until(&tree, &options, &deadline)
+                .map_err(|e| render_error(e, budget_ms))?;
             let picture = match out.png {
                 Some(png) => png,
                 None => encode_webp(&out.pixmap).map_err(ApiError::internal)?,
@@ -312,6 +316,29 @@ impl Previewer {
             .within(self.limits.render_ms, permit, job, "draw")
             .await?;
         Ok(rendered)
+    }
+
+    /// Refuses the tree `tree_text` (already validated) when drawing it at `width` (`None`: 4K, as an ad renders) would hold
+    /// more memory than one render may ([`adforge_renderer::budget::MAX_LAYER_BYTES`]):
+    /// lays it out and builds its display list, on a blocking thread.
+    ///
+    /// # Errors
+    /// VALIDATION_ERROR on `field`, naming the node whose layers take it over.
+    pub async fn check_memory(
+        self: &Arc<Self>,
+        tree_text: String,
+        width: Option<u32>,
+        field: &'static str,
+    ) -> ApiResult<()> {
+        let me = self.clone();
+        tokio::task::spawn_blocking(move || {
+            let tree = Tree::parse(&tree_text)?;
+            me.renderer().check_memory(&tree, width, true)
+        })
+        .await
+        .map_err(ApiError::internal)?
+        .map(|_| ())
+        .map_err(|e| ApiError::field(field, e.to_string()))
     }
 
     /// A render slot, waiting at most [`PreviewLimits::queue_ms`].
@@ -353,6 +380,28 @@ impl Previewer {
                 ),
             )),
         }
+    }
+}
+
+/// A failed preview render as the API answers it.
+fn render_error(e: adforge_renderer::Error, budget_ms: u32) -> ApiError {
+    use adforge_renderer::Error;
+    match e {
+        Error::TooMuchMemory { .. } => ApiError::field("tree", e.to_string()),
+        Error::PastDeadline { .. } => ApiError::field(
+            "tree",
+            format!(
+                "took longer than the preview budget of {budget_ms} ms to draw this tree and was stopped; use fewer or smaller blurs and shadows, fewer layers, or a smaller `width`"
+            ),
+        ),
+        Error::Stopped => ApiError {
+            retry_after: Some(1),
+            ..ApiError::new(
+                ErrorCode::ServiceUnavailable,
+                "This server is shutting down; retry in a second (another node answers)",
+            )
+        },
+        other => ApiError::field("width", other.to_string()),
     }
 }
 

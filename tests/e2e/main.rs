@@ -38,6 +38,7 @@ mod moto;
 #[allow(dead_code)]
 mod postgres;
 
+mod budgets;
 mod cluster;
 mod crash;
 mod gpu_worker;

@@ -307,13 +307,22 @@ impl Server {
             stopped(stop_rx).await;
             tokio::time::sleep(grace).await;
         };
-        tokio::select! {
-            served = serve.into_future() => served?,
-            () = deadline => tracing::warn!(
-                grace_secs = grace.as_secs(),
-                "requests still in flight after the shutdown timeout; exiting anyway"
-            ),
-        }
+        let served = tokio::select! {
+            served = serve.into_future() => served,
+            () = deadline => {
+                tracing::warn!(
+                    grace_secs = grace.as_secs(),
+                    "requests still in flight after the shutdown timeout; exiting anyway"
+                );
+                Ok(())
+            }
+        };
+        // Renders still drawing (an in-process worker's job, a preview whose client left)
+        // stop at their next check, so the blocking threads they hold end within
+        // milliseconds and the process can exit ([`crate::cli::main`] waits for them
+        // at most `BLOCKING_GRACE`).
+        adforge_renderer::budget::stop_all();
+        served?;
         Ok(())
     }
 }

@@ -77,6 +77,10 @@ pub enum ErrorCode {
     /// 422: no product can be cut out of the image (the message says why: nothing stands
     /// out, the mask fills the frame or falls apart, or the model is not installed).
     ImageCutoutFailed,
+    /// 422: the image has no distinct object to cut out: it is one colour all over or nearly
+    /// (a blank, a noise texture), the mask is empty, or the cut-out model is sure of no
+    /// object in it. Upload a photo of the product on a plain ground.
+    ImageNoSubject,
     /// 404: a swipe file (or, with `details` per id, some of `swipe_file_ids`) is not in the
     /// organisation's library.
     SwipeFileNotFound,
@@ -133,6 +137,7 @@ impl ErrorCode {
             | ImageAdNotEditable
             | DesignTemplateNotReady
             | ImageCutoutFailed
+            | ImageNoSubject
             | FigmaNotConnected
             | ImageAdNotSynced => StatusCode::UNPROCESSABLE_ENTITY,
         }

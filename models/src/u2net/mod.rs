@@ -495,6 +495,12 @@ pub struct SaliencyMap {
     pub size: u32,
     /// `size * size` values.
     pub values: Vec<f32>,
+    /// The network's own least and greatest probability (its sigmoid output) before the
+    /// scaling: how sure it was. A picture with a clear subject spans nearly 0..1; a
+    /// picture with nothing in it may span a sliver, which the scaling stretches into an
+    /// invented shape (the cut-out's confidence check reads these).
+    pub raw_low: f32,
+    pub raw_high: f32,
 }
 
 /// U²-Net-P with its weights: turns a picture into a [`SaliencyMap`].
@@ -601,6 +607,8 @@ impl SalientSegmenter {
         Ok(SaliencyMap {
             size: self.config.image_size,
             values,
+            raw_low: lo,
+            raw_high: hi,
         })
     }
 

@@ -12,6 +12,12 @@
 //!    ([`adforge_models::SalientSegmenter`]) at 320x320. Without the weights this path is
 //!    refused ([`Refusal::NoModel`]) and callers keep the framed photo.
 //!
+//! Before the colour key or the model, a picture with no distinct object (one colour all
+//! over, or nearly: noise, grain) is refused, and after the model, a map the model is not
+//! sure of ([`subject`]): every path finds *something*, and the model's min–max scaled map
+//! turns a blank picture into an invented ellipse ([`Refusal::Featureless`],
+//! [`Refusal::Unsure`]).
+//!
 //! The coarse mask of any path must pass a sanity check ([`mask::Coarse::check`]: not
 //! empty, at most 95 % of the frame, at most five parts), then [`matte`] cuts at the output
 //! scale: feathered edge, edge colours cleaned of the old ground, trimmed to the product.
@@ -34,6 +40,7 @@ pub mod key;
 pub mod mask;
 pub mod matte;
 pub mod store;
+pub mod subject;
 
 use std::path::Path;
 use std::sync::Arc;
@@ -102,6 +109,20 @@ pub enum Refusal {
         "the mask falls apart into {parts} separate parts, not one product; use a photo of the product alone"
     )]
     Scattered { parts: usize },
+    /// The picture is one colour all over, or nearly (noise, grain): it holds no object.
+    #[error(
+        "the image has no distinct object to cut out: it is one colour all over or nearly (its blocks differ from its median colour by at most {:.1} % of the colour range); upload a photo of the product on a plain ground",
+        spread * 100.0
+    )]
+    Featureless { spread: f32 },
+    /// The model is sure of no object in the picture: its probabilities stay undecided, or
+    /// too little of the picture is surely the subject (a blank or blurred picture, a
+    /// texture).
+    #[error(
+        "the image has no distinct object to cut out: the cut-out model is sure of only {:.1} % of it as an object; upload a photo of the product on a plain ground",
+        sure * 100.0
+    )]
+    Unsure { sure: f32 },
     /// The border is not one flat colour and the model is not installed.
     #[error(
         "the photo's border is not one flat colour and the cut-out model (U²-Net-P) is not installed on this server; an operator runs scripts/fetch-models and restarts it"
@@ -110,6 +131,17 @@ pub enum Refusal {
     /// The model failed to run (a bug or a damaged weights file).
     #[error("the cut-out model failed: {0}")]
     Model(String),
+}
+
+impl Refusal {
+    /// Whether the refusal says the picture has no distinct object at all (empty mask,
+    /// featureless picture, unsure model), rather than an object that could not be cut.
+    pub fn no_subject(&self) -> bool {
+        matches!(
+            self,
+            Refusal::Empty { .. } | Refusal::Featureless { .. } | Refusal::Unsure { .. }
+        )
+    }
 }
 
 /// A cut-out product.
@@ -200,6 +232,10 @@ impl Cutter {
         }
         let started = Instant::now();
         let work_rgb = DynamicImage::ImageRgba8(work).to_rgb8();
+        let spread = subject::flatness(&work_rgb);
+        if spread < subject::FLAT_SPREAD {
+            return Err(Refusal::Featureless { spread });
+        }
         let keyed = GroundModel::fit(&work_rgb).map(|ground| {
             let (ww, wh) = (work_rgb.width() as usize, work_rgb.height() as usize);
             let keyed = ground.mask(&work_rgb);
@@ -237,6 +273,12 @@ impl Cutter {
             .saliency(&input)
             .map_err(|e| Refusal::Model(e.to_string()))?;
         timings.model = model_started.elapsed();
+        let confidence = subject::confidence(&map);
+        if !confidence.holds() {
+            return Err(Refusal::Unsure {
+                sure: confidence.sure,
+            });
+        }
         let side = map.size as usize;
         let mut coarse = Coarse::from_soft(side, side, map.values);
         coarse.check()?;

@@ -231,11 +231,17 @@ fn a_product_on_a_busy_photo_goes_through_the_model() {
 #[test]
 fn masks_that_fail_the_sanity_check_fall_back_with_a_reason() {
     let cutter = Cutter::new(None);
-    // Nothing on the ground.
+    // Nothing on the ground: one colour all over, refused before any mask (issue 39).
     let blank = DynamicImage::ImageRgba8(render(solid(0xFFFFFF), Vec::new()));
     let err = cutter.cut(&blank).unwrap_err();
+    assert!(matches!(err, Refusal::Featureless { .. }), "{err:?}");
+    assert!(err.to_string().contains("no distinct object"), "{err}");
+    // Nothing on a studio sweep: not one colour, but the key finds nothing on it.
+    let bare = DynamicImage::ImageRgba8(render(sweep(0xEEEEEE, 0xB8B8B8), Vec::new()));
+    let err = cutter.cut(&bare).unwrap_err();
     assert!(matches!(err, Refusal::Empty { .. }), "{err:?}");
     assert!(err.to_string().contains("no product stands out"), "{err}");
+    assert!(err.no_subject());
 
     // A cut-out PNG whose product fills all but a 2 px transparent border (98 %).
     let full = RgbaImage::from_fn(400, 400, |x, y| {
@@ -278,6 +284,69 @@ fn a_photo_with_its_own_transparency_keeps_it() {
     assert_eq!(cut.method, Method::SourceAlpha);
     let score = iou(&cut, &truth);
     assert!(score >= 0.99, "IoU {score} from the photo's own alpha");
+}
+
+/// Issue 39: an all-black 16384 x 3000 picture came back "cut out by the model" as a black
+/// ellipse: the key found nothing, and the model's faint answer (greatest probability
+/// 0.058) was min–max scaled into a blob over 1.2 % of the frame. Pictures with no distinct
+/// object are refused, before the model (one colour all over, or grain) or after it (it is
+/// sure of nothing); a real product photo still goes through.
+#[test]
+fn a_picture_with_no_distinct_object_is_refused_not_invented() {
+    let cutter = model_cutter();
+    let black = DynamicImage::ImageRgb8(image::RgbImage::new(16384, 3000));
+    let err = refused(cutter.cut(&black));
+    assert!(matches!(err, Refusal::Featureless { .. }), "{err:?}");
+    assert!(err.no_subject());
+    assert!(
+        err.to_string()
+            .contains("no distinct object to cut out: it is one colour all over or nearly")
+            && err
+                .to_string()
+                .contains("upload a photo of the product on a plain ground"),
+        "{err}"
+    );
+    let mut k: u32 = 0x9E37_79B9;
+    let mut next = move || {
+        k ^= k << 13;
+        k ^= k >> 17;
+        k ^= k << 5;
+        k
+    };
+    let grain = DynamicImage::ImageRgb8(image::RgbImage::from_fn(900, 700, |_, _| {
+        let v = 116 + (next() % 25) as u8;
+        image::Rgb([v, v + 2, v + 4])
+    }));
+    let err = refused(cutter.cut(&grain));
+    assert!(matches!(err, Refusal::Featureless { .. }), "{err:?}");
+    // A diagonal colour gradient is no flat picture and its border no flat ground: the
+    // model is asked, and is sure of nothing in it.
+    let gradient = DynamicImage::ImageRgb8(image::RgbImage::from_fn(900, 700, |x, y| {
+        image::Rgb([(x * 255 / 900) as u8, (y * 255 / 700) as u8, 140])
+    }));
+    let err = refused(cutter.cut(&gradient));
+    assert!(matches!(err, Refusal::Unsure { .. }), "{err:?}");
+    assert!(
+        err.to_string()
+            .contains("the cut-out model is sure of only"),
+        "{err}"
+    );
+    // The espresso cup on its wooden table is still cut out, by the model.
+    let coffee = image::open(crate::fixtures::repo().join("assets/samples/coffee.png")).unwrap();
+    let cut = cutter.cut(&coffee).unwrap();
+    assert_eq!(cut.method, Method::Model);
+}
+
+/// The refusal of a cut-out that should not be made (a made one is named by its method and
+/// box, not printed pixel by pixel).
+fn refused(cut: Result<adforge_worker::cutout::Cutout, Refusal>) -> Refusal {
+    match cut {
+        Ok(c) => panic!(
+            "a cut-out was made by {} at {:?}: invented",
+            c.method, c.source_box
+        ),
+        Err(why) => why,
+    }
 }
 
 // ---- Cut-outs in ads -------------------------------------------------------------------
@@ -628,6 +697,31 @@ async fn without_a_cut_out_the_slot_keeps_the_framed_photo_and_says_why() {
     );
     let tree = run.done.json_tree.as_ref().unwrap();
     let images = image_nodes(tree);
+    assert!(
+        images.iter().any(|(_, u)| u.ends_with("/img/product.png")),
+        "the photo is shown: {images:?}"
+    );
+    assert!(!images.iter().any(|(_, u)| u.contains("cutouts/")));
+}
+
+/// A product photo with nothing in it (issue 39): the cut-out is refused, and the ad
+/// completes with the framed photo and says why, as for any refused cut-out.
+#[tokio::test]
+async fn a_photo_with_no_distinct_object_keeps_the_ad_on_the_framed_photo() {
+    let blank = DynamicImage::ImageRgb8(image::RgbImage::from_pixel(
+        800,
+        800,
+        image::Rgb([12, 12, 14]),
+    ));
+    let run = ad_with(crate::fixtures::png(&blank), model_cutter()).await;
+    assert!(
+        run.messages
+            .iter()
+            .any(|m| m.contains("shown framed, not cut out") && m.contains("no distinct object")),
+        "{:?}",
+        run.messages
+    );
+    let images = image_nodes(run.done.json_tree.as_ref().unwrap());
     assert!(
         images.iter().any(|(_, u)| u.ends_with("/img/product.png")),
         "the photo is shown: {images:?}"

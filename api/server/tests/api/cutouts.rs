@@ -162,7 +162,8 @@ async fn cutout_errors_name_what_went_wrong() {
     .await
     .expect(404, Some("IMAGE_NOT_FOUND"));
 
-    // A plain white picture: nothing to cut out, and the message says so.
+    // A plain white picture: nothing to cut out, and the message says so (issue 39: with
+    // its own code, IMAGE_NO_SUBJECT).
     let blank = s
         .upload(
             &org,
@@ -180,9 +181,9 @@ async fn cutout_errors_name_what_went_wrong() {
             None,
         )
         .await
-        .expect(422, Some("IMAGE_CUTOUT_FAILED"));
+        .expect(422, Some("IMAGE_NO_SUBJECT"));
     let message = r.body["error"]["message"].as_str().unwrap();
-    assert!(message.contains("no product stands out"), "{message}");
+    assert!(message.contains("no distinct object"), "{message}");
     // No image was made for it.
     let list = s.get(&org, "/v1/images").await.expect(200, None);
     assert_eq!(list.body["data"].as_array().unwrap().len(), 1);
@@ -307,4 +308,96 @@ async fn requests_at_the_same_moment_make_one_cut_out() {
         .unwrap();
         assert_eq!(rows, 1, "round {round}: one live cut-out row");
     }
+}
+
+fn png_of(img: image::RgbImage) -> Vec<u8> {
+    let mut out = Vec::new();
+    img.write_to(&mut std::io::Cursor::new(&mut out), image::ImageFormat::Png)
+        .unwrap();
+    out
+}
+
+/// Issue 39: an all-black 16384 x 3000 image was "cut out" by the model into an invented
+/// black ellipse (201, method `model`). A picture with no distinct object now answers 422
+/// `IMAGE_NO_SUBJECT`, saying so and what to upload instead, and makes no image; a real
+/// product photo is still cut out by the model.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_image_with_no_distinct_object_is_refused_not_invented() {
+    assert!(
+        adforge_worker::cutout::Cutter::load(&adforge_models::default_models_dir()).has_model(),
+        "U²-Net-P is not installed: run scripts/fetch-models"
+    );
+    let s = TestServer::start().await;
+    let org = s.org("Nothing to cut").await;
+    let mut k: u32 = 0x9E37_79B9;
+    let mut next = move || {
+        k ^= k << 13;
+        k ^= k >> 17;
+        k ^= k << 5;
+        k
+    };
+    let blanks = [
+        (
+            "all black, 16384 x 3000",
+            png_of(image::RgbImage::new(16384, 3000)),
+        ),
+        (
+            "grey with noise of ±12 levels",
+            png_of(image::RgbImage::from_fn(900, 700, |_, _| {
+                let v = 116 + (next() % 25) as u8;
+                image::Rgb([v, v + 2, v + 4])
+            })),
+        ),
+        (
+            "a smooth diagonal gradient",
+            png_of(image::RgbImage::from_fn(900, 700, |x, y| {
+                image::Rgb([(x * 255 / 900) as u8, (y * 255 / 700) as u8, 140])
+            })),
+        ),
+    ];
+    for (what, bytes) in blanks {
+        let id = s.upload(&org, bytes, &[]).await.expect(201, None).id();
+        let r = s
+            .call(
+                Method::POST,
+                &format!("/v1/images/{id}/cutout"),
+                Some(&org.key),
+                None,
+            )
+            .await
+            .expect(422, Some("IMAGE_NO_SUBJECT"));
+        let message = r.body["error"]["message"].as_str().unwrap();
+        assert!(
+            message.contains(&id)
+                && message.contains("no distinct object to cut out")
+                && message.contains("upload a photo of the product on a plain ground"),
+            "{what}: {message}"
+        );
+    }
+    // Nothing was made for them.
+    let list = s.get(&org, "/v1/images").await.expect(200, None);
+    assert_eq!(list.body["data"].as_array().unwrap().len(), 3);
+
+    // The espresso cup on its wooden table (assets/samples/coffee.png) is still cut out.
+    let coffee = std::fs::read(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../assets/samples/coffee.png"
+    ))
+    .unwrap();
+    let id = s
+        .upload(&org, coffee, &[("image_type", "product")])
+        .await
+        .expect(201, None)
+        .id();
+    let made = s
+        .call(
+            Method::POST,
+            &format!("/v1/images/{id}/cutout"),
+            Some(&org.key),
+            None,
+        )
+        .await
+        .expect(201, None);
+    assert_eq!(made.body["data"]["cutout_method"], "model");
+    assert_eq!(made.body["data"]["cutout_of"], id.as_str());
 }

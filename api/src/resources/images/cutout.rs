@@ -39,8 +39,12 @@ use adforge_worker::cutout::store::{CutoutError, cutout_of};
 /// from them, reuses the same file. Asked of an image that is itself a cut-out, the answer
 /// is that image (200).
 ///
-/// `IMAGE_CUTOUT_FAILED` (422) when no product can be cut out, with the reason: nothing
-/// stands out of the photo, the mask covers more than 95 % of it, it falls apart into more
+/// `IMAGE_NO_SUBJECT` (422) when the image has no distinct object to cut out: it is one
+/// colour all over or nearly (a blank, noise, grain), nothing stands out of it, or the
+/// model is sure of no object in it (its own probabilities, before any scaling, stay
+/// undecided); nothing is invented in its place. Upload a photo of the product on a plain
+/// ground. `IMAGE_CUTOUT_FAILED` (422) when there is something but it cannot be cut out,
+/// with the reason: the mask covers more than 95 % of the photo, it falls apart into more
 /// than five parts, or the photo's border is not a flat colour and the model is not
 /// installed on the server.
 #[utoipa::path(post, path = "/v1/images/{id}/cutout", tag = "images",
@@ -50,7 +54,7 @@ use adforge_worker::cutout::store::{CutoutError, cutout_of};
         (status = 201, description = "The new cut-out", body = Envelope<Image>),
         (status = 400, description = "IMAGE_UNREADABLE: the stored image no longer decodes", body = crate::error::ErrorBody),
         (status = 404, description = "IMAGE_NOT_FOUND", body = crate::error::ErrorBody),
-        (status = 422, description = "IMAGE_CUTOUT_FAILED: no product can be cut out (the message says why)", body = crate::error::ErrorBody),
+        (status = 422, description = "IMAGE_NO_SUBJECT: the image has no distinct object to cut out (uniform or nearly, or the model is sure of none); IMAGE_CUTOUT_FAILED: the product cannot be cut out (the message says why)", body = crate::error::ErrorBody),
         (status = 500, description = "IMAGE_UPLOAD_FAILED: storing the cut-out failed; retry", body = crate::error::ErrorBody),
     ),
     security(("api_key" = ["images:write"])))]
@@ -77,6 +81,10 @@ pub(super) async fn cutout_image(
     let (made, _reused) = cutout_of(state.blobs.as_ref(), &state.cutter, bytes)
         .await
         .map_err(|e| match e {
+            CutoutError::Refused(why) if why.no_subject() => ApiError::new(
+                ErrorCode::ImageNoSubject,
+                format!("Nothing was cut out of image `{id}`: {why}"),
+            ),
             CutoutError::Refused(why) => ApiError::new(
                 ErrorCode::ImageCutoutFailed,
                 format!("No product could be cut out of image `{id}`: {why}"),

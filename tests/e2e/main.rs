@@ -49,6 +49,7 @@ mod s3;
 mod scale_out;
 mod shared_limits;
 mod shutdown;
+mod walkthrough;
 mod webhooks;
 
 /// A command for the `adforge` binary (this package's build of its `main`, see

@@ -14,6 +14,7 @@ use adforge_renderer::{FetchLimits, HttpFetcher, ImageFetcher};
 
 use super::analyse::{Rgb, luminance};
 use super::fill::LogoChoice;
+use super::ink::LogoInk;
 use crate::blob::{BlobStore, OwnFile};
 use crate::protocol::Logo;
 use crate::runner::JobError;
@@ -205,8 +206,8 @@ pub fn image_size(what: &str, url: &str, bytes: &[u8]) -> Result<Option<(u32, u3
         })
 }
 
-/// Measures a logo's shape and lightness; SVGs (not decoded here) fall back to the theme
-/// the brand gave it (`light` is a light-coloured logo).
+/// Measures a logo's shape, lightness and ink by parts ([`LogoInk`]); SVGs (not decoded
+/// here) fall back to the theme the brand gave it (`light` is a light-coloured logo).
 pub fn measure_logo(logo: &Logo, bytes: &[u8]) -> Option<LogoChoice> {
     let themed = match logo.theme.as_deref() {
         Some("light") => 0.9,
@@ -218,6 +219,7 @@ pub fn measure_logo(logo: &Logo, bytes: &[u8]) -> Option<LogoChoice> {
             url: logo.url.clone(),
             aspect: 3.0,
             luminance: themed,
+            ink: None,
         });
     }
     let img = image::load_from_memory(bytes).ok()?;
@@ -234,6 +236,7 @@ pub fn measure_logo(logo: &Logo, bytes: &[u8]) -> Option<LogoChoice> {
         url: logo.url.clone(),
         aspect: img.width() as f32 / img.height().max(1) as f32,
         luminance: if n > 0.0 { sum / n } else { themed },
+        ink: LogoInk::of(&img).map(std::sync::Arc::new),
     })
 }
 

@@ -17,23 +17,14 @@
 use adforge_renderer::tree::paint;
 use serde_json::{Map, Value, json};
 
-use super::analyse::{Rgb, contrast, luminance};
+use super::analyse::{Rgb, contrast};
 use super::brand::{Palette, fonts};
 use super::copy::{AdCopy, fnv1a};
 use super::slots::SlotText;
 use crate::protocol::Brand;
 use std::collections::BTreeMap;
 
-/// A measured logo.
-#[derive(Debug, Clone, PartialEq)]
-pub struct LogoChoice {
-    /// Its URL.
-    pub url: String,
-    /// Width over height.
-    pub aspect: f32,
-    /// Mean luminance of its opaque pixels (0..1).
-    pub luminance: f32,
-}
+pub use super::logo::{LogoChoice, LogoSlot, MIN_LOGO_CONTRAST, relogo};
 
 /// The product cut out of its photo, for `$cutout` slots.
 #[derive(Debug, Clone, PartialEq)]
@@ -95,21 +86,6 @@ pub struct Filled {
     pub logo: Option<LogoSlot>,
 }
 
-/// What placing the logo again needs.
-#[derive(Debug, Clone)]
-pub struct LogoSlot {
-    /// The logo node's UUID.
-    pub id: String,
-    /// The node as filled before the logo was placed in it.
-    node: Map<String, Value>,
-    logos: Vec<LogoChoice>,
-    brand: String,
-    palette: Palette,
-    align: String,
-    font: String,
-    scrim: Option<String>,
-}
-
 /// Fills `template` (one aspect's tree from a layout file).
 ///
 /// # Errors
@@ -147,6 +123,7 @@ pub fn fill(template: &Value, inputs: &FillInputs<'_>) -> Result<Filled, String>
     let mut out = Map::new();
     let mut texts = Vec::new();
     let mut logo_slot = None;
+    let mut logo_plate = None;
     for (key, node) in nodes {
         let Some(src) = node.as_object() else {
             return Err(format!("layout node {key} is not an object"));
@@ -287,6 +264,7 @@ pub fn fill(template: &Value, inputs: &FillInputs<'_>) -> Result<Filled, String>
                 let align = src.get("$align").and_then(Value::as_str).unwrap_or("LEFT");
                 let slot = LogoSlot {
                     id: uuid.clone(),
+                    plate_id: id_of("logo_plate"),
                     node: n.clone(),
                     logos: inputs.logos.to_vec(),
                     brand: inputs.brand.name.clone(),
@@ -295,7 +273,7 @@ pub fn fill(template: &Value, inputs: &FillInputs<'_>) -> Result<Filled, String>
                     font: heading.clone(),
                     scrim: on_scrim.then(|| on.map(id_of)).flatten(),
                 };
-                place_logo(&mut n, &slot, bg);
+                let plate = super::logo::place_logo(&mut n, &slot, bg);
                 if n.get("type").and_then(Value::as_str) == Some("TEXT") {
                     texts.push(TextPlacement {
                         id: uuid.clone(),
@@ -305,6 +283,7 @@ pub fn fill(template: &Value, inputs: &FillInputs<'_>) -> Result<Filled, String>
                 }
                 if !inputs.no_logo {
                     logo_slot = Some(slot);
+                    logo_plate = plate;
                 }
             }
             _ => {}
@@ -324,38 +303,15 @@ pub fn fill(template: &Value, inputs: &FillInputs<'_>) -> Result<Filled, String>
             b.insert("visible".into(), Value::from(false));
         }
     }
+    let mut tree = json!({"root": id_of(root), "nodes": Value::Object(out)});
+    if let Some(slot) = &logo_slot {
+        super::logo::set_plate(&mut tree, slot, logo_plate.as_ref());
+    }
     Ok(Filled {
-        tree: json!({"root": id_of(root), "nodes": Value::Object(out)}),
+        tree,
         texts,
         logo: logo_slot,
     })
-}
-
-/// Places the logo again against `ground`, the colour the check render measured behind
-/// its box (a photo's, where the template could only guess): the variant that reads best
-/// there, else the brand's name as a wordmark in black or white. Returns whether the
-/// logo changed (false when the same variant is chosen again, or there is no logo).
-pub fn relogo(filled: &mut Filled, ground: Rgb) -> bool {
-    let Some(slot) = filled.logo.clone() else {
-        return false;
-    };
-    let before = filled.tree["nodes"][&slot.id].clone();
-    let mut n = slot.node.clone();
-    place_logo(&mut n, &slot, ground);
-    let n = Value::Object(n);
-    if n == before {
-        return false;
-    }
-    filled.tree["nodes"][&slot.id] = n;
-    filled.texts.retain(|t| t.id != slot.id);
-    if filled.tree["nodes"][&slot.id]["type"] == "TEXT" {
-        filled.texts.push(TextPlacement {
-            id: slot.id.clone(),
-            scrim: slot.scrim.clone(),
-            backdrop: Some(ground),
-        });
-    }
-    true
 }
 
 /// Whether `template` has a slot that shows the product cut out of its photo (`$cutout`).
@@ -428,59 +384,6 @@ fn place_shadow(
 fn gradient_roles(node: &Value) -> Option<[&str; 2]> {
     let g = node.get("$gradient")?.as_array()?;
     Some([g.first()?.as_str()?, g.get(1)?.as_str()?])
-}
-
-/// Least contrast of a logo against the colour behind it (WCAG non-text contrast).
-pub const MIN_LOGO_CONTRAST: f32 = 3.0;
-
-/// Sizes the logo box to the chosen logo's aspect, or turns the slot into a wordmark.
-fn place_logo(n: &mut Map<String, Value>, slot: &LogoSlot, bg: Rgb) {
-    let (align, font) = (slot.align.as_str(), slot.font.as_str());
-    let num = |n: &Map<String, Value>, k: &str| n.get(k).and_then(Value::as_f64).unwrap_or(0.0);
-    let (x, w, h) = (num(n, "x"), num(n, "width"), num(n, "height"));
-    let bg_l = luminance(bg);
-    // WCAG non-text contrast: a logo variant under 3:1 against its backdrop is not used
-    // (the brand name is set as a wordmark instead, and text contrast rules apply to it).
-    let readable = |l: &&LogoChoice| {
-        let (hi, lo) = (l.luminance.max(bg_l), l.luminance.min(bg_l));
-        (hi + 0.05) / (lo + 0.05) >= MIN_LOGO_CONTRAST
-    };
-    let best = slot.logos.iter().filter(readable).max_by(|a, b| {
-        (a.luminance - bg_l)
-            .abs()
-            .total_cmp(&(b.luminance - bg_l).abs())
-    });
-    match best {
-        Some(logo) => {
-            let lw = (h * f64::from(logo.aspect)).clamp(h * 0.6, w);
-            let lx = match align {
-                "CENTER" => x + (w - lw) / 2.0,
-                "RIGHT" => x + w - lw,
-                _ => x,
-            };
-            n.insert("x".into(), json!(round2(lx)));
-            n.insert("width".into(), json!(round2(lw)));
-            n.insert(
-                "fills".into(),
-                Value::Array(vec![paint::image(&logo.url, "FIT")]),
-            );
-        }
-        None => {
-            n.insert("type".into(), Value::from("TEXT"));
-            n.insert("characters".into(), Value::from(slot.brand.clone()));
-            n.insert("fontFamily".into(), Value::from(font.to_owned()));
-            n.insert("fontWeight".into(), json!(700));
-            n.insert("fontSize".into(), json!(round2(h * 0.62)));
-            n.insert("textAutoResize".into(), Value::from("NONE"));
-            n.insert("textAlignHorizontal".into(), Value::from(align));
-            n.insert("textAlignVertical".into(), Value::from("CENTER"));
-            n.insert(
-                "textFit".into(),
-                json!({"minFontSize": round2(h * 0.3), "maxFontSize": round2(h * 0.62)}),
-            );
-            n.insert("fills".into(), solid(slot.palette.text_on(bg)));
-        }
-    }
 }
 
 /// Makes the contrast of `failing` text nodes safe: scrims behind them become nearly

@@ -50,8 +50,10 @@ pub mod facts;
 pub mod fetch;
 pub mod fill;
 pub mod grounding;
+pub mod ink;
 pub mod layouts;
 pub mod llm;
+pub mod logo;
 pub mod quality;
 pub mod slots;
 pub mod voice;
@@ -963,12 +965,20 @@ fn logo_measure(
     let mut without = filled.tree.clone();
     without["nodes"][&slot.id]["visible"] = Value::from(false);
     let behind = render(renderer, &parse(&without)?, Some(PREFLIGHT_WIDTH), false)?;
-    Ok(Some(quality::measure_logo(
-        &slot.id,
-        pixels(out),
-        pixels(&behind),
-        [b.x, b.y, b.width, b.height],
-    )))
+    let bbox = [b.x, b.y, b.width, b.height];
+    let drawn = node["fills"].as_array().and_then(|f| {
+        f.iter()
+            .find_map(|p| p["imageFillUrl"].as_str())
+            .and_then(|url| slot.logo_at(url))
+    });
+    let (with, without) = (pixels(out), pixels(&behind));
+    let measured = match drawn.and_then(|l| Some((l.ink.as_deref()?, l.aspect))) {
+        Some((ink, aspect)) => {
+            quality::measure_logo_ink(&slot.id, with, without, bbox, ink, aspect)
+        }
+        None => quality::measure_logo(&slot.id, with, without, bbox),
+    };
+    Ok(Some(measured))
 }
 
 /// The pixels of a render, for the quality rules.

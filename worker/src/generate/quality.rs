@@ -13,14 +13,19 @@
 //!   same column, [`SIDE_GAP_EM`] from a box beside it. The template keeps more
 //!   ([`crate::blueprint::template::MIN_TEXT_GAP_EM`]); this rule catches what that could not.
 //!
-//! - the brand's logo, when it is an image ([`logo_rule`], measured by [`measure_logo`] on
-//!   the pixels of the check render): its mark at least [`MIN_LOGO_HEIGHT`] of the canvas
-//!   tall or [`MIN_LOGO_WIDTH`] wide, and at least [`MIN_LOGO_CONTRAST`] against the pixels
-//!   really behind it (WCAG's non-text contrast), judged on the median pixel of the mark.
-//!   The check render is drawn twice, with and without the logo: the pixels the logo
-//!   changes are its mark, and the other render holds what is behind them, photo or
-//!   solid alike. A wordmark (the brand's name set as text, when no logo variant reads on
-//!   the ground) is text, and the text rules above cover it.
+//! - the brand's logo, when it is an image ([`logo_rule`], measured by [`measure_logo_ink`]
+//!   on the pixels of the check render): its mark at least [`MIN_LOGO_HEIGHT`] of the
+//!   canvas tall or [`MIN_LOGO_WIDTH`] wide, and **every part of its ink** (a disc, a
+//!   wordmark beside it: [`super::ink`]) at least [`MIN_LOGO_CONTRAST`] (3:1, WCAG 1.4.11's
+//!   ratio for graphics) against what surrounds that part as drawn: the ground, a plate,
+//!   or another part it sits on. The check render is drawn twice, with and without the
+//!   logo: the pixels the logo changes are its mark (its size), and the other render holds
+//!   what is behind it, photo, solid or plate alike. The parts come from the logo's own
+//!   pixels, not from what changed: a wordmark in the ground's colour changes nothing, and
+//!   judging only what changed passed a logo whose wordmark had vanished (issue 39). An SVG
+//!   logo (not decoded) is judged on the median pixel of the mark. A wordmark (the brand's
+//!   name set as text, when no logo reads even on a plate) is text, and the text rules
+//!   above cover it.
 
 use adforge_renderer::{RenderReport, Tree, Warning};
 use serde_json::Value;
@@ -30,6 +35,7 @@ use crate::blueprint::{Blueprint, MIN_PRODUCT_SHARE};
 
 pub use super::fill::MIN_LOGO_CONTRAST;
 
+use super::ink::{LogoInk, PartContrast, least};
 /// Least height of a logo's mark, as a share of the canvas height (unless it is at least
 /// [`MIN_LOGO_WIDTH`] wide): under it the brand does not read.
 pub const MIN_LOGO_HEIGHT: f32 = 0.02;
@@ -124,7 +130,8 @@ impl Pixels<'_> {
 pub struct LogoMeasure {
     /// The logo node's id.
     pub node: String,
-    /// WCAG contrast of the mark against what is behind it: the median over the mark's
+    /// WCAG contrast of the mark against what is behind it: its weakest part's
+    /// ([`LogoMeasure::parts`]) when its ink is known, else the median over the mark's
     /// pixels of each pixel's ratio (1.0 when nothing of the logo shows).
     pub contrast: f32,
     /// The mark's extent (the pixels it changes) as shares of the canvas's width and height.
@@ -145,6 +152,9 @@ pub fn measure_logo(
     node: &str,
     with: Pixels<'_>,
     without: Pixels<'_>,
+    /// Each part of the logo's ink and its contrast against what surrounds it as drawn;
+    /// empty when the ink is not known (an SVG).
+    pub parts: Vec<PartContrast>,
     bbox: [f32; 4],
 ) -> LogoMeasure {
     let (w, h) = (
@@ -188,6 +198,7 @@ pub fn measure_logo(
         .filter(|c| u16::from(c.2) * 2 >= u16::from(most))
         .map(|&(x, y, _)| {
             let (a, b) = (luminance(with.at(x, y)), luminance(without.at(x, y)));
+            parts: Vec::new(),
             (a.max(b) + 0.05) / (a.min(b) + 0.05)
         })
         .collect();
@@ -210,7 +221,46 @@ pub fn logo_rule(m: &LogoMeasure) -> Result<(), String> {
         return Err(format!(
             "the logo {} does not show: nothing of it differs from what is behind it",
             m.node
+        parts: Vec::new(),
+    }
+}
+
+/// [`measure_logo`], with every part of the logo's `ink` judged against what surrounds it
+/// as drawn: the image (width over height `aspect`) fitted whole and centred in `bbox` (the
+/// renderer's `FIT`), over the pixels of `without` (what is behind the logo: the ground, a
+/// plate). The contrast is the weakest part's.
+pub fn measure_logo_ink(
+    node: &str,
+    with: Pixels<'_>,
+    without: Pixels<'_>,
+    bbox: [f32; 4],
+    ink: &LogoInk,
+    aspect: f32,
+) -> LogoMeasure {
+    let mut m = measure_logo(node, with, without, bbox);
+    let [bx, by, bw, bh] = bbox;
+    let aspect = aspect.max(1e-3);
+    let (dw, dh) = if aspect > bw / bh.max(1e-3) {
+        (bw, bw / aspect)
+    } else {
+        (bh * aspect, bh)
+    };
+    let (ox, oy) = (bx + (bw - dw) / 2.0, by + (bh - dh) / 2.0);
+    let (mx, my) = (
+        without.width.saturating_sub(1) as f32,
+        without.height.saturating_sub(1) as f32,
+    );
+    let ground = |u: f32, v: f32| {
+        let x = (ox + u * dw).clamp(0.0, mx) as u32;
+        let y = (oy + v * dh).clamp(0.0, my) as u32;
+        without.at(x, y)
+    };
+    m.parts = ink.contrasts(&ground);
+    let weakest = least(&m.parts);
+    if weakest.is_finite() && m.width > 0.0 {
+        m.contrast = weakest;
         ));
+    m
     }
     if m.height < MIN_LOGO_HEIGHT && m.width < MIN_LOGO_WIDTH {
         return Err(format!(
@@ -234,6 +284,20 @@ pub fn logo_rule(m: &LogoMeasure) -> Result<(), String> {
 /// The median of `colours`, channel by channel (white when there are none).
 fn median_colour(colours: &mut [[u8; 3]]) -> [u8; 3] {
     if colours.is_empty() {
+    if m.width > 0.0
+        && let Some(p) = m
+            .parts
+            .iter()
+            .find(|p| p.contrast.is_some_and(|c| c < MIN_LOGO_CONTRAST))
+    {
+        let [r, g, b] = p.colour;
+        return Err(format!(
+            "part of the logo {} does not read: its ink #{r:02X}{g:02X}{b:02X} ({:.0} % of the mark) has contrast {:.2}:1 against what surrounds it (every part needs at least {MIN_LOGO_CONTRAST}:1)",
+            m.node,
+            p.share * 100.0,
+            p.contrast.unwrap_or(1.0)
+        ));
+    }
         return [255, 255, 255];
     }
     let mut out = [0u8; 3];

@@ -338,11 +338,13 @@ async fn every_layout_fills_cleanly_in_every_aspect() {
             url: j.brand.logos[0].url.clone(),
             aspect: 3.6,
             luminance: 0.02,
+            ink: None,
         },
         fill::LogoChoice {
             url: j.brand.logos[1].url.clone(),
             aspect: 3.6,
             luminance: 0.95,
+            ink: None,
         },
     ];
     let dir = samples_dir().join("layouts");

@@ -162,6 +162,28 @@ async fn sync_requests_are_checked_before_anything_is_queued() {
     st.s.post(&st.org, "/v1/image-ads/sync", json!({"image_ad_id": id}))
         .await
         .expect(422, Some("IMAGE_AD_NOT_SYNCED"));
+    // As docs/figma.md's table says: `fill_slots` may come with a re-sync (still 422), other
+    // inputs may not, whatever ad is named (400 naming the input, before the ad is read).
+    st.s.post(
+        &st.org,
+        "/v1/image-ads/sync",
+        json!({"image_ad_id": id, "fill_slots": true}),
+    )
+    .await
+    .expect(422, Some("IMAGE_AD_NOT_SYNCED"));
+    let r =
+        st.s.post(
+            &st.org,
+            "/v1/image-ads/sync",
+            json!({"image_ad_id": id, "prompt": "Brighter"}),
+        )
+        .await
+        .expect(400, Some("VALIDATION_ERROR"));
+    assert_eq!(
+        r.body["error"]["details"][0]["field"], "prompt",
+        "{}",
+        r.body
+    );
     // Disconnected: a re-sync is refused, and the stored jobs no longer hold the token.
     let (id2,) = (st.sync(st.body(json!({}))).await,);
     st.settled(&id2).await;

@@ -340,12 +340,14 @@ impl GenerateAdHandler {
         let fetcher = self.fetcher.clone();
         let tree = blocking(move || preflight(&renderer, &fetcher, filled)).await??;
         // The grounding rule, as on every ad.
-        let stated = super::grounding::check_tree(tree.as_value(), &facts).map_err(|e| {
-            JobError::abort(format!(
-                "the ad's words state what no input supports: {}",
-                e.join("; ")
-            ))
-        })?;
+        let stated =
+            super::grounding::check_tree_from(tree.as_value(), &facts, &words.provenance())
+                .map_err(|e| {
+                    JobError::abort(format!(
+                        "the ad's words state what no input supports: {}",
+                        e.join("; ")
+                    ))
+                })?;
         let mut report = words.report;
         report.facts = super::slot_keys(stated, &report);
         progress.report("rendering", "Rendering at 4K", 75).await;

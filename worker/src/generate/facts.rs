@@ -243,6 +243,23 @@ impl Facts {
         })
     }
 
+    /// The path of the input (in [`Facts::sources`]) under one of `prefixes` whose words,
+    /// whitespace collapsed, are `value`: where a fact the copywriter states came from
+    /// (`field(&["product.details.benefits"], "Ships in 24h")` →
+    /// `product.details.benefits[1]`). `None` when no input there says it.
+    pub fn field(&self, prefixes: &[&str], value: &str) -> Option<String> {
+        let under = |path: &str| {
+            prefixes.iter().any(|pre| {
+                path.strip_prefix(pre)
+                    .is_some_and(|rest| rest.is_empty() || rest.starts_with(['[', '.']))
+            })
+        };
+        self.sources
+            .iter()
+            .find(|(path, s)| under(path) && clean(s) == value)
+            .map(|(path, _)| path.clone())
+    }
+
     /// Benefits, then features.
     pub fn points(&self) -> Vec<String> {
         self.benefits

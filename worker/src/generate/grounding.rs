@@ -13,21 +13,36 @@
 //! - a percentage stated as a discount (`50% off`, `-30%`, `save 25%`): the discount
 //!   computed from the variant's prices, or the same percentage in the product's offer or
 //!   the prompt; any other percentage: the same figure in any input;
-//! - any other number: the same figure in any input (list numbering `1.` and the `5` of
-//!   `4.8/5` are layout, not facts);
+//! - a duration (`30-day`, `24h`): the same figure in the same time unit in an input, or
+//!   a bare figure there (a stat's `30` labelled `day trial`); a multiple (`2x`) likewise;
+//! - any other number: the same bare figure in any input (list numbering `1.` and the `5`
+//!   of `4.8/5` are layout, not facts); never a price or a percentage;
 //! - stars: a review whose rating rounds to their count;
 //! - a month or weekday: an input naming it;
 //! - a claim: an input saying it (`guarantee` is supported by a product `guarantee`, `free
 //!   shipping` by a `shipping` that says free, `sale` by an offer or a discount).
+//!
+//! Each fact is credited to the input its words came from: the copywriter hands the paths
+//! of the inputs a line was composed from ([`check_text_from`], [`check_tree_from`]), and
+//! where it cannot (a model's line) the input that writes the figure the same way wins
+//! (issue 39: "30-day" from a guarantee was credited to a $30 former price).
+
+use std::collections::HashMap;
 
 use serde_json::Value;
 
 use super::facts::Facts;
-use crate::blueprint::words::prices;
 use crate::protocol::FactSource;
 
-const DISCOUNT_SOURCE: &str = "computed: discount from variant.compare_at_price and variant.price";
-const SAVING_SOURCE: &str = "computed: variant.compare_at_price minus variant.price";
+/// The source of the discount computed from the variant's prices.
+pub const DISCOUNT_SOURCE: &str =
+    "computed: discount from variant.compare_at_price and variant.price";
+/// The source of the saving computed from the variant's prices.
+pub const SAVING_SOURCE: &str = "computed: variant.compare_at_price minus variant.price";
+/// The source of the variant's price.
+pub const PRICE_SOURCE: &str = "variant.price";
+/// The source of the variant's former price.
+pub const COMPARE_AT_SOURCE: &str = "variant.compare_at_price";
 
 /// Claims an ad may make only when an input makes them: (phrase as found, the words an
 /// input must contain, or `None` for the phrase itself).
@@ -90,11 +105,35 @@ const WEEKDAYS: [&str; 7] = [
 ];
 
 /// The facts `text` (the words of slot `slot`) states and their sources, or why it may not
-/// be used (the first fact no input supports).
+/// be used (the first fact no input supports). Each figure is matched with its unit (see
+/// [`check_text_from`]); no field is preferred.
 ///
 /// # Errors
 /// A sentence naming the unsupported fact.
 pub fn check_text(text: &str, slot: &str, facts: &Facts) -> Result<Vec<FactSource>, String> {
+    check_text_from(text, slot, facts, &[])
+}
+
+/// [`check_text`] for words composed from the inputs at the paths `from` (their
+/// provenance: `product.details.guarantee`, `variant.price`, …): a fact one of them holds
+/// is credited to it; a fact none of them holds is matched among all inputs, by its unit
+/// and form. A figure is read with what it counts: a price (a currency sign, code or
+/// word beside it) is matched only with prices, a percentage only with percentages, a
+/// duration (`30-day`, `24h`, `18 hours`) with the same figure of the same time unit or a
+/// bare figure in an input (whose label may name the unit), a multiple (`2x`) with a
+/// multiple or a bare figure; a bare figure in the ad only with a bare figure. Among the
+/// inputs that hold it, the one that writes it in the same form and before the same word
+/// wins (`30-day` in "30-day money-back guarantee"), then the same form, then the same
+/// unit, then the first; so "30-day" is never credited to a $30 price, nor "24h" to $24.
+///
+/// # Errors
+/// A sentence naming the unsupported fact.
+pub fn check_text_from(
+    text: &str,
+    slot: &str,
+    facts: &Facts,
+    from: &[String],
+) -> Result<Vec<FactSource>, String> {
     let mut out = Vec::new();
     let lower = text.to_lowercase();
     let fact = |text: &str, kind: &str, source: &str| FactSource {
@@ -103,6 +142,7 @@ pub fn check_text(text: &str, slot: &str, facts: &Facts) -> Result<Vec<FactSourc
         source: source.to_owned(),
         slot: slot.to_owned(),
     };
+    let provenance = |path: &str| from.iter().any(|p| p == path);
     // A word or phrase the voice avoids, on word boundaries ("game changer" too).
     let plain = lower.replace('\u{2019}', "'");
     for avoided in &facts.avoid {
@@ -113,10 +153,21 @@ pub fn check_text(text: &str, slot: &str, facts: &Facts) -> Result<Vec<FactSourc
     // Stars.
     let stars = text.chars().filter(|c| *c == '★').count();
     if stars > 0 {
-        let r = facts
-            .reviews
+        let rated: Vec<usize> = (0..facts.reviews.len())
+            .filter(|&r| {
+                facts.reviews[r]
+                    .rating
+                    .is_some_and(|v| v.round() as usize == stars)
+            })
+            .collect();
+        let r = rated
             .iter()
-            .position(|r| r.rating.is_some_and(|v| v.round() as usize == stars))
+            .copied()
+            .find(|r| {
+                let base = format!("product.details.reviews[{r}]");
+                from.iter().any(|p| p.starts_with(&base))
+            })
+            .or_else(|| rated.first().copied())
             .ok_or_else(|| format!("{stars} stars: no review has that rating"))?;
         out.push(fact(
             &"★".repeat(stars),
@@ -124,91 +175,66 @@ pub fn check_text(text: &str, slot: &str, facts: &Facts) -> Result<Vec<FactSourc
             &format!("product.details.reviews[{r}].rating"),
         ));
     }
-    // Figures, line by line (a list's own numbering is not a fact).
-    for line in text.lines() {
-        let body = match crate::blueprint::words::list_marker(line) {
-            Some(m) => &line.trim_start()[m.len()..],
-            None => line,
-        };
-        let tokens: Vec<&str> = body.split_whitespace().collect();
-        for (i, raw) in tokens.iter().enumerate() {
-            let tok = raw.trim_matches(|c: char| {
-                matches!(
-                    c,
-                    '"' | '“' | '”' | '(' | ')' | ',' | '!' | '?' | ';' | ':' | '…'
-                )
-            });
-            let tok = tok.trim_end_matches('.');
-            if !tok.chars().any(|c| c.is_ascii_digit()) {
-                continue;
+    // Figures, with what they count.
+    let fields = figure_fields(facts);
+    for found in scan(text) {
+        let tok = found.tok.as_str();
+        match found.unit {
+            Unit::Price => {
+                let amount = found.values.first().copied().unwrap_or(0.0);
+                let source = best_field(&found, amount, &fields, &provenance, |_| true)
+                    .ok_or_else(|| {
+                        format!("the price {tok} is not the variant's price, former price or saving, nor a price in the inputs")
+                    })?;
+                out.push(fact(tok, "price", &source));
             }
-            let near = |w: &str| {
-                [i.checked_sub(1), Some(i + 1), Some(i + 2)]
-                    .into_iter()
-                    .flatten()
-                    .filter_map(|j| tokens.get(j))
-                    .any(|t| t.to_lowercase().trim_matches(|c: char| !c.is_alphabetic()) == w)
-            };
-            let currency_next = tokens.get(i + 1).is_some_and(|t| {
-                let t = t.to_lowercase();
-                t.starts_with(['€', '$', '£', '¥'])
-                    || ["usd", "eur", "gbp", "sek", "chf", "cad", "aud", "jpy"]
-                        .contains(&t.trim_matches('.'))
-            });
-            let currency_prev = i > 0 && ["$", "€", "£", "¥"].contains(&tokens[i - 1]);
-            if tok.contains(['$', '€', '£', '¥', '₹', '₩']) || currency_next || currency_prev
-            {
-                let amount = numbers(tok).first().copied().unwrap_or(0.0);
-                out.push(fact(tok, "price", &price_source(amount, facts).ok_or_else(|| {
-                    format!("the price {tok} is not the variant's price, former price or saving, nor a price in the inputs")
-                })?));
-                continue;
-            }
-            if tok.ends_with('%') {
-                let v = numbers(tok).first().copied().unwrap_or(0.0);
-                let discount = tok.starts_with('-')
-                    || near("off")
-                    || near("save")
-                    || near("discount")
-                    || near("sale");
-                let source = if facts.discount.is_some_and(|d| f64::from(d) == v) {
+            Unit::Percent => {
+                let v = found.values.first().copied().unwrap_or(0.0);
+                // A percentage stated as a discount is the computed one (the variant's
+                // prices are the fact, whoever asked to say it), or the offer's or the
+                // prompt's.
+                let computed = found.discount && facts.discount.is_some_and(|d| f64::from(d) == v);
+                let source = if computed {
                     Some(DISCOUNT_SOURCE.to_owned())
                 } else {
-                    facts
-                        .sources
-                        .iter()
-                        .filter(|(path, _)| {
-                            !discount
-                                || path == "prompt"
-                                || path.starts_with("product.details.offer")
-                        })
-                        .find(|(_, s)| percents(s).contains(&v))
-                        .map(|(p, _)| p.clone())
+                    best_field(&found, v, &fields, &provenance, |path| {
+                        !found.discount
+                            || path == DISCOUNT_SOURCE
+                            || path == "prompt"
+                            || path.starts_with("product.details.offer")
+                    })
                 };
-                let what = if discount { "discount" } else { "percentage" };
+                let what = if found.discount {
+                    "discount"
+                } else {
+                    "percentage"
+                };
                 out.push(fact(tok, "percent", &source.ok_or_else(|| {
                     format!("the {what} {tok} is not computed from the variant's prices nor stated in the product's offer or the prompt")
                 })?));
-                continue;
             }
-            // "4.8/5": the figure before the slash is the fact.
-            let figures = match tok.split_once('/') {
-                Some((a, "5")) => numbers(a),
-                _ => numbers(tok),
-            };
-            for v in figures {
-                let source = number_source(v, facts).ok_or_else(|| {
-                    format!("the figure {tok} is not in the product, the variant, the brand, the audience or the prompt")
-                })?;
-                out.push(fact(tok, "number", &source));
+            _ => {
+                for &v in &found.values {
+                    let source = best_field(&found, v, &fields, &provenance, |_| true)
+                        .ok_or_else(|| {
+                            format!("the figure {tok} is not in the product, the variant, the brand, the audience or the prompt")
+                        })?;
+                    out.push(fact(tok, "number", &source));
+                }
             }
         }
     }
+    // The inputs in the order a non-figure fact is looked up: the provenance first.
+    let ordered: Vec<&(String, String)> = facts
+        .sources
+        .iter()
+        .filter(|(p, _)| provenance(p))
+        .chain(facts.sources.iter().filter(|(p, _)| !provenance(p)))
+        .collect();
     // Dates named in words.
     for w in words_of(&lower) {
         if MONTHS.contains(&w.as_str()) && w != "may" || WEEKDAYS.contains(&w.as_str()) {
-            let source = facts
-                .sources
+            let source = ordered
                 .iter()
                 .find(|(_, s)| words_of(&s.to_lowercase()).contains(&w))
                 .map(|(p, _)| p.clone())
@@ -224,17 +250,20 @@ pub fn check_text(text: &str, slot: &str, facts: &Facts) -> Result<Vec<FactSourc
             continue;
         }
         covered.push(claim);
-        let source = if claim == "sale" && (facts.discount.is_some()) {
+        let said = ordered
+            .iter()
+            .find(|(_, s)| {
+                let s = s.to_lowercase();
+                support.iter().any(|p| has_phrase(&s, p))
+            })
+            .map(|(p, _)| p.clone());
+        let source = if claim == "sale"
+            && facts.discount.is_some()
+            && (provenance(DISCOUNT_SOURCE) || !said.as_deref().is_some_and(provenance))
+        {
             Some(DISCOUNT_SOURCE.to_owned())
         } else {
-            facts
-                .sources
-                .iter()
-                .find(|(_, s)| {
-                    let s = s.to_lowercase();
-                    support.iter().any(|p| has_phrase(&s, p))
-                })
-                .map(|(p, _)| p.clone())
+            said
         };
         out.push(fact(
             claim,
@@ -245,12 +274,30 @@ pub fn check_text(text: &str, slot: &str, facts: &Facts) -> Result<Vec<FactSourc
     Ok(out)
 }
 
+/// Where the words of each text node came from: node name → (the words as written, the
+/// paths of the inputs they were composed from). [`check_tree_from`] credits a node's
+/// facts to those inputs while its words are still the ones written.
+pub type Provenance = HashMap<String, (String, Vec<String>)>;
+
 /// The facts of every visible TEXT node of `tree` (the node's `name` as the slot), or every
 /// line that breaks the rule.
 ///
 /// # Errors
 /// One sentence per refused node.
 pub fn check_tree(tree: &Value, facts: &Facts) -> Result<Vec<FactSource>, Vec<String>> {
+    check_tree_from(tree, facts, &Provenance::new())
+}
+
+/// [`check_tree`], each node's facts credited to the inputs its words were composed from
+/// ([`Provenance`]) where it holds them.
+///
+/// # Errors
+/// One sentence per refused node.
+pub fn check_tree_from(
+    tree: &Value,
+    facts: &Facts,
+    provenance: &Provenance,
+) -> Result<Vec<FactSource>, Vec<String>> {
     let mut found = Vec::new();
     let mut errors = Vec::new();
     let Some(nodes) = tree.get("nodes").and_then(Value::as_object) else {
@@ -264,7 +311,11 @@ pub fn check_tree(tree: &Value, facts: &Facts) -> Result<Vec<FactSource>, Vec<St
         }
         let text = n.get("characters").and_then(Value::as_str).unwrap_or("");
         let slot = n.get("name").and_then(Value::as_str).unwrap_or(id);
-        match check_text(text, slot, facts) {
+        let from = provenance
+            .get(slot)
+            .filter(|(written, _)| written == text)
+            .map_or(&[][..], |(_, from)| from.as_slice());
+        match check_text_from(text, slot, facts, from) {
             Ok(f) => found.extend(f),
             Err(e) => errors.push(format!("{slot} (\"{text}\"): {e}")),
         }
@@ -276,45 +327,240 @@ pub fn check_tree(tree: &Value, facts: &Facts) -> Result<Vec<FactSource>, Vec<St
     }
 }
 
-/// Where a price of `amount` comes from.
-fn price_source(amount: f64, facts: &Facts) -> Option<String> {
-    let same = |a: f64| (a - amount).abs() < 0.005;
-    if facts.price.as_ref().is_some_and(|p| same(p.amount)) {
-        return Some("variant.price".into());
-    }
-    if facts.compare_at.as_ref().is_some_and(|p| same(p.amount)) {
-        return Some("variant.compare_at_price".into());
-    }
-    if facts.saving.as_ref().is_some_and(|p| same(p.amount)) {
-        return Some(SAVING_SOURCE.into());
-    }
-    facts
-        .sources
-        .iter()
-        .find(|(_, s)| prices(s).into_iter().any(same))
-        .map(|(p, _)| p.clone())
+/// What a figure counts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Unit {
+    /// A currency sign or code beside it.
+    Price,
+    /// `%`, or `percent` after it.
+    Percent,
+    /// A length of time (`30-day`, `24h`, `18 hours`): the time unit.
+    Time(&'static str),
+    /// A multiple (`2x`, `3 times`).
+    Times,
+    /// Anything else (`16`, `10,000+`, `#1`, `4.8/5`).
+    Plain,
 }
 
-/// Where a plain figure `v` comes from.
-fn number_source(v: f64, facts: &Facts) -> Option<String> {
-    if facts.discount.is_some_and(|d| f64::from(d) == v) {
-        return Some(DISCOUNT_SOURCE.into());
+/// A figure as written, with what it counts and its neighbours.
+#[derive(Debug, Clone)]
+struct Found {
+    /// The word it is written in, punctuation trimmed (`30-day`, `$24`, `-30%`).
+    tok: String,
+    unit: Unit,
+    /// Its numbers ("24/7": 24 and 7; "4.8/5": 4.8).
+    values: Vec<f64>,
+    /// The word in lower case without a leading sign: what "the same form" compares.
+    form: String,
+    /// The next word, lower case, letters and digits only.
+    next: String,
+    /// Stated as a discount (`-30%`, `30% off`, `save 30%`).
+    discount: bool,
+    /// Stated as a saving (`save $8`).
+    saving: bool,
+}
+
+/// The figures of `text`, line by line (a list's own numbering is not a fact).
+fn scan(text: &str) -> Vec<Found> {
+    let mut out = Vec::new();
+    for line in text.lines() {
+        let body = match crate::blueprint::words::list_marker(line) {
+            Some(m) => &line.trim_start()[m.len()..],
+            None => line,
+        };
+        let tokens: Vec<&str> = body.split_whitespace().collect();
+        let word = |j: usize| -> String {
+            tokens
+                .get(j)
+                .map(|t| {
+                    t.to_lowercase()
+                        .trim_matches(|c: char| !c.is_alphanumeric())
+                        .to_owned()
+                })
+                .unwrap_or_default()
+        };
+        for (i, raw) in tokens.iter().enumerate() {
+            let tok = raw.trim_matches(|c: char| {
+                matches!(
+                    c,
+                    '"' | '“' | '”' | '(' | ')' | ',' | '!' | '?' | ';' | ':' | '…'
+                )
+            });
+            let tok = tok.trim_end_matches('.');
+            if !tok.chars().any(|c| c.is_ascii_digit()) {
+                continue;
+            }
+            let near = |w: &str| {
+                [i.checked_sub(1), Some(i + 1), Some(i + 2)]
+                    .into_iter()
+                    .flatten()
+                    .any(|j| word(j) == w)
+            };
+            let currency_next = tokens.get(i + 1).is_some_and(|t| {
+                let t = t.to_lowercase();
+                t.starts_with(['€', '$', '£', '¥'])
+                    || [
+                        "usd", "eur", "gbp", "sek", "chf", "cad", "aud", "jpy", "dollars",
+                        "dollar", "euros", "euro", "pounds", "bucks",
+                    ]
+                    .contains(&t.trim_matches(|c: char| !c.is_alphanumeric()))
+            });
+            let currency_prev = i > 0 && ["$", "€", "£", "¥"].contains(&tokens[i - 1]);
+            let lower = tok.to_lowercase();
+            let next = word(i + 1);
+            let (unit, values) =
+                if tok.contains(['$', '€', '£', '¥', '₹', '₩']) || currency_next || currency_prev
+                {
+                    (Unit::Price, numbers(tok).into_iter().take(1).collect())
+                } else if tok.ends_with('%') || next == "percent" {
+                    (Unit::Percent, numbers(tok).into_iter().take(1).collect())
+                } else {
+                    // "4.8/5": the figure before the slash is the fact.
+                    let values = match tok.split_once('/') {
+                        Some((a, "5")) => numbers(a),
+                        _ => numbers(tok),
+                    };
+                    // What follows the last digit ("-day", "h", "x"), else the next word.
+                    let after = lower
+                        .rfind(|c: char| c.is_ascii_digit())
+                        .map_or("", |k| &lower[k + 1..])
+                        .trim_start_matches(['-', '–', '+', ' ']);
+                    let of = |w: &str| {
+                        time_unit(w)
+                            .map(Unit::Time)
+                            .or_else(|| matches!(w, "x" | "×" | "times").then_some(Unit::Times))
+                    };
+                    let unit = if after.is_empty() {
+                        of(&next)
+                    } else {
+                        of(after)
+                    };
+                    (unit.unwrap_or(Unit::Plain), values)
+                };
+            out.push(Found {
+                tok: tok.to_owned(),
+                unit,
+                values,
+                form: lower.trim_start_matches(['-', '−', '+', '~']).to_owned(),
+                next,
+                discount: unit == Unit::Percent
+                    && (tok.starts_with('-')
+                        || near("off")
+                        || near("save")
+                        || near("discount")
+                        || near("sale")),
+                saving: near("save") || near("saving") || near("savings"),
+            });
+        }
     }
-    if let Some(p) = price_source(v, facts) {
-        return Some(p);
+    out
+}
+
+/// The time unit a word names (`day`, `hrs`, `h`, `weeks`, …).
+fn time_unit(w: &str) -> Option<&'static str> {
+    Some(match w {
+        "d" | "day" | "days" => "day",
+        "h" | "hr" | "hrs" | "hour" | "hours" => "hour",
+        "min" | "mins" | "minute" | "minutes" => "minute",
+        "sec" | "secs" | "second" | "seconds" => "second",
+        "wk" | "wks" | "week" | "weeks" => "week",
+        "mo" | "month" | "months" => "month",
+        "yr" | "yrs" | "year" | "years" => "year",
+        "night" | "nights" => "night",
+        _ => return None,
+    })
+}
+
+/// Every input that can hold a figure, with its figures: the computed discount, the
+/// variant's prices and the saving, then every input string ([`Facts::sources`]).
+fn figure_fields(facts: &Facts) -> Vec<(String, Vec<Found>)> {
+    let figure = |value: f64, unit: Unit, form: String, next: &str| Found {
+        tok: form.clone(),
+        unit,
+        values: vec![value],
+        form,
+        next: next.to_owned(),
+        discount: false,
+        saving: false,
+    };
+    let mut out = Vec::new();
+    if let Some(d) = facts.discount {
+        out.push((
+            DISCOUNT_SOURCE.to_owned(),
+            vec![figure(f64::from(d), Unit::Percent, format!("{d}%"), "off")],
+        ));
     }
-    if let Some(i) = facts
-        .reviews
+    for (path, p) in [
+        (PRICE_SOURCE, &facts.price),
+        (COMPARE_AT_SOURCE, &facts.compare_at),
+        (SAVING_SOURCE, &facts.saving),
+    ] {
+        if let Some(p) = p {
+            out.push((
+                path.to_owned(),
+                vec![figure(p.amount, Unit::Price, p.text.to_lowercase(), "")],
+            ));
+        }
+    }
+    out.extend(facts.sources.iter().map(|(p, s)| (p.clone(), scan(s))));
+    out
+}
+
+/// The input that holds the figure `v` of `found`, among `fields` that `allowed` lets
+/// through: one of the words' own inputs (`provenance`) first, then the one that writes
+/// it in the same form and with the same next word, the same form, the same unit, a
+/// compatible one; the first on a tie. A saving ("save $8") prefers the computed saving.
+fn best_field(
+    found: &Found,
+    v: f64,
+    fields: &[(String, Vec<Found>)],
+    provenance: &dyn Fn(&str) -> bool,
+    allowed: impl Fn(&str) -> bool,
+) -> Option<String> {
+    let same = |x: f64| {
+        if found.unit == Unit::Price {
+            (x - v).abs() < 0.005
+        } else {
+            (x - v).abs() < 1e-6
+        }
+    };
+    // A bare figure in an input may have its unit in a label beside it (a stat's `16` and
+    // `cups per bottle`), so a duration or a multiple may be one; a bare figure in the ad
+    // is no duration's or multiple's.
+    let compatible = |s: Unit| match (found.unit, s) {
+        (Unit::Time(a), Unit::Time(b)) => a == b,
+        (Unit::Time(_) | Unit::Times | Unit::Plain, Unit::Plain) => true,
+        (a, b) => a == b,
+    };
+    fields
         .iter()
-        .position(|r| r.rating.is_some_and(|x| (x - v).abs() < 1e-6))
-    {
-        return Some(format!("product.details.reviews[{i}].rating"));
-    }
-    facts
-        .sources
-        .iter()
-        .find(|(_, s)| numbers(s).iter().any(|x| (x - v).abs() < 1e-6))
-        .map(|(p, _)| p.clone())
+        .enumerate()
+        .filter(|(_, (path, _))| allowed(path))
+        .filter_map(|(i, (path, figures))| {
+            let score = figures
+                .iter()
+                .filter(|s| compatible(s.unit) && s.values.iter().any(|x| same(*x)))
+                .map(|s| {
+                    if s.form == found.form && s.next == found.next {
+                        0
+                    } else if s.form == found.form {
+                        1
+                    } else if s.unit == found.unit {
+                        2
+                    } else {
+                        3
+                    }
+                })
+                .min()?;
+            let score = if found.saving && path == SAVING_SOURCE {
+                -1
+            } else {
+                score
+            };
+            Some(((!provenance(path), score, i), path))
+        })
+        .min_by(|a, b| a.0.cmp(&b.0))
+        .map(|(_, p)| p.clone())
 }
 
 /// The numbers written in `s` ("1,200" → 1200, "19.99" → 19.99, "2x" → 2).
@@ -341,17 +587,6 @@ pub fn numbers(s: &str) -> Vec<f64> {
         }
     }
     out
-}
-
-/// The percentages written in `s`.
-fn percents(s: &str) -> Vec<f64> {
-    s.split_whitespace()
-        .filter_map(|w| {
-            let w = w.trim_end_matches(|c: char| !c.is_alphanumeric() && c != '%');
-            let i = w.find('%')?;
-            numbers(&w[..i]).last().copied()
-        })
-        .collect()
 }
 
 /// Lower-case words (letters and digits; hyphens split).
@@ -430,6 +665,133 @@ mod tests {
         assert!(check_text("Free shipping over $40", "supporting", &f).is_ok());
         assert!(check_text("1. Smooth, never bitter", "list_item_1", &f).is_ok());
         assert!(check_text("50% less acid", "list_item_2", &f).is_ok());
+    }
+
+    /// A product whose figures collide: $24 and $30 prices (20 % off, $6 saved), a 30-day
+    /// guarantee, a 24h stat, and a benefit with a 20 % of its own.
+    fn colliding() -> Facts {
+        Facts {
+            name: "Cold Brew".into(),
+            price: Some(Price {
+                text: "$24".into(),
+                amount: 24.0,
+            }),
+            compare_at: Some(Price {
+                text: "$30".into(),
+                amount: 30.0,
+            }),
+            discount: Some(20),
+            saving: Some(Price {
+                text: "$6".into(),
+                amount: 6.0,
+            }),
+            guarantee: Some("30-day money-back guarantee".into()),
+            sources: vec![
+                ("product.name".into(), "Cold Brew".into()),
+                ("product.details.stats[0].value".into(), "24h".into()),
+                (
+                    "product.details.stats[0].label".into(),
+                    "dispatch on every order".into(),
+                ),
+                (
+                    "product.details.guarantee".into(),
+                    "30-day money-back guarantee".into(),
+                ),
+                (
+                    "product.details.benefits[0]".into(),
+                    "20% less acid than hot brew".into(),
+                ),
+                (
+                    "product.details.shipping".into(),
+                    "Ships within 24 hours".into(),
+                ),
+            ],
+            ..Facts::default()
+        }
+    }
+
+    /// Each fact's source, by its text.
+    fn sources(got: &[FactSource]) -> Vec<(&str, &str)> {
+        got.iter()
+            .map(|f| (f.text.as_str(), f.source.as_str()))
+            .collect()
+    }
+
+    #[test]
+    fn colliding_figures_are_credited_to_the_field_that_says_them() {
+        let f = colliding();
+        let got = check_text("30-day money-back guarantee.", "supporting", &f).unwrap();
+        assert_eq!(
+            sources(&got),
+            [
+                ("30-day", "product.details.guarantee"),
+                ("money-back", "product.details.guarantee"),
+                ("guarantee", "product.details.guarantee"),
+            ]
+        );
+        let got = check_text("24h dispatch on every order", "stat", &f).unwrap();
+        assert_eq!(sources(&got), [("24h", "product.details.stats[0].value")]);
+        // The same duration in another form: a time of the same unit, never the $24.
+        let got = check_text("Ships in 24 hours", "supporting", &f).unwrap();
+        assert_eq!(sources(&got), [("24", "product.details.shipping")]);
+        let got = check_text("Now $24, was $30", "price", &f).unwrap();
+        assert_eq!(
+            sources(&got),
+            [("$24", PRICE_SOURCE), ("$30", COMPARE_AT_SOURCE)]
+        );
+        let got = check_text("Only 30 dollars", "price", &f).unwrap();
+        assert_eq!(sources(&got), [("30", COMPARE_AT_SOURCE)]);
+        let got = check_text("Save $6", "offer", &f).unwrap();
+        assert_eq!(sources(&got), [("$6", SAVING_SOURCE)]);
+        let got = check_text("20% off", "offer", &f).unwrap();
+        assert_eq!(sources(&got), [("20%", DISCOUNT_SOURCE)]);
+        // A percentage that is not a discount is the benefit's, said the same way.
+        let got = check_text("20% less acid than hot brew", "list_item_1", &f).unwrap();
+        assert_eq!(sources(&got), [("20%", "product.details.benefits[0]")]);
+    }
+
+    #[test]
+    fn words_composed_from_a_field_are_credited_to_it() {
+        let f = colliding();
+        // "24" stated plainly: the stat and the shipping line both hold a 24; the words
+        // came from the shipping line.
+        let from = ["product.details.shipping".to_owned()];
+        let got = check_text_from("Ships within 24 hours.", "supporting", &f, &from).unwrap();
+        assert_eq!(sources(&got), [("24", "product.details.shipping")]);
+        let from = ["product.details.stats[0].value".to_owned()];
+        let got = check_text_from("24h", "badge_label", &f, &from).unwrap();
+        assert_eq!(sources(&got), [("24h", "product.details.stats[0].value")]);
+        // A provenance that does not hold the figure credits nothing: it is matched.
+        let from = ["product.name".to_owned()];
+        let got = check_text_from("$24", "price", &f, &from).unwrap();
+        assert_eq!(sources(&got), [("$24", PRICE_SOURCE)]);
+        // A discount the prices compute is theirs, even in a line the prompt asked for.
+        let mut f = colliding();
+        f.sources
+            .push(("prompt".into(), "mention the 20% off".into()));
+        let from = ["prompt".to_owned()];
+        let got = check_text_from("The 20% off.", "supporting", &f, &from).unwrap();
+        assert_eq!(sources(&got), [("20%", DISCOUNT_SOURCE)]);
+        // Nor does a provenance let a figure through that its input does not hold.
+        let from = ["product.details.guarantee".to_owned()];
+        assert!(check_text_from("60-day money-back guarantee", "supporting", &f, &from).is_err());
+    }
+
+    #[test]
+    fn a_figure_is_never_matched_across_units() {
+        let f = colliding();
+        // No input holds a 30-hour, a 24-day, a plain 30 as a price, or a $30 guarantee.
+        for refused in [
+            "Ships in 30h",
+            "A 24-day trial",
+            "30 cups a day",
+            "Up to 24x faster",
+            "Save 6",
+            "24% off",
+            "30% less acid",
+        ] {
+            assert!(check_text(refused, "supporting", &f).is_err(), "{refused}");
+        }
     }
 
     #[test]

@@ -483,13 +483,19 @@ impl GenerateAdHandler {
         };
 
         // The grounding rule, on every ad (the template writer only writes grounded words;
-        // this is the guard that keeps it so).
-        let stated = grounding::check_tree(tree.as_value(), &facts).map_err(|e| {
-            JobError::abort(format!(
-                "the ad's words state what no input supports: {}",
-                e.join("; ")
-            ))
-        })?;
+        // this is the guard that keeps it so). Each fact is credited to the input its words
+        // were composed from.
+        let provenance = written
+            .as_ref()
+            .map(slots::Written::provenance)
+            .unwrap_or_default();
+        let stated =
+            grounding::check_tree_from(tree.as_value(), &facts, &provenance).map_err(|e| {
+                JobError::abort(format!(
+                    "the ad's words state what no input supports: {}",
+                    e.join("; ")
+                ))
+            })?;
         let mut copy_report = match written {
             Some(w) => w.report,
             None => crate::protocol::CopyReport {

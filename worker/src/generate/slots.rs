@@ -38,7 +38,10 @@ use serde_json::{Map, Value, json};
 
 use super::copy::fnv1a;
 use super::facts::{Facts, clean};
-use super::grounding::check_text;
+use super::grounding::{
+    COMPARE_AT_SOURCE, DISCOUNT_SOURCE, PRICE_SOURCE, Provenance, SAVING_SOURCE, check_text,
+    check_text_from,
+};
 use super::llm::{Brief, BriefSlot, SlotProposer};
 use crate::blueprint::words::{CTA_PHRASES, Casing, casing, list_marker};
 use crate::protocol::{CopyReport, Refusal, SlotReport};
@@ -78,15 +81,68 @@ pub struct SlotText {
     pub shown: bool,
     /// `template`, or `llm` when the operator's model wrote it.
     pub writer: String,
+    /// The paths of the inputs its words were composed from (`product.details.guarantee`,
+    /// `variant.price`, `computed: …`): the grounding rule credits each fact the words
+    /// state to one of them ([`super::grounding::check_text_from`]). Empty for fixed
+    /// phrases and a model's lines, whose facts are matched among all inputs.
+    pub from: Vec<String>,
 }
 
 const TEMPLATE: &str = "template";
+
+/// A candidate line and the inputs its words were composed from ([`SlotText::from`]).
+#[derive(Debug, Clone)]
+struct Line {
+    text: String,
+    from: Vec<String>,
+}
+
+/// `text`, composed from the inputs at the paths `from` (a `None`, an input not found, is
+/// left out).
+fn line(text: impl Into<String>, from: &[Option<&str>]) -> Line {
+    Line {
+        text: text.into(),
+        from: from.iter().flatten().map(|p| (*p).to_owned()).collect(),
+    }
+}
+
+/// Each of `texts`, composed from the inputs at `from`.
+fn lines(texts: impl IntoIterator<Item = String>, from: &[Option<&str>]) -> Vec<Line> {
+    texts.into_iter().map(|t| line(t, from)).collect()
+}
+
+/// The same lines, with `text` changed by `f`.
+fn map_text(c: Vec<Line>, f: impl Fn(&str) -> String) -> Vec<Line> {
+    c.into_iter()
+        .map(|l| Line {
+            text: f(&l.text),
+            from: l.from,
+        })
+        .collect()
+}
 
 /// The words of every slot, and the report of them.
 #[derive(Debug, Clone)]
 pub struct Written {
     pub slots: BTreeMap<String, SlotText>,
     pub report: CopyReport,
+}
+
+impl Written {
+    /// Where each shown slot's words came from, by the name its filled node has
+    /// ([`super::fill::display_name`]), for [`super::grounding::check_tree_from`].
+    pub fn provenance(&self) -> Provenance {
+        self.slots
+            .iter()
+            .filter(|(_, t)| t.shown)
+            .map(|(key, t)| {
+                (
+                    super::fill::display_name(key),
+                    (t.text.clone(), t.from.clone()),
+                )
+            })
+            .collect()
+    }
 }
 
 /// The text slots of `template` (nodes with `$text`), top to bottom, measured in the brand's
@@ -167,8 +223,9 @@ struct State<'a> {
     used: Vec<String>,
     refused: Vec<Refusal>,
     review: Option<usize>,
-    /// The label of a stat shown as its figure alone (the supporting line leads with it).
-    stat_label: Option<String>,
+    /// The label of a stat shown as its figure alone (the supporting line leads with it),
+    /// with its input.
+    stat_label: Option<Line>,
     stat_next: usize,
     point_next: usize,
     list_number: usize,
@@ -296,7 +353,13 @@ impl State<'_> {
             role: role.to_owned(),
             shown: false,
             writer: TEMPLATE.into(),
+            from: Vec::new(),
         };
+        let offer_path = f
+            .offer
+            .as_ref()
+            .and_then(|o| f.field(&["product.details.offer"], o));
+        let (discount, saving) = (Some(DISCOUNT_SOURCE), Some(SAVING_SOURCE));
         let refs = s.words.as_deref().unwrap_or("").to_lowercase();
         match s.role.as_str() {
             "offer" => {
@@ -306,7 +369,10 @@ impl State<'_> {
                     && !refs.is_empty()
                     && !refs.chars().any(|c| c.is_ascii_digit())
                 {
-                    let named = vec![format!("{} sale", f.brand), format!("The {} sale", f.brand)];
+                    let named = lines(
+                        [format!("{} sale", f.brand), format!("The {} sale", f.brand)],
+                        &[Some("brand.name"), discount],
+                    );
                     if let Some(t) = self.choose(s, "offer", named) {
                         return t;
                     }
@@ -314,25 +380,31 @@ impl State<'_> {
                 let mut c = Vec::new();
                 if let Some(d) = f.discount {
                     if refs.starts_with('-') {
-                        c.push(format!("-{d}%"));
+                        c.push(line(format!("-{d}%"), &[discount]));
                     }
                     if refs.contains("save") {
-                        c.push(format!("Save {d}%"));
+                        c.push(line(format!("Save {d}%"), &[discount]));
                     }
-                    c.extend([format!("{d}% off"), format!("-{d}%"), format!("Save {d}%")]);
+                    c.extend(lines(
+                        [format!("{d}% off"), format!("-{d}%"), format!("Save {d}%")],
+                        &[discount],
+                    ));
                     if let Some(sv) = &f.saving {
-                        c.push(format!("Save {}", sv.text));
+                        c.push(line(format!("Save {}", sv.text), &[saving]));
                     }
-                    c.push(format!("{d}% off {}", f.name));
+                    c.push(line(
+                        format!("{d}% off {}", f.name),
+                        &[discount, Some("product.name")],
+                    ));
                 }
                 if let Some(o) = &f.offer {
-                    c.extend(shorter(o));
+                    c.extend(lines(shorter(o), &[offer_path.as_deref()]));
                     if urgent(s, reference) {
                         c.extend(self.ends_lines());
                     }
                 }
                 if let Some(o) = &f.prompt_offer {
-                    c.push(o.clone());
+                    c.push(line(o.clone(), &[Some("prompt")]));
                 }
                 if let Some(t) = self.choose(s, "offer", c) {
                     return t;
@@ -344,14 +416,21 @@ impl State<'_> {
                 }
                 if s.on.as_deref() == Some("badge") || s.key == "badge_label" {
                     if let Some(p) = &f.price
-                        && let Some(t) = self.choose(s, "price", vec![p.text.clone()])
+                        && let Some(t) = self.choose(
+                            s,
+                            "price",
+                            vec![line(p.text.clone(), &[Some(PRICE_SOURCE)])],
+                        )
                     {
                         return t;
                     }
-                    if let Some(st) = f.stats.first()
-                        && let Some(t) = self.choose(s, "stat", vec![st.value.clone()])
-                    {
-                        return t;
+                    if let Some(st) = f.stats.first() {
+                        let from = f.field(&["product.details.stats"], &st.value);
+                        if let Some(t) =
+                            self.choose(s, "stat", vec![line(st.value.clone(), &[from.as_deref()])])
+                        {
+                            return t;
+                        }
                     }
                 }
                 if !lead && s.key != "badge_label" {
@@ -366,9 +445,9 @@ impl State<'_> {
                 let mut c = Vec::new();
                 if let Some(p) = &f.price {
                     if refs.contains("from") {
-                        c.push(format!("From {}", p.text));
+                        c.push(line(format!("From {}", p.text), &[Some(PRICE_SOURCE)]));
                     }
-                    c.push(p.text.clone());
+                    c.push(line(p.text.clone(), &[Some(PRICE_SOURCE)]));
                 }
                 if let Some(t) = self.choose(s, "price", c) {
                     return t;
@@ -380,7 +459,7 @@ impl State<'_> {
             }
             "compare_at_price" => {
                 let c = match (&f.price, &f.compare_at) {
-                    (Some(_), Some(ca)) => vec![ca.text.clone()],
+                    (Some(_), Some(ca)) => vec![line(ca.text.clone(), &[Some(COMPARE_AT_SOURCE)])],
                     _ => Vec::new(),
                 };
                 self.choose(s, "compare_at_price", c)
@@ -390,8 +469,9 @@ impl State<'_> {
                 let pick = self.review_index();
                 let mut c = Vec::new();
                 if let Some(r) = pick.map(|i| &f.reviews[i]) {
+                    let from = f.field(&["product.details.reviews"], &r.text);
                     for cut in shorter(&r.text) {
-                        c.push(format!("\u{201c}{cut}\u{201d}"));
+                        c.push(line(format!("\u{201c}{cut}\u{201d}"), &[from.as_deref()]));
                     }
                 }
                 if let Some(t) = self.choose_as_given(s, "quote", c) {
@@ -420,21 +500,26 @@ impl State<'_> {
                     .is_some_and(|w| w.trim_start().starts_with(['—', '–', '-', '~']));
                 let c = author
                     .map(|a| {
-                        if dash {
+                        let from = f.field(&["product.details.reviews"], &a);
+                        let both = if dash {
                             vec![format!("\u{2014} {a}"), a]
                         } else {
                             vec![a.clone(), format!("\u{2014} {a}")]
-                        }
+                        };
+                        lines(both, &[from.as_deref()])
                     })
                     .unwrap_or_default();
                 self.choose_as_given(s, "quote_author", c)
                     .unwrap_or_else(|| hidden("quote_author"))
             }
             "rating" => {
-                let rating = self
+                let rated = self
                     .review_index()
-                    .and_then(|i| f.reviews[i].rating)
-                    .or_else(|| f.reviews.iter().find_map(|r| r.rating));
+                    .filter(|i| f.reviews[*i].rating.is_some())
+                    .or_else(|| f.reviews.iter().position(|r| r.rating.is_some()));
+                let rating = rated.and_then(|i| f.reviews[i].rating);
+                let from = rated.map(|i| format!("product.details.reviews[{i}].rating"));
+                let from = [from.as_deref()];
                 // The reference's form (stars, or "4.8/5"), the other only when it does not
                 // fit.
                 let forms = rating.filter(|r| *r >= 1.0).map(|r| {
@@ -449,34 +534,38 @@ impl State<'_> {
                     return hidden("rating");
                 };
                 if self.fits(s, &first)
-                    && let Some(t) = self.choose_as_given(s, "rating", vec![first.clone()])
+                    && let Some(t) =
+                        self.choose_as_given(s, "rating", vec![line(first.clone(), &from)])
                 {
                     return t;
                 }
-                self.choose_as_given(s, "rating", vec![other, first])
+                self.choose_as_given(s, "rating", lines([other, first], &from))
                     .unwrap_or_else(|| hidden("rating"))
             }
             "stat" => {
                 let mut c = Vec::new();
+                let mut label_from = None;
                 if let Some(stat) = f.stats.get(self.stat_next) {
                     let alone = s
                         .words
                         .as_deref()
                         .is_some_and(|w| w.split_whitespace().count() == 1);
                     let both = clean(&format!("{} {}", stat.value, stat.label));
+                    let value_from = f.field(&["product.details.stats"], &stat.value);
+                    label_from = f.field(&["product.details.stats"], &stat.label);
                     // The figure alone only where a supporting line below can say what it
                     // counts (a bare "93%" beside another line would claim that line).
                     let carrier = all.iter().any(|x| x.role == "supporting");
                     if alone && carrier && !stat.label.is_empty() {
-                        c.push(stat.value.clone());
+                        c.push(line(stat.value.clone(), &[value_from.as_deref()]));
                     } else {
-                        c.push(both);
+                        c.push(line(both, &[value_from.as_deref(), label_from.as_deref()]));
                     }
                 }
                 if let Some(t) = self.choose(s, "stat", c) {
                     let stat = &f.stats[self.stat_next];
                     if t.text.trim() == stat.value && !stat.label.is_empty() {
-                        self.stat_label = Some(stat.label.clone());
+                        self.stat_label = Some(line(stat.label.clone(), &[label_from.as_deref()]));
                     }
                     self.stat_next += 1;
                     return t;
@@ -509,7 +598,12 @@ impl State<'_> {
                         Some(m) => format!("{m} {t}"),
                         None => t.to_owned(),
                     };
-                    let c = shorter(p).iter().map(|t| with_marker(t)).collect();
+                    let from =
+                        f.field(&["product.details.benefits", "product.details.features"], p);
+                    let c = lines(
+                        shorter(p).iter().map(|t| with_marker(t)),
+                        &[from.as_deref()],
+                    );
                     if let Some(t) = self.choose(s, "list_item", c) {
                         self.list_number += 1;
                         return t;
@@ -532,12 +626,12 @@ impl State<'_> {
             "supporting" => {
                 // What a figure shown alone counts comes first, fitting or shrunk to fit.
                 if let Some(label) = self.stat_label.take()
-                    && let Some(t) = self.choose(s, "supporting", vec![sentence(&label)])
+                    && let Some(t) = self.choose(s, "supporting", map_text(vec![label], sentence))
                 {
                     return t;
                 }
                 if urgent(s, reference) {
-                    let c: Vec<String> = self.ends_lines().iter().map(|l| sentence(l)).collect();
+                    let c = map_text(self.ends_lines(), sentence);
                     if let Some(t) = self.choose(s, "supporting", c) {
                         return t;
                     }
@@ -557,7 +651,7 @@ impl State<'_> {
                     .unwrap_or_else(|| hidden("eyebrow"))
             }
             "cta" => {
-                let c = self.ctas(s);
+                let c = lines(self.ctas(s), &[]);
                 if let Some(t) = self.choose(s, "cta", c) {
                     return t;
                 }
@@ -575,11 +669,12 @@ impl State<'_> {
                             role: "cta".into(),
                             shown: true,
                             writer: TEMPLATE.into(),
+                            from: Vec::new(),
                         },
                     )
             }
             _ => {
-                let c = vec![f.brand.clone()];
+                let c = vec![line(f.brand.clone(), &[Some("brand.name")])];
                 self.choose(s, "brand", c)
                     .unwrap_or_else(|| hidden("brand"))
             }
@@ -609,6 +704,7 @@ impl State<'_> {
                         role: s.role.clone(),
                         shown: true,
                         writer: "llm".into(),
+                        from: Vec::new(),
                     });
                 }
                 Some(reason) => self.refused.push(Refusal {
@@ -651,96 +747,155 @@ impl State<'_> {
         let f = self.facts;
         let refw = s.words.as_deref().unwrap_or("").trim().to_owned();
         let name = &f.name;
-        let benefits: Vec<String> = f
+        // Each fact as the headline says it, with its input's path.
+        let benefits: Vec<(String, Option<String>)> = f
             .benefits
             .iter()
             .filter(|b| !self.used.iter().any(|u| u.contains(&b.to_lowercase())))
-            .map(|b| strip_stop(b).to_owned())
+            .map(|b| {
+                (
+                    strip_stop(b).to_owned(),
+                    f.field(&["product.details.benefits"], b),
+                )
+            })
             .collect();
-        let pains: Vec<String> = f.pains.iter().map(|p| lower_first(strip_stop(p))).collect();
-        let motives: Vec<String> = f
+        let pains: Vec<(String, Option<String>)> = f
+            .pains
+            .iter()
+            .map(|p| {
+                (
+                    lower_first(strip_stop(p)),
+                    f.field(
+                        &[
+                            "audience.details.pain_points",
+                            "audience.details.pain_point",
+                        ],
+                        p,
+                    ),
+                )
+            })
+            .collect();
+        let motives: Vec<(String, Option<String>)> = f
             .motivations
             .iter()
-            .map(|m| strip_stop(m).to_owned())
+            .map(|m| {
+                (
+                    strip_stop(m).to_owned(),
+                    f.field(
+                        &[
+                            "audience.details.motivations",
+                            "audience.details.motivation",
+                        ],
+                        m,
+                    ),
+                )
+            })
             .collect();
         let who = (!f.audience.is_empty() && f.audience.chars().count() <= 28)
             .then(|| lower_first(&f.audience));
+        let (product, audience) = (Some("product.name"), Some("audience.name"));
         // A phrase the prompt quotes is the headline, as written.
         if let Some(q) = quoted(&f.prompt)
-            && let Some(t) = self.choose_as_given(s, role, vec![q])
+            && let Some(t) = self.choose_as_given(s, role, vec![line(q, &[Some("prompt")])])
         {
             return t;
         }
-        let mut c: Vec<String> = Vec::new();
+        let mut c: Vec<Line> = Vec::new();
         let question = refw.ends_with('?');
         let first = refw.split_whitespace().next().unwrap_or("").to_lowercase();
         let imperative = IMPERATIVES.contains(&first.as_str());
         let list_title = reference.format.as_deref() == Some("listicle")
             || all.iter().any(|x| x.role == "list_item");
         if question {
-            for p in &pains {
-                c.push(format!("Tired of {p}?"));
-                c.push(format!("Still putting up with {p}?"));
+            for (p, from) in &pains {
+                let from = [from.as_deref()];
+                c.push(line(format!("Tired of {p}?"), &from));
+                c.push(line(format!("Still putting up with {p}?"), &from));
             }
             // Motivations are things one is ready for; benefits are often not ("Ready in
             // a minute"), so they make no question of their own.
-            for m in &motives {
-                c.push(format!("Ready for {}?", lower_first(m)));
+            for (m, from) in &motives {
+                c.push(line(
+                    format!("Ready for {}?", lower_first(m)),
+                    &[from.as_deref()],
+                ));
             }
-            c.push(format!("Have you tried {name}?"));
-            c.push(format!("Why {name}?"));
+            c.push(line(format!("Have you tried {name}?"), &[product]));
+            c.push(line(format!("Why {name}?"), &[product]));
         } else if list_title {
-            c.push(format!("Why people love {name}"));
-            c.push(format!("Reasons to love {name}"));
-            c.push(format!("What makes {name} different"));
+            c.push(line(format!("Why people love {name}"), &[product]));
+            c.push(line(format!("Reasons to love {name}"), &[product]));
+            c.push(line(format!("What makes {name} different"), &[product]));
             if let Some(w) = &who {
-                c.push(format!("Why {w} switch to {name}"));
+                c.push(line(
+                    format!("Why {w} switch to {name}"),
+                    &[audience, product],
+                ));
             }
-            c.push(format!("The {name} difference"));
+            c.push(line(format!("The {name} difference"), &[product]));
         } else if imperative {
-            for p in &pains {
-                c.push(format!("Say goodbye to {p}"));
+            for (p, from) in &pains {
+                c.push(line(format!("Say goodbye to {p}"), &[from.as_deref()]));
             }
-            for m in &motives {
-                c.push(format!("Wake up to {}", lower_first(m)));
-                c.push(format!("Choose {}", lower_first(m)));
+            for (m, from) in &motives {
+                let from = [from.as_deref()];
+                c.push(line(format!("Wake up to {}", lower_first(m)), &from));
+                c.push(line(format!("Choose {}", lower_first(m)), &from));
             }
-            c.push(format!("Try {name}"));
-            c.push(format!("Meet {name}"));
-            c.push(format!("Switch to {name}"));
-            c.push(format!("Treat yourself to {name}"));
+            for l in [
+                format!("Try {name}"),
+                format!("Meet {name}"),
+                format!("Switch to {name}"),
+                format!("Treat yourself to {name}"),
+            ] {
+                c.push(line(l, &[product]));
+            }
         } else {
-            for b in &benefits {
-                c.push(sentence(b));
-                c.push(format!("{name}. {}", sentence(b)));
+            for (b, from) in &benefits {
+                c.push(line(sentence(b), &[from.as_deref()]));
+                c.push(line(
+                    format!("{name}. {}", sentence(b)),
+                    &[product, from.as_deref()],
+                ));
             }
-            for p in &pains {
-                c.push(format!("No more {p}."));
-                c.push(format!("Say goodbye to {p}."));
+            for (p, from) in &pains {
+                let from = [from.as_deref()];
+                c.push(line(format!("No more {p}."), &from));
+                c.push(line(format!("Say goodbye to {p}."), &from));
             }
-            for m in &motives {
-                c.push(format!("{}, made easy.", capitalise(m)));
+            for (m, from) in &motives {
+                c.push(line(
+                    format!("{}, made easy.", capitalise(m)),
+                    &[from.as_deref()],
+                ));
             }
-            c.push(format!("Meet {name}."));
+            c.push(line(format!("Meet {name}."), &[product]));
             if let Some(w) = &who {
-                c.push(format!("Made for {w}."));
-                c.push(format!("{name}, for {w}"));
+                c.push(line(format!("Made for {w}."), &[audience]));
+                c.push(line(format!("{name}, for {w}"), &[product, audience]));
             }
-            c.push(format!("Your new favourite: {name}"));
+            c.push(line(format!("Your new favourite: {name}"), &[product]));
         }
         if !list_title {
             let about = super::voice::About {
-                benefit: benefits.first().map(String::as_str),
-                motive: motives.first().map(String::as_str),
+                benefit: benefits.first().map(|b| b.0.as_str()),
+                motive: motives.first().map(|m| m.0.as_str()),
                 who: who.as_deref(),
             };
             let own = f.tone.headlines(name, &about, question, imperative);
             self.toned
                 .extend(own.iter().map(|l| apply_case(s.case, l).to_lowercase()));
-            c.extend(own);
+            // A tone's line may say any of these.
+            let from = [
+                product,
+                benefits.first().and_then(|b| b.1.as_deref()),
+                motives.first().and_then(|m| m.1.as_deref()),
+                who.as_ref().and(audience),
+            ];
+            c.extend(lines(own, &from));
         }
         if c.is_empty() {
-            c.push(format!("Meet {name}."));
+            c.push(line(format!("Meet {name}."), &[product]));
         }
         if let Some(t) = self.choose(s, role, c) {
             return t;
@@ -753,12 +908,17 @@ impl State<'_> {
             role: role.to_owned(),
             shown,
             writer: TEMPLATE.into(),
+            from: if shown {
+                vec!["product.name".to_owned()]
+            } else {
+                Vec::new()
+            },
         }
     }
 
     /// Lines that say when the product's offer ends (`Ends June 30`), naming the offer
     /// unless a slot already states it; none when it has no end date, or it was said.
-    fn ends_lines(&self) -> Vec<String> {
+    fn ends_lines(&self) -> Vec<Line> {
         let f = self.facts;
         let (Some(o), Some(e)) = (&f.offer, &f.offer_ends) else {
             return Vec::new();
@@ -766,36 +926,62 @@ impl State<'_> {
         if self.ends_shown {
             return Vec::new();
         }
+        let ends = Some("product.details.offer.ends_at");
         if self.own_offer_shown {
-            return vec![
-                format!("Ends {e}"),
-                format!("Offer ends {e}"),
-                format!("Until {e}"),
-            ];
+            return lines(
+                [
+                    format!("Ends {e}"),
+                    format!("Offer ends {e}"),
+                    format!("Until {e}"),
+                ],
+                &[ends],
+            );
         }
+        let offer = f.field(&["product.details.offer"], o);
+        let from = [offer.as_deref(), ends];
         shorter(o)
             .iter()
             .flat_map(|cut| {
                 let cut = strip_stop(cut);
                 [format!("{cut}, until {e}"), format!("{cut}. Ends {e}")]
             })
+            .map(|l| line(l, &from))
             .collect()
     }
 
     /// Supporting lines: what the prompt asks to mention first, then the stat's label,
     /// the description, the benefits, the guarantee and shipping.
-    fn supporting_lines(&self) -> Vec<String> {
+    fn supporting_lines(&self) -> Vec<Line> {
         let f = self.facts;
-        let mut base: Vec<String> = Vec::new();
+        let mut base: Vec<Line> = Vec::new();
         if let Some(l) = &self.stat_label {
-            base.push(sentence(l));
+            base.extend(map_text(vec![l.clone()], sentence));
         }
+        let pain = |p: &str| {
+            f.field(
+                &[
+                    "audience.details.pain_points",
+                    "audience.details.pain_point",
+                ],
+                p,
+            )
+        };
         for p in &f.pains {
             if let Some(m) = f.motivations.first() {
-                base.push(format!(
-                    "Less {}, more {}.",
-                    lower_first(strip_stop(p)),
-                    lower_first(strip_stop(m))
+                let motive = f.field(
+                    &[
+                        "audience.details.motivations",
+                        "audience.details.motivation",
+                    ],
+                    m,
+                );
+                base.push(line(
+                    format!(
+                        "Less {}, more {}.",
+                        lower_first(strip_stop(p)),
+                        lower_first(strip_stop(m))
+                    ),
+                    &[pain(p).as_deref(), motive.as_deref()],
                 ));
             }
         }
@@ -805,68 +991,90 @@ impl State<'_> {
             .find(|(p, _)| p == "product.description")
             .map(|(_, d)| clean(d))
         {
-            base.extend(shorter(&d).into_iter().map(|s| sentence(&s)));
+            base.extend(lines(
+                shorter(&d).into_iter().map(|s| sentence(&s)),
+                &[Some("product.description")],
+            ));
         }
         let points = f.points();
+        let point = |p: &str| f.field(&["product.details.benefits", "product.details.features"], p);
         let fresh: Vec<&String> = points
             .iter()
             .filter(|p| !self.used.iter().any(|u| u.contains(&p.to_lowercase())))
             .collect();
         if fresh.len() >= 2 {
-            base.push(format!(
-                "{}. {}",
-                sentence(fresh[0]).trim_end_matches('.'),
-                sentence(fresh[1])
+            base.push(line(
+                format!(
+                    "{}. {}",
+                    sentence(fresh[0]).trim_end_matches('.'),
+                    sentence(fresh[1])
+                ),
+                &[point(fresh[0]).as_deref(), point(fresh[1]).as_deref()],
             ));
         }
         for p in fresh {
-            base.push(sentence(p));
+            base.push(line(sentence(p), &[point(p).as_deref()]));
         }
         if let Some(g) = &f.guarantee {
-            base.push(sentence(g));
+            base.push(line(sentence(g), &[Some("product.details.guarantee")]));
         }
         if let Some(s) = &f.shipping {
-            base.push(sentence(s));
+            base.push(line(sentence(s), &[Some("product.details.shipping")]));
         }
         if !f.audience.is_empty() {
-            base.push(format!("Made for {}.", lower_first(&f.audience)));
+            base.push(line(
+                format!("Made for {}.", lower_first(&f.audience)),
+                &[Some("audience.name")],
+            ));
         }
-        base.push(format!("Discover what makes {} different.", f.name));
+        base.push(line(
+            format!("Discover what makes {} different.", f.name),
+            &[Some("product.name")],
+        ));
         if f.mentions.is_empty() {
             return base;
         }
         let mut out = Vec::new();
         for m in &f.mentions {
             for b in &base {
-                out.push(format!("{} {b}", sentence(m)));
+                let mut from = vec!["prompt".to_owned()];
+                from.extend(b.from.iter().cloned());
+                out.push(Line {
+                    text: format!("{} {}", sentence(m), b.text),
+                    from,
+                });
             }
-            out.push(sentence(m));
+            out.push(line(sentence(m), &[Some("prompt")]));
         }
         out
     }
 
     /// Short kickers: the offer, "New" for a launch, who it is for, the brand.
-    fn eyebrows(&self) -> Vec<String> {
+    fn eyebrows(&self) -> Vec<Line> {
         let f = self.facts;
         let mut c = Vec::new();
         if let Some(d) = f.discount {
-            c.push(format!("{d}% off"));
+            c.push(line(format!("{d}% off"), &[Some(DISCOUNT_SOURCE)]));
         }
         if let Some(o) = &f.offer {
-            c.extend(shorter(o));
+            let from = f.field(&["product.details.offer"], o);
+            c.extend(lines(shorter(o), &[from.as_deref()]));
         }
         if let Some(o) = &f.prompt_offer {
-            c.push(o.clone());
+            c.push(line(o.clone(), &[Some("prompt")]));
         }
         let p = f.prompt.to_lowercase();
         if ["launch", "new ", "introduc"].iter().any(|w| p.contains(w)) {
-            c.push("New".into());
+            c.push(line("New", &[Some("prompt")]));
         }
         if !f.audience.is_empty() {
-            c.push(format!("For {}", lower_first(&f.audience)));
+            c.push(line(
+                format!("For {}", lower_first(&f.audience)),
+                &[Some("audience.name")],
+            ));
         }
-        c.push(f.brand.clone());
-        c.push(f.name.clone());
+        c.push(line(f.brand.clone(), &[Some("brand.name")]));
+        c.push(line(f.name.clone(), &[Some("product.name")]));
         c
     }
 
@@ -936,11 +1144,8 @@ impl State<'_> {
     }
 
     /// The best candidate for `s` in the reference's case (see [`State::pick`]).
-    fn choose(&mut self, s: &SlotSpec, role: &str, candidates: Vec<String>) -> Option<SlotText> {
-        let cased = candidates
-            .into_iter()
-            .map(|c| apply_case(s.case, &c))
-            .collect();
+    fn choose(&mut self, s: &SlotSpec, role: &str, candidates: Vec<Line>) -> Option<SlotText> {
+        let cased = map_text(candidates, |c| apply_case(s.case, c));
         self.pick(s, role, cased)
     }
 
@@ -949,7 +1154,7 @@ impl State<'_> {
         &mut self,
         s: &SlotSpec,
         role: &str,
-        candidates: Vec<String>,
+        candidates: Vec<Line>,
     ) -> Option<SlotText> {
         self.pick(s, role, candidates)
     }
@@ -957,17 +1162,18 @@ impl State<'_> {
     /// Of the candidates that are grounded, new to this ad and fit the slot at its type
     /// size, the one nearest the reference's length (a hash breaking near-ties); else the
     /// shortest grounded one (shrink-to-fit sets it smaller).
-    fn pick(&mut self, s: &SlotSpec, role: &str, candidates: Vec<String>) -> Option<SlotText> {
+    fn pick(&mut self, s: &SlotSpec, role: &str, candidates: Vec<Line>) -> Option<SlotText> {
         let mut ok: Vec<(String, bool)> = Vec::new();
-        for c in candidates {
-            let c = clean(&c);
+        let mut from: Vec<Vec<String>> = Vec::new();
+        for l in candidates {
+            let c = clean(&l.text);
             if c.is_empty() || ok.iter().any(|(o, _)| *o == c) {
                 continue;
             }
             if self.used.contains(&c.to_lowercase()) {
                 continue;
             }
-            if let Err(reason) = check_text(&c, &s.key, self.facts) {
+            if let Err(reason) = check_text_from(&c, &s.key, self.facts, &l.from) {
                 if self.refused.len() < 24 {
                     self.refused.push(Refusal {
                         slot: s.key.clone(),
@@ -980,6 +1186,7 @@ impl State<'_> {
             }
             let fits = self.fits(s, &c);
             ok.push((c, fits));
+            from.push(l.from);
         }
         // The brand's voice weighs the free lines (facts are what they are).
         let tone = match role {
@@ -999,16 +1206,16 @@ impl State<'_> {
                 };
             (len - target).abs() / target.max(8.0) + 0.5 * jitter + tone.weigh(c) + own
         };
-        let best = ok
-            .iter()
-            .filter(|(_, fits)| *fits)
-            .min_by(|a, b| score(&a.0).total_cmp(&score(&b.0)))
-            .or_else(|| ok.iter().min_by_key(|(c, _)| c.chars().count()))?;
+        let best = (0..ok.len())
+            .filter(|&i| ok[i].1)
+            .min_by(|&a, &b| score(&ok[a].0).total_cmp(&score(&ok[b].0)))
+            .or_else(|| (0..ok.len()).min_by_key(|&i| ok[i].0.chars().count()))?;
         Some(SlotText {
-            text: best.0.clone(),
+            text: ok[best].0.clone(),
             role: role.to_owned(),
             shown: true,
             writer: TEMPLATE.into(),
+            from: std::mem::take(&mut from[best]),
         })
     }
 

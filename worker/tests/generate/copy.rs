@@ -611,3 +611,99 @@ async fn the_voice_steers_the_words_and_avoided_words_never_appear() {
         assert!(report["slots"].as_array().is_some_and(|s| !s.is_empty()));
     }
 }
+
+/// A product whose figures collide: a $24 price beside a $30 former price (20 % off, $6
+/// saved), a 30-day guarantee, and a stat and a shipping line of 24h; few other lines, so
+/// the guarantee and the shipping line are said.
+fn colliding(mut j: GenerateAdJob) -> GenerateAdJob {
+    j.product.description = None;
+    j.audience.details = json!({});
+    j.product.details = json!({
+        "benefits": ["Smooth, never bitter"],
+        "stats": [{"value": "24h", "label": "dispatch on every order"}],
+        "reviews": [{"author": "Maria L.", "text": "The only coffee my whole team agrees on.", "rating": 5}],
+        "guarantee": "30-day money-back guarantee",
+        "shipping": "Ships within 24h"
+    });
+    j.variant = Some(variant(2400, Some(3000)));
+    j
+}
+
+/// The words of the input a fact's source names: the variant's prices and the computed
+/// figures as an ad writes them, else the input string at that path.
+fn field_words(facts: &Facts, source: &str) -> Option<String> {
+    use adforge_worker::generate::grounding::{
+        COMPARE_AT_SOURCE, DISCOUNT_SOURCE, PRICE_SOURCE, SAVING_SOURCE,
+    };
+    match source {
+        PRICE_SOURCE => facts.price.as_ref().map(|p| p.text.clone()),
+        COMPARE_AT_SOURCE => facts.compare_at.as_ref().map(|p| p.text.clone()),
+        SAVING_SOURCE => facts.saving.as_ref().map(|p| p.text.clone()),
+        DISCOUNT_SOURCE => facts.discount.map(|d| format!("{d}%")),
+        path => facts
+            .sources
+            .iter()
+            .find(|(p, _)| p == path)
+            .map(|(_, s)| s.clone()),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn colliding_figures_are_credited_to_the_fields_they_came_from() {
+    let s = setup().await;
+    let mut failures = Vec::new();
+    let mut stated: Vec<(String, String)> = Vec::new();
+    for r in formats::all().into_iter().take(8) {
+        let j = colliding(s.job(&format!("ia_c_{}", r.name), r.name));
+        let facts = Facts::from_job(&j);
+        let (t, report) = s.run(j).await;
+        for f in report["facts"].as_array().unwrap() {
+            let (text, kind, source) = (
+                f["text"].as_str().unwrap(),
+                f["kind"].as_str().unwrap(),
+                f["source"].as_str().unwrap(),
+            );
+            stated.push((text.to_owned(), source.to_owned()));
+            if !matches!(kind, "price" | "percent" | "number") {
+                continue;
+            }
+            // The field that is credited writes the figure the way the ad does ("30-day"
+            // in the guarantee, not "$30"; "24h" in the stat, not "$24").
+            let form = text.to_lowercase();
+            let form = form.trim_start_matches('-');
+            let words = field_words(&facts, source)
+                .unwrap_or_default()
+                .to_lowercase();
+            if !words.contains(form) {
+                failures.push(format!(
+                    "{}: \"{text}\" credited to {source} (\"{words}\"); texts {t:?}",
+                    r.name
+                ));
+            }
+        }
+    }
+    // The colliding figures were stated, each with the field it came from.
+    for (figure, want) in [
+        ("$24", &["variant.price"][..]),
+        ("$30", &["variant.compare_at_price"]),
+        ("30-day", &["product.details.guarantee"]),
+        (
+            "24h",
+            &["product.details.stats[0].value", "product.details.shipping"],
+        ),
+    ] {
+        let got: Vec<&String> = stated
+            .iter()
+            .filter(|(t, _)| t.eq_ignore_ascii_case(figure))
+            .map(|(_, s)| s)
+            .collect();
+        if got.is_empty() || got.iter().any(|s| !want.contains(&s.as_str())) {
+            failures.push(format!("{figure}: credited to {got:?}, want {want:?}"));
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{}\nstated {stated:?}",
+        failures.join("\n")
+    );
+}

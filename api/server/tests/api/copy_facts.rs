@@ -281,3 +281,120 @@ async fn a_completed_ad_reports_its_facts_and_an_ended_offer_is_not_stated() {
     );
     assert!(!copy.to_string().to_lowercase().contains("tote"), "{copy}");
 }
+
+/// Issue 39: figures that collide (a $24 price beside a $30 former price, a 30-day
+/// guarantee, a shipping line of 24h) are each credited, in the ad's `copy` report, to the
+/// input their words came from: "30-day" to the guarantee, never to the $30 price; "24h" to
+/// the shipping line, never to the $24.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn colliding_figures_are_credited_to_the_input_they_came_from() {
+    let s = TestServer::start().await;
+    let org = s.org("Collide").await;
+    adforge_api::store::query(
+        "UPDATE wallets SET balance_cents = balance_cents + 10000 WHERE org_id = ?",
+    )
+    .bind(&org.id)
+    .execute(&s.db.write)
+    .await
+    .unwrap();
+    let c = s.catalog(&org).await;
+    let shot = s
+        .upload(
+            &org,
+            crate::support::png(64, 64, [200, 40, 40, 255]),
+            &[("image_type", "product")],
+        )
+        .await
+        .expect(201, None);
+    s.patch(
+        &org,
+        &format!("/v1/product-variants/{}", c.variant),
+        json!({"image_ids": [shot.id()], "price": {"amount": 2400, "currency": "usd"},
+               "compare_at_price": {"amount": 3000, "currency": "usd"}}),
+    )
+    .await
+    .expect(200, None);
+    let guarantee = "30-day money-back guarantee on every pair, no questions asked";
+    let shipping = "Ships within 24h from our workshop, with free returns";
+    s.patch(
+        &org,
+        &format!("/v1/products/{}", c.product),
+        json!({"details": {"guarantee": guarantee, "shipping": shipping}}),
+    )
+    .await
+    .expect(200, None);
+    // The voice avoids the stock lines ("Discover what makes …", "Made for …"), so the
+    // supporting line is the guarantee's or the shipping line's.
+    s.patch(
+        &org,
+        &format!("/v1/brands/{}", c.brand),
+        json!({"details": {"voice": {"description": "Warm and plain", "avoid": ["discover", "made for"]}}}),
+    )
+    .await
+    .expect(200, None);
+    let reference = s
+        .upload(&org, crate::support::jpeg(120, 150, [30, 60, 90]), &[])
+        .await
+        .expect(201, None);
+    let id = s
+        .post(
+            &org,
+            "/v1/image-ads",
+            json!({"reference_ad_url": reference.body["data"]["src"], "brand_id": c.brand,
+                   "product_id": c.product, "audience_id": c.audience,
+                   "product_variant_id": c.variant, "editable": true}),
+        )
+        .await
+        .expect(202, None)
+        .id();
+    let ad = settled(&s, &org, &id).await;
+    assert_eq!(ad["status"], "completed", "{ad}");
+    let copy = &ad["copy"];
+    let facts = copy["facts"].as_array().unwrap();
+    // The words of each input a figure may be credited to, as the ad writes them.
+    let words = |source: &str| -> Option<&str> {
+        Some(match source {
+            "variant.price" => "$24",
+            "variant.compare_at_price" => "$30",
+            "computed: variant.compare_at_price minus variant.price" => "$6",
+            "computed: discount from variant.compare_at_price and variant.price" => "20%",
+            "product.details.guarantee" => guarantee,
+            "product.details.shipping" => shipping,
+            "variant.name" => "Red 42",
+            _ => return None,
+        })
+    };
+    let mut figures = Vec::new();
+    for f in facts {
+        let (text, kind, source) = (
+            f["text"].as_str().unwrap(),
+            f["kind"].as_str().unwrap(),
+            f["source"].as_str().unwrap(),
+        );
+        if !matches!(kind, "price" | "percent" | "number") {
+            continue;
+        }
+        figures.push(text.to_lowercase());
+        let want = match text {
+            "30-day" => Some("product.details.guarantee"),
+            "24h" => Some("product.details.shipping"),
+            _ => None,
+        };
+        assert!(
+            want.is_none_or(|w| w == source),
+            "\"{text}\" credited to {source}: {facts:?}"
+        );
+        let form = text.to_lowercase();
+        let form = form.trim_start_matches('-');
+        let said = words(source).map(str::to_lowercase);
+        assert!(
+            said.as_deref().is_some_and(|w| w.contains(form)),
+            "\"{text}\" credited to {source}, which does not say it: {facts:?}"
+        );
+    }
+    // The colliding figures were said (else this test would prove nothing).
+    assert!(
+        figures.iter().any(|f| f == "30-day" || f == "24h"),
+        "neither the guarantee's nor the shipping line's figure was stated: {copy}"
+    );
+}

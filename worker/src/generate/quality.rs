@@ -6,6 +6,10 @@
 //! - no text under 4.5:1 against the pixels really behind it ([`Warning::LowContrast`];
 //!   the renderer applies 4.5:1 to all text, stricter than WCAG's 3:1 for large text);
 //! - the output's aspect ratio within 3 % of the reference's;
+//! - every text box inside the margins ([`text_margin`]): at least [`TEXT_MARGIN`] of the
+//!   canvas's short side (4 %) from each edge, so the words, as written or as edited later,
+//!   never run to the edge; the template keeps it ([`crate::blueprint::template`]), the
+//!   library's layouts are drawn inside it, and this rule catches what those could not;
 //! - the product image (when the ad has one) covering at least
 //!   [`MIN_PRODUCT_SHARE`] of the canvas;
 //! - no text box that overlaps or nearly touches another slot's box ([`crowded_text`]):
@@ -55,6 +59,11 @@ pub const SIDE_GAP_EM: f32 = 0.1;
 /// Largest relative difference between the ad's and the reference's aspect ratios.
 pub const MAX_ASPECT_ERROR: f32 = 0.03;
 
+/// Least distance from a text box to each edge of the canvas, as a share of the canvas's
+/// short side (4 %: 43 px of a 1080 px square, 154 px at 4K). A share of the canvas, so it
+/// holds at every size an ad is rendered at.
+pub const TEXT_MARGIN: f32 = 0.04;
+
 /// `Ok` when the ad keeps every rule; else the first rule it breaks, in words. `logo` is
 /// the measure of its image logo ([`measure_logo`]), `None` when it shows none.
 ///
@@ -88,6 +97,9 @@ pub fn check(
         ));
     }
     if let Some(why) = crowded_text(tree.as_value()) {
+        return Err(why);
+    }
+    if let Some(why) = text_margin(tree.as_value()) {
         return Err(why);
     }
     let share = product_share(tree.as_value());
@@ -326,6 +338,39 @@ pub fn product_share(tree: &Value) -> Option<f32> {
         })
         .map(|n| num(n, "width") * num(n, "height") / canvas.max(1.0))
         .fold(None, |a: Option<f32>, s| Some(a.map_or(s, |a| a.max(s))))
+}
+
+/// The first visible text box that crosses the margin ([`TEXT_MARGIN`] of the canvas's
+/// short side from each edge, half a pixel allowed for rounding), in words; `None` when
+/// every text keeps it.
+pub fn text_margin(tree: &Value) -> Option<String> {
+    let nodes = tree.get("nodes")?.as_object()?;
+    let root = nodes.get(tree.get("root")?.as_str()?)?;
+    let num = |k: &str| root.get(k).and_then(Value::as_f64).unwrap_or(0.0) as f32;
+    let (w, h) = (num("width"), num("height"));
+    let m = TEXT_MARGIN * w.min(h);
+    placed(tree)
+        .iter()
+        .filter(|t| t.text && t.w > 0.0 && t.h > 0.0)
+        .find_map(|t| {
+            let (edge, air) = [
+                ("left", t.x),
+                ("top", t.y),
+                ("right", w - (t.x + t.w)),
+                ("bottom", h - (t.y + t.h)),
+            ]
+            .into_iter()
+            .min_by(|a, b| a.1.total_cmp(&b.1))?;
+            (air < m - 0.5).then(|| {
+                format!(
+                    "text {} is {:.0} px from the {edge} edge (at least {:.0} px, {:.0} % of the short side)",
+                    t.name,
+                    air,
+                    m,
+                    TEXT_MARGIN * 100.0
+                )
+            })
+        })
 }
 
 /// A visible node's box in canvas coordinates.

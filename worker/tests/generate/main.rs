@@ -13,6 +13,7 @@ mod fixtures;
 mod formats;
 mod llm;
 mod logo;
+mod margins;
 mod pipeline;
 mod references;
 mod roles;

@@ -18,6 +18,13 @@
 //! copy shrinks (shrink-to-fit, then the preflight's lower minimum) rather than come close.
 //! The quality rules ([`crate::generate::quality`]) reject any text box that overlaps or
 //! nearly touches another slot's box.
+//!
+//! **Margin rule.** Every text box, and the logo box (a wordmark is text), lies at least
+//! [`crate::generate::quality::TEXT_MARGIN`] of the canvas's short side (4 %) inside each
+//! edge, whatever the reference does: a reference's words may run to its edges, and a box
+//! widened into the free space may reach them. After the template is written each box
+//! that crosses a margin is shortened from that side, or moved in whole when shortening
+//! would take more than half of it (`margins`); the quality rule checks it on every ad.
 
 //!
 //! The template is written in named steps ([`template`] reads as the list of them), each a
@@ -25,6 +32,7 @@
 //! the button, the text blocks and the logo, then the root. Their order is the `nodes`
 //! map's order and the root's `children`, so it is part of the output.
 
+mod margins;
 mod place;
 mod room;
 mod steps;
@@ -67,7 +75,9 @@ fn write(bp: &Blueprint, named: bool) -> Value {
     occupied.extend(wr.button());
     let placed = wr.text_blocks(&panels, &occupied);
     wr.logo(&panels, &placed);
-    wr.finish()
+    let mut tree = wr.finish();
+    margins::keep_margins(&mut tree);
+    tree
 }
 
 #[cfg(test)]

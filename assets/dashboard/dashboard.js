@@ -1,6 +1,10 @@
-// adforge dashboard: the only script. It makes the swipe file's upload form accept dropped
-// files and send them one request per file with a progress bar; without it the same form
-// posts every chosen file at once. No other page needs it.
+// adforge dashboard: the swipe file page's script (the visual editor has its own modules).
+// 1. It makes the upload form accept dropped files and send them one request per file with
+//    a progress bar; without it the same form posts every chosen file at once.
+// 2. While designs are being analysed it asks /dashboard/swipe/designs every few seconds
+//    and swaps each card in place once it is ready, announcing the count left in the page's
+//    status region, so the page never reloads under the reader (WCAG 2.2.1); without it the
+//    status region's "Refresh" link reloads the page.
 "use strict";
 (function () {
   var form = document.querySelector("form[data-upload]");
@@ -62,4 +66,59 @@
       xhr.send(body);
     }
   }
+})();
+
+(function () {
+  var note = document.getElementById("swipe-processing");
+  if (!note || !window.fetch || !window.JSON) return;
+  var url = note.getAttribute("data-poll");
+  var archived = /[?&]archived=true(&|$)/.test(window.location.search);
+  var every = 4000;
+
+  function pending() {
+    return Array.prototype.slice.call(document.querySelectorAll('li.design[data-status="processing"]'));
+  }
+  function say(left) {
+    var text = left ? left + (left === 1 ? " design is" : " designs are") +
+      " being analysed; each appears here when it is ready." : "Every design is analysed.";
+    if (note.textContent !== text) note.textContent = text;
+  }
+  // Swaps one card for its new markup, keeping its checkbox's state and the focus.
+  function swap(li, html) {
+    var tpl = document.createElement("template");
+    tpl.innerHTML = html.trim();
+    var fresh = tpl.content.firstElementChild;
+    if (!fresh || fresh.id !== li.id) return false;
+    var box = li.querySelector("input[type=checkbox]");
+    var freshBox = fresh.querySelector("input[type=checkbox]");
+    if (box && freshBox) freshBox.checked = box.checked;
+    var focused = li.contains(document.activeElement) ? document.activeElement.id : "";
+    li.parentNode.replaceChild(fresh, li);
+    if (focused && document.getElementById(focused)) document.getElementById(focused).focus();
+    return true;
+  }
+  function poll() {
+    var items = pending();
+    if (!items.length) return;
+    var ids = items.map(function (li) { return li.id; }).join(",");
+    fetch(url + "?ids=" + encodeURIComponent(ids) + (archived ? "&archived=true" : ""), {
+      credentials: "same-origin",
+      headers: { Accept: "application/json" }
+    }).then(function (r) {
+      if (!r.ok) throw new Error("HTTP " + r.status);
+      return r.json();
+    }).then(function (body) {
+      body.designs.forEach(function (d) {
+        var li = document.getElementById(d.id);
+        if (d.status !== "processing" && li) swap(li, d.html);
+      });
+      var left = pending().length;
+      if (left !== items.length) say(left);
+      if (left) window.setTimeout(poll, every);
+    }).catch(function () {
+      // The "Refresh" link stays; try again later.
+      window.setTimeout(poll, every * 4);
+    });
+  }
+  if (pending().length) window.setTimeout(poll, every);
 })();

@@ -28,6 +28,7 @@ from playwright.sync_api import sync_playwright
 import a11y  # axe-core over every page (tests/browser/a11y.py)
 import editor  # the visual editor (tests/browser/editor.py)
 import library  # the swipe file and packs part (tests/browser/library.py)
+import swipe_live  # the swipe file while a design is analysed (tests/browser/swipe_live.py)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 ADFORGE = os.environ.get("ADFORGE_BIN", os.path.join(ROOT, "target", "debug", "adforge"))
@@ -99,6 +100,7 @@ def main():
         run_ads(base, org, data_dir)
         run_visual_editor(base, org, data_dir)
         run_library(base, org, data_dir)
+        run_swipe_live()
     finally:
         server.terminate()
         server.wait(timeout=30)
@@ -394,6 +396,16 @@ def run_library(base, org, data_dir):
         browser = p.chromium.launch(executable_path=CHROMIUM, headless=True,
                                     args=["--no-sandbox", "--disable-gpu"])
         library.run_library(base, data_dir, org, admin, shoot, browser, PASSWORD)
+        browser.close()
+
+
+def run_swipe_live():
+    """The swipe file while a design is analysed, on a server without workers
+    (tests/browser/swipe_live.py)."""
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True,
+                                    args=["--no-sandbox", "--disable-gpu"])
+        swipe_live.run_swipe_live(ADFORGE, admin, free_port, wait_for, _up, shoot, browser, PASSWORD)
         browser.close()
 
 

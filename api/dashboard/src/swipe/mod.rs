@@ -8,6 +8,11 @@
 //! visibility and errors are the API's; an API error is shown as a page with its message
 //! and status (a 404 is the dashboard's not-found page).
 //!
+//! While designs are being analysed, a status region above the grid says how many, with a
+//! "Refresh" link; the page's script polls `/dashboard/swipe/designs` and swaps each card
+//! in place when it is ready (no `<meta http-equiv=refresh>`: a reload the reader cannot
+//! stop fails WCAG 2.2.1 and loses their place and their checked boxes).
+//!
 //! The facets sit in a `<details>`: CSS shows them on a desktop (summary hidden) and folds
 //! them below 721 px, open when a filter is chosen; no script. Each design's checkbox is
 //! named "Select {label}, design {id}", as two designs can share a label.
@@ -19,7 +24,7 @@ use axum::extract::{FromRequest, Multipart, Path, Request, State};
 use axum::http::{StatusCode, Uri};
 use axum::response::Response;
 
-use crate::html::{csrf_field, esc, notice, page, page_with_head};
+use crate::html::{csrf_field, esc, notice, page};
 use crate::members::SessionMember;
 use crate::{DashError, DashResult, Form, SignedIn, html, html_with_images, query, redirect};
 use adforge_api::error::ApiError;
@@ -35,7 +40,7 @@ mod page;
 mod view;
 
 use actions::{archive, restore, subscription, upload};
-use page::{render, show, uploaded_notice};
+use page::{cards, render, show, uploaded_notice};
 use view::{View, filter_form};
 
 /// Designs per page.
@@ -132,8 +137,9 @@ pub fn design_card(f: &SwipeFile, with_check: bool, actions: &str) -> String {
     .collect::<Vec<_>>()
     .join(" · ");
     format!(
-        r#"<li class="design" id="{id}">{img}<div class="design-body"><p class="design-label">{label}{sim}</p><p class="hint">{meta}</p>{check}<div class="design-actions">{actions}</div></div></li>"#,
+        r#"<li class="design" id="{id}" data-status="{status}">{img}<div class="design-body"><p class="design-label">{label}{sim}</p><p class="hint">{meta}</p>{check}<div class="design-actions">{actions}</div></div></li>"#,
         id = esc(&f.id),
+        status = esc(&f.status),
         label = esc(&alt),
     )
 }
@@ -174,6 +180,7 @@ pub fn routes() -> axum::Router<crate::DashboardState> {
     use axum::routing::{get, post};
     axum::Router::new()
         .route("/swipe", get(show))
+        .route("/swipe/designs", get(cards))
         .route("/swipe/upload", post(upload))
         .route("/swipe/{id}/archive", post(archive))
         .route("/swipe/{id}/restore", post(restore))

@@ -154,32 +154,7 @@ pub(super) async fn render(
     };
     let mut cards = String::new();
     for f in &designs {
-        let mut actions = String::new();
-        if f.status == "ready" && f.archived_at.is_none() {
-            let _ = write!(
-                actions,
-                r#"<a class="button secondary small" href="/dashboard/swipe?like={id}">More like this</a><a class="button secondary small" href="/dashboard/templates?swipe_file_id={id}#new-t-h" aria-label="Make a template of design {id}">Make a template</a>"#,
-                id = esc(&f.id)
-            );
-        }
-        if !f.is_managed {
-            let (verb, path) = if f.archived_at.is_some() {
-                ("Restore", "restore")
-            } else {
-                ("Archive", "archive")
-            };
-            let _ = write!(
-                actions,
-                r#"<button type="submit" class="small {cls}" formaction="/dashboard/swipe/{id}/{path}" formnovalidate aria-label="{verb} design {id}">{verb}</button>"#,
-                cls = if path == "archive" {
-                    "danger"
-                } else {
-                    "secondary"
-                },
-                id = esc(&f.id),
-            );
-        }
-        cards.push_str(&design_card(f, true, &actions));
+        cards.push_str(&grid_card(f));
     }
     let grid = if designs.is_empty() {
         r#"<p class="empty">No designs here yet.</p>"#.to_string()
@@ -195,34 +170,146 @@ pub(super) async fn render(
                 .unwrap_or_default(),
         )
     };
+    // While designs are being analysed the page says so in a status region with a
+    // "Refresh" link; the page's script polls GET /dashboard/swipe/designs and swaps each
+    // card in place once it is ready, without reloading the page (a `<meta
+    // http-equiv=refresh>` reload is a WCAG 2.2.1 failure: a time limit the reader cannot
+    // turn off, which also loses their place and their checked boxes).
+    let processing = designs.iter().filter(|f| f.status == "processing").count();
+    let self_url = match uri.query() {
+        Some(q) => format!("/dashboard/swipe?{q}"),
+        None => "/dashboard/swipe".to_string(),
+    };
+    let live = processing_note(processing, &self_url);
     let body = format!(
         r#"{flash}<div class="swipe-layout"><div class="swipe-side">{filters}{sources}</div>
-<div class="swipe-main">{upload}<section class="results" aria-labelledby="results-h"><h2 id="results-h">{heading}</h2>{grid}</section></div></div>
+<div class="swipe-main">{upload}<section class="results" aria-labelledby="results-h"><h2 id="results-h">{heading}</h2>{live}{grid}</section></div></div>
 <script src="/dashboard/assets/dashboard.js" defer></script>"#,
         filters = filter_form(&v, facets.as_ref()),
         sources = sources_card(m, &sources),
         upload = upload_card(&m.csrf_token),
     );
-    // While a design is being analysed the page reloads itself (no script needed); a
-    // POST's answer does not, so a reload never repeats a form.
-    let processing = designs.iter().any(|f| f.status == "processing");
-    // The refresh names its URL: a bare refresh of a URL with a #fragment only scrolls.
-    let head = if processing && status == StatusCode::OK {
-        format!(
-            r#"<meta http-equiv="refresh" content="4; url={}">"#,
-            esc(&match uri.query() {
-                Some(q) => format!("/dashboard/swipe?{q}"),
-                None => "/dashboard/swipe".to_string(),
-            })
-        )
-    } else {
-        String::new()
-    };
     Ok(html_with_images(
         status,
-        page_with_head(title, Some(m), active, &body, &head),
+        page(title, Some(m), active, &body),
         &blob_origins(state),
     ))
+}
+
+/// A design's card in the swipe page's grid, with the actions its state allows.
+pub(super) fn grid_card(f: &SwipeFile) -> String {
+    let mut actions = String::new();
+    if f.status == "ready" && f.archived_at.is_none() {
+        let _ = write!(
+            actions,
+            r#"<a class="button secondary small" href="/dashboard/swipe?like={id}">More like this</a><a class="button secondary small" href="/dashboard/templates?swipe_file_id={id}#new-t-h" aria-label="Make a template of design {id}">Make a template</a>"#,
+            id = esc(&f.id)
+        );
+    }
+    if !f.is_managed {
+        let (verb, path) = if f.archived_at.is_some() {
+            ("Restore", "restore")
+        } else {
+            ("Archive", "archive")
+        };
+        let _ = write!(
+            actions,
+            r#"<button type="submit" class="small {cls}" formaction="/dashboard/swipe/{id}/{path}" formnovalidate aria-label="{verb} design {id}">{verb}</button>"#,
+            cls = if path == "archive" {
+                "danger"
+            } else {
+                "secondary"
+            },
+            id = esc(&f.id),
+        );
+    }
+    design_card(f, true, &actions)
+}
+
+/// The status region above the grid: how many designs are being analysed, with a link
+/// that reloads the page (the way to see them without the script); empty, but present for
+/// the script to announce into, when none is. `data-poll` is where the script asks.
+fn processing_note(processing: usize, self_url: &str) -> String {
+    let text = if processing == 0 {
+        String::new()
+    } else {
+        format!(
+            r#"{processing} design{s} being analysed. <a href="{url}">Refresh</a> to see {them} once ready."#,
+            s = if processing == 1 { " is" } else { "s are" },
+            them = if processing == 1 { "it" } else { "them" },
+            url = esc(self_url),
+        )
+    };
+    format!(
+        r#"<p id="swipe-processing" class="hint processing-note" role="status" aria-live="polite" data-poll="/dashboard/swipe/designs">{text}</p>"#
+    )
+}
+
+/// The body of GET /dashboard/swipe/designs: the listed designs as they are now.
+#[derive(serde::Serialize)]
+pub(super) struct DesignCards {
+    designs: Vec<DesignCardNow>,
+}
+
+/// One design: its status and its grid card (HTML, as the page renders it).
+#[derive(serde::Serialize)]
+struct DesignCardNow {
+    id: String,
+    status: String,
+    html: String,
+}
+
+/// GET /dashboard/swipe/designs?ids=sf_…,sf_…: the cards of these designs (at most one
+/// page's worth) as the swipe page would render them now, for the page's script to swap
+/// in when a design is no longer processing. Ids the member cannot see are left out.
+pub async fn cards(State(state): State<AppState>, me: SignedIn, uri: Uri) -> DashResult {
+    let q = query(&uri);
+    let ids: Vec<String> = q
+        .get("ids")
+        .map(|s| {
+            s.split(',')
+                .map(str::trim)
+                .filter(|i| !i.is_empty())
+                .take(PAGE_SIZE as usize)
+                .map(str::to_string)
+                .collect()
+        })
+        .unwrap_or_default();
+    let mut designs = Vec::new();
+    if !ids.is_empty() {
+        let params = ListParams {
+            ids: Some(ids),
+            ..ListParams::new(PAGE_SIZE)
+        };
+        let filter = SwipeFilter {
+            archived: q.get("archived").is_some_and(|a| a == "true"),
+            ..SwipeFilter::visible()
+        };
+        let page = swipe_files::list(
+            &state.db,
+            state.blobs.as_ref(),
+            &me.0.org_id,
+            &filter,
+            &params,
+        )
+        .await
+        .map_err(|e| DashError::Internal(e.internal.unwrap_or(e.message)))?;
+        designs = page
+            .items
+            .iter()
+            .map(|f| DesignCardNow {
+                id: f.id.clone(),
+                status: f.status.clone(),
+                html: grid_card(f),
+            })
+            .collect();
+    }
+    use axum::response::IntoResponse;
+    Ok((
+        [(axum::http::header::CACHE_CONTROL, "no-store")],
+        axum::Json(DesignCards { designs }),
+    )
+        .into_response())
 }
 
 /// GET /dashboard/swipe

@@ -680,3 +680,95 @@ async fn brands_and_products_are_edited_through_the_api_rules() {
         .expect(200, None);
     assert_eq!(api.body["data"]["name"], "Rival");
 }
+
+/// While a design is being analysed the swipe page does not reload itself: no `<meta
+/// http-equiv=refresh>` (axe-core's serious WCAG 2.2.1 failure, a time limit the reader
+/// cannot turn off). It says so in a status region with a "Refresh" link (the way without
+/// the script), and the page's script finds the card as it is now at
+/// /dashboard/swipe/designs, to swap it in place. The browser test
+/// (tests/browser/swipe_live.py) runs the script and axe-core on this page.
+#[tokio::test]
+async fn a_processing_design_updates_in_place_without_a_reload() {
+    // No workers: the design stays processing until the test marks it analysed.
+    let s = TestServer::start_with(|a| a.workers = 0).await;
+    let org = s.org("Live").await;
+    let b = member(&s, &org.id, "live@example.test", Role::Member, false).await;
+    let csrf = b.get("/dashboard/swipe").await.field("csrf");
+    let up = upload(&b, Some(&csrf), &["coffee.png"]).await;
+    assert_eq!(up.status, StatusCode::SEE_OTHER, "{}", up.text);
+
+    let page = b.get("/dashboard/swipe").await;
+    assert_eq!(page.status, 200, "{}", page.text);
+    assert!(
+        !page.text.to_ascii_lowercase().contains("http-equiv"),
+        "the page must not reload itself: {}",
+        page.text
+    );
+    let id = design_ids(&page).pop().expect("the uploaded design");
+    assert!(
+        page.text.contains(&format!(
+            r#"<li class="design" id="{id}" data-status="processing">"#
+        )),
+        "{}",
+        page.text
+    );
+    assert!(
+        page.text.contains(
+            r#"<p id="swipe-processing" class="hint processing-note" role="status" aria-live="polite" data-poll="/dashboard/swipe/designs">1 design is being analysed. <a href="/dashboard/swipe">Refresh</a> to see it once ready.</p>"#
+        ),
+        "{}",
+        page.text
+    );
+    assert!(
+        page.text
+            .contains(r#"<script src="/dashboard/assets/dashboard.js" defer></script>"#)
+    );
+    let script = b.get("/dashboard/assets/dashboard.js").await;
+    assert!(
+        script.text.contains("swipe-processing") && script.text.contains("data-poll"),
+        "the script polls what the page names"
+    );
+
+    let now = b.get(&format!("/dashboard/swipe/designs?ids={id}")).await;
+    assert_eq!(now.status, 200, "{}", now.text);
+    assert_eq!(now.headers["cache-control"], "no-store");
+    let body: serde_json::Value = serde_json::from_str(&now.text).unwrap();
+    assert_eq!(body["designs"][0]["id"], id.as_str(), "{body}");
+    assert_eq!(body["designs"][0]["status"], "processing", "{body}");
+
+    // Analysed (here marked failed in the store: no worker runs): the endpoint answers the
+    // new card, and the page has nothing to announce.
+    adforge_api::store::query("UPDATE swipe_files SET status = 'failed' WHERE id = ?")
+        .bind(&id)
+        .execute(&s.db.write)
+        .await
+        .unwrap();
+    let now = b.get(&format!("/dashboard/swipe/designs?ids={id}")).await;
+    let body: serde_json::Value = serde_json::from_str(&now.text).unwrap();
+    assert_eq!(body["designs"][0]["status"], "failed", "{body}");
+    let html = body["designs"][0]["html"].as_str().unwrap();
+    assert!(
+        html.starts_with(&format!(
+            r#"<li class="design" id="{id}" data-status="failed">"#
+        )) && html.contains("Failed"),
+        "{html}"
+    );
+    let page = b.get("/dashboard/swipe").await;
+    assert!(
+        page.text
+            .contains(r#"data-poll="/dashboard/swipe/designs"></p>"#),
+        "{}",
+        page.text
+    );
+
+    // Another organisation's member gets nothing for this id; signed out, sign in first.
+    let other = s.org("Other").await;
+    let ob = member(&s, &other.id, "other@example.test", Role::Member, false).await;
+    let theirs = ob.get(&format!("/dashboard/swipe/designs?ids={id}")).await;
+    assert_eq!(theirs.status, 200);
+    assert_eq!(theirs.text, r#"{"designs":[]}"#);
+    let anon = crate::dashboard::Browser::new(&s)
+        .get(&format!("/dashboard/swipe/designs?ids={id}"))
+        .await;
+    assert_eq!(anon.status, StatusCode::SEE_OTHER);
+}

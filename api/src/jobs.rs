@@ -141,14 +141,15 @@ impl Jobs {
         });
     }
 
-    /// At start-up: re-enqueues the current job of every `processing` ad. Jobs still live in
-    /// the queue are dropped there as duplicates; jobs lost with a stopped in-process queue
-    /// run again.
+    /// At start-up: re-enqueues the current job of everything `processing` (image ads,
+    /// swipe-file ingests, design templates) and says how many of each kind it queued. Jobs
+    /// still live in the queue are dropped there as duplicates; jobs lost with a stopped
+    /// in-process queue run again.
     ///
     /// # Errors
     /// Database failures.
-    pub async fn resume(&self) -> Result<usize, sqlx::Error> {
-        let mut jobs: Vec<String> = crate::store::query_scalar(
+    pub async fn resume(&self) -> Result<Resumed, sqlx::Error> {
+        let ads: Vec<String> = crate::store::query_scalar(
             "SELECT job FROM image_ads WHERE status = 'processing' AND deleted_at IS NULL",
         )
         .fetch_all(&self.db.read)
@@ -170,7 +171,7 @@ impl Jobs {
         )
         .fetch_all(&self.db.read)
         .await?;
-        jobs.extend(swipes.into_iter().map(
+        let ingests = swipes.into_iter().map(
             |(swipe_file_id, org_id, blob_key, locator, is_url, industry, ad_format, caption)| {
                 let from_import = locator.is_some();
                 crate::store::to_json_text(&Job::IngestSwipeFile(
@@ -187,7 +188,7 @@ impl Jobs {
                     },
                 ))
             },
-        ));
+        );
         // Design templates whose analysis or preview is running (deleted ones too: their
         // result is still applied).
         let templates: Vec<String> = crate::store::query_scalar(
@@ -195,17 +196,27 @@ impl Jobs {
         )
         .fetch_all(&self.db.read)
         .await?;
-        jobs.extend(templates);
-        let mut n = 0;
-        for payload in jobs {
+        let mut resumed = Resumed::default();
+        let jobs = ads
+            .into_iter()
+            .map(|j| (ResumedKind::ImageAd, j))
+            .chain(ingests.map(|j| (ResumedKind::SwipeFileIngest, j)))
+            .chain(
+                templates
+                    .into_iter()
+                    .map(|j| (ResumedKind::DesignTemplate, j)),
+            );
+        for (kind, payload) in jobs {
             if let Ok(job) = serde_json::from_str::<Job>(&payload) {
                 match self.queue.enqueue(job).await {
-                    Ok(_) => n += 1,
-                    Err(e) => tracing::warn!(error = %e, "could not resume a processing ad"),
+                    Ok(_) => resumed.count(kind),
+                    Err(e) => {
+                        tracing::warn!(error = %e, kind = kind.name(), "could not resume a processing job")
+                    }
                 }
             }
         }
-        Ok(n)
+        Ok(resumed)
     }
 
     /// Runs the event applier as consumer `consumer` of the API group.
@@ -487,4 +498,106 @@ pub(crate) async fn record_ad_event(
         crate::webhooks::record(conn, org_id, event_type, ad_id, object).await?;
     }
     Ok(())
+}
+
+/// What [`Jobs::resume`] queued again at start-up, by kind of work.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct Resumed {
+    /// Image ads (generation, re-renders and Figma syncs of an ad).
+    pub image_ads: usize,
+    /// Swipe-file designs being analysed (uploads and bulk imports, the default collection's
+    /// among them).
+    pub swipe_file_ingests: usize,
+    /// Design templates whose analysis, preview or Figma import was running.
+    pub design_templates: usize,
+}
+
+#[derive(Debug, Clone, Copy)]
+enum ResumedKind {
+    ImageAd,
+    SwipeFileIngest,
+    DesignTemplate,
+}
+
+impl ResumedKind {
+    fn name(self) -> &'static str {
+        match self {
+            Self::ImageAd => "image ad",
+            Self::SwipeFileIngest => "swipe-file ingest",
+            Self::DesignTemplate => "design template",
+        }
+    }
+}
+
+impl Resumed {
+    fn count(&mut self, kind: ResumedKind) {
+        match kind {
+            ResumedKind::ImageAd => self.image_ads += 1,
+            ResumedKind::SwipeFileIngest => self.swipe_file_ingests += 1,
+            ResumedKind::DesignTemplate => self.design_templates += 1,
+        }
+    }
+
+    /// Jobs queued again, every kind together.
+    pub fn total(&self) -> usize {
+        self.image_ads + self.swipe_file_ingests + self.design_templates
+    }
+
+    /// Logs one line naming what was resumed, each kind with its count (nothing when
+    /// nothing was): `resumed processing 45 swipe-file ingests`.
+    pub fn log(&self) {
+        if self.total() > 0 {
+            tracing::info!(
+                image_ads = self.image_ads,
+                swipe_file_ingests = self.swipe_file_ingests,
+                design_templates = self.design_templates,
+                "resumed processing {self}"
+            );
+        }
+    }
+}
+
+/// The kinds resumed, with their counts: "2 image ads and 45 swipe-file ingests".
+impl std::fmt::Display for Resumed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let parts: Vec<String> = [
+            (self.image_ads, ResumedKind::ImageAd),
+            (self.swipe_file_ingests, ResumedKind::SwipeFileIngest),
+            (self.design_templates, ResumedKind::DesignTemplate),
+        ]
+        .into_iter()
+        .filter(|(n, _)| *n > 0)
+        .map(|(n, k)| format!("{n} {}{}", k.name(), if n == 1 { "" } else { "s" }))
+        .collect();
+        match parts.as_slice() {
+            [] => f.write_str("nothing"),
+            [one] => f.write_str(one),
+            [init @ .., last] => write!(f, "{} and {last}", init.join(", ")),
+        }
+    }
+}
+
+#[cfg(test)]
+mod resumed_tests {
+    use super::Resumed;
+
+    #[test]
+    fn the_resume_message_names_each_kind() {
+        let only_ingests = Resumed {
+            swipe_file_ingests: 45,
+            ..Resumed::default()
+        };
+        assert_eq!(only_ingests.to_string(), "45 swipe-file ingests");
+        let all = Resumed {
+            image_ads: 1,
+            swipe_file_ingests: 2,
+            design_templates: 3,
+        };
+        assert_eq!(
+            all.to_string(),
+            "1 image ad, 2 swipe-file ingests and 3 design templates"
+        );
+        assert_eq!(all.total(), 6);
+        assert_eq!(Resumed::default().to_string(), "nothing");
+    }
 }

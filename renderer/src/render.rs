@@ -81,7 +81,8 @@ pub struct Renderer {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum BackendChoice {
     /// A hardware GPU when one is present, else the CPU. Software Vulkan (lavapipe) counts
-    /// as no GPU: it is slower than the CPU backend.
+    /// as no GPU: it is slower than the CPU backend. Without a GPU device node
+    /// ([`backend::gpu::hardware_present`]) Vulkan is not loaded at all.
     #[default]
     Auto,
     Cpu,
@@ -110,6 +111,9 @@ pub fn open_gpu(choice: BackendChoice) -> Result<Option<Arc<backend::gpu::GpuCon
     use backend::gpu::{AdapterKind, GpuContext};
     match choice {
         BackendChoice::Cpu => Ok(None),
+        // No device node for a hardware GPU: nothing to ask Vulkan for
+        // ([`backend::gpu::hardware_present`]).
+        BackendChoice::Auto if !backend::gpu::hardware_present() => Ok(None),
         BackendChoice::Auto => Ok(GpuContext::new(AdapterKind::Hardware).ok().map(Arc::new)),
         BackendChoice::Gpu => GpuContext::new(AdapterKind::Any).map(|c| Some(Arc::new(c))),
     }

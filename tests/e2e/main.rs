@@ -39,6 +39,7 @@ mod moto;
 mod postgres;
 
 mod budgets;
+mod clean_start;
 mod cluster;
 mod crash;
 mod gpu_worker;

@@ -206,10 +206,7 @@ impl Server {
         .spawn();
         jobs.spawn_dispatcher();
         jobs.spawn_applier(adforge_worker::default_consumer_name());
-        let resumed = jobs.resume().await?;
-        if resumed > 0 {
-            tracing::info!(resumed, "resumed processing image ads");
-        }
+        jobs.resume().await?.log();
         let dashboard_url: Arc<str> = Arc::from(
             args.dashboard_url
                 .clone()

@@ -109,6 +109,23 @@ pub enum AdapterKind {
     Any,
 }
 
+/// Whether this machine has a device node through which a hardware GPU driver could be
+/// reached: a DRM render node (`/dev/dri/renderD*`: AMD, Intel, Nouveau…), NVIDIA's
+/// `/dev/nvidiactl`, or WSL's `/dev/dxg`. Without one no Vulkan adapter can be hardware,
+/// so `--backend auto` does not load the Vulkan loader at all: on a server its implicit
+/// layers only cost start-up time, and Mesa's device-select layer tries to reach a Wayland
+/// and an X display, printing `error: XDG_RUNTIME_DIR is invalid or not set in the
+/// environment.` twice on stderr (issue 39).
+pub fn hardware_present() -> bool {
+    let render_node = std::fs::read_dir("/dev/dri").is_ok_and(|dir| {
+        dir.flatten()
+            .any(|e| e.file_name().to_string_lossy().starts_with("renderD"))
+    });
+    render_node
+        || std::path::Path::new("/dev/nvidiactl").exists()
+        || std::path::Path::new("/dev/dxg").exists()
+}
+
 /// Milliseconds of one GPU render.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct GpuTimings {

@@ -628,8 +628,10 @@ async fn a_preview_past_its_budget_stops_and_frees_its_slot() {
     let s = TestServer::start_with(|a| {
         a.workers = 0;
         a.previews.preview_slots = 1;
-        a.previews.preview_render_ms = 300;
-        a.previews.preview_queue_ms = 3_000;
+        // The heavy tree takes 10-20 s to draw; a budget of 1.5 s stops it, and the small
+        // preview after it has room for a loaded machine.
+        a.previews.preview_render_ms = 1_500;
+        a.previews.preview_queue_ms = 5_000;
     })
     .await;
     let org = s.org("Acme").await;
@@ -657,12 +659,13 @@ async fn a_preview_past_its_budget_stops_and_frees_its_slot() {
         r.body["error"]["message"]
             .as_str()
             .unwrap()
-            .contains("preview budget of 300 ms"),
+            .contains("preview budget of 1500 ms"),
         "{}",
         r.body
     );
     // The one slot is free again: a small preview is drawn (waiting at most for the
-    // stopped render to return, well inside the 3 s queue).
+    // stopped render to return, well inside the 5 s queue; without the stop it would wait
+    // for the whole render and answer 503).
     let small = json!({"root": "r", "nodes": {"r": {"type": "FRAME", "width": 100, "height": 100,
         "fills": [crate::support::solid_paint(0.1, 0.6, 0.3)]}}});
     s.post(&org, "/v1/previews", json!({"tree": small, "width": 200}))

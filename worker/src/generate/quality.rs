@@ -35,11 +35,11 @@ use adforge_renderer::{RenderReport, Tree, Warning};
 use serde_json::Value;
 
 use super::analyse::luminance;
+use super::ink::{LogoInk, PartContrast, least};
 use crate::blueprint::{Blueprint, MIN_PRODUCT_SHARE};
 
 pub use super::fill::MIN_LOGO_CONTRAST;
 
-use super::ink::{LogoInk, PartContrast, least};
 /// Least height of a logo's mark, as a share of the canvas height (unless it is at least
 /// [`MIN_LOGO_WIDTH`] wide): under it the brand does not read.
 pub const MIN_LOGO_HEIGHT: f32 = 0.02;
@@ -152,6 +152,9 @@ pub struct LogoMeasure {
     /// The median colour behind the logo's box (what a better-reading variant is chosen
     /// against).
     pub ground: [u8; 3],
+    /// Each part of the logo's ink and its contrast against what surrounds it as drawn;
+    /// empty when the ink is not known (an SVG).
+    pub parts: Vec<PartContrast>,
 }
 
 /// Measures the logo drawn in `bbox` (`x, y, width, height` in output pixels) from the
@@ -164,9 +167,6 @@ pub fn measure_logo(
     node: &str,
     with: Pixels<'_>,
     without: Pixels<'_>,
-    /// Each part of the logo's ink and its contrast against what surrounds it as drawn;
-    /// empty when the ink is not known (an SVG).
-    pub parts: Vec<PartContrast>,
     bbox: [f32; 4],
 ) -> LogoMeasure {
     let (w, h) = (
@@ -198,6 +198,7 @@ pub fn measure_logo(
             width: 0.0,
             height: 0.0,
             ground,
+            parts: Vec::new(),
         };
     }
     let (mut lx, mut ly, mut hx, mut hy) = (u32::MAX, u32::MAX, 0, 0);
@@ -210,7 +211,6 @@ pub fn measure_logo(
         .filter(|c| u16::from(c.2) * 2 >= u16::from(most))
         .map(|&(x, y, _)| {
             let (a, b) = (luminance(with.at(x, y)), luminance(without.at(x, y)));
-            parts: Vec::new(),
             (a.max(b) + 0.05) / (a.min(b) + 0.05)
         })
         .collect();
@@ -221,18 +221,6 @@ pub fn measure_logo(
         width: (hx + 1 - lx) as f32 / cw,
         height: (hy + 1 - ly) as f32 / ch,
         ground,
-    }
-}
-
-/// The logo rules (see the module docs).
-///
-/// # Errors
-/// The broken rule, in words.
-pub fn logo_rule(m: &LogoMeasure) -> Result<(), String> {
-    if m.width == 0.0 {
-        return Err(format!(
-            "the logo {} does not show: nothing of it differs from what is behind it",
-            m.node
         parts: Vec::new(),
     }
 }
@@ -271,8 +259,20 @@ pub fn measure_logo_ink(
     let weakest = least(&m.parts);
     if weakest.is_finite() && m.width > 0.0 {
         m.contrast = weakest;
-        ));
+    }
     m
+}
+
+/// The logo rules (see the module docs).
+///
+/// # Errors
+/// The broken rule, in words.
+pub fn logo_rule(m: &LogoMeasure) -> Result<(), String> {
+    if m.width == 0.0 {
+        return Err(format!(
+            "the logo {} does not show: nothing of it differs from what is behind it",
+            m.node
+        ));
     }
     if m.height < MIN_LOGO_HEIGHT && m.width < MIN_LOGO_WIDTH {
         return Err(format!(
@@ -284,18 +284,6 @@ pub fn measure_logo_ink(
             MIN_LOGO_WIDTH * 100.0
         ));
     }
-    if m.contrast < MIN_LOGO_CONTRAST {
-        return Err(format!(
-            "the logo {} has contrast {:.2}:1 against what is behind it (at least {MIN_LOGO_CONTRAST}:1)",
-            m.node, m.contrast
-        ));
-    }
-    Ok(())
-}
-
-/// The median of `colours`, channel by channel (white when there are none).
-fn median_colour(colours: &mut [[u8; 3]]) -> [u8; 3] {
-    if colours.is_empty() {
     if m.width > 0.0
         && let Some(p) = m
             .parts
@@ -310,6 +298,18 @@ fn median_colour(colours: &mut [[u8; 3]]) -> [u8; 3] {
             p.contrast.unwrap_or(1.0)
         ));
     }
+    if m.contrast < MIN_LOGO_CONTRAST {
+        return Err(format!(
+            "the logo {} has contrast {:.2}:1 against what is behind it (at least {MIN_LOGO_CONTRAST}:1)",
+            m.node, m.contrast
+        ));
+    }
+    Ok(())
+}
+
+/// The median of `colours`, channel by channel (white when there are none).
+fn median_colour(colours: &mut [[u8; 3]]) -> [u8; 3] {
+    if colours.is_empty() {
         return [255, 255, 255];
     }
     let mut out = [0u8; 3];

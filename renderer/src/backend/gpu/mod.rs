@@ -1,5 +1,5 @@
-//! The GPU backend: executes the display list with wgpu and our WGSL (`shaders/draw.wgsl`
-//! for the ops, `shaders/effects.wgsl` for shadows and blurs).
+//! The GPU backend: executes the display list with wgpu and our WGSL, kept in this crate's
+//! `shaders/` (`shaders/draw.wgsl` for the ops, `shaders/effects.wgsl` for shadows and blurs).
 //!
 //! # Design
 //!
@@ -95,10 +95,11 @@ use crate::scene::Scene;
 pub use plan::Unsupported;
 
 /// The WGSL source of the draw shader (every display-list op as a quad).
-pub const DRAW_WGSL: &str = include_str!("../../../../shaders/draw.wgsl");
+pub const DRAW_WGSL: &str = include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/shaders/draw.wgsl"));
 
 /// The WGSL source of the effect shader (blur, spread, shadow and clip passes).
-pub const EFFECTS_WGSL: &str = include_str!("../../../../shaders/effects.wgsl");
+pub const EFFECTS_WGSL: &str =
+    include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/shaders/effects.wgsl"));
 
 /// Which adapters [`GpuContext::new`] accepts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -1,28 +1,15 @@
 //! Cut-outs beside their sources: the organisation's live cut-outs (`POST
 //! /v1/images/{id}/cutout`), newest first, each next to the photo it was cut out of, with
-//! how its mask was made. Read-only; its one query is here.
+//! how its mask was made. Read-only; its one query is `store::cutouts`.
 
 use axum::extract::State;
 use axum::http::StatusCode;
 
 use crate::html::{esc, page, when};
-use crate::{DashResult, DashboardState, SignedIn, html};
+use crate::{DashResult, DashboardState, SignedIn, html, store};
 
 /// Most cut-outs on the page.
 const MAX_ROWS: i64 = 200;
-
-/// (cut-out id, its blob key, method, created at, source id, the source's blob key and
-/// medium thumbnail key, alt text).
-type Row = (
-    String,
-    String,
-    Option<String>,
-    String,
-    String,
-    String,
-    Option<String>,
-    Option<String>,
-);
 
 /// What each `cutout_method` means, in words.
 fn method_words(method: Option<&str>) -> &'static str {
@@ -37,30 +24,22 @@ fn method_words(method: Option<&str>) -> &'static str {
 /// GET /dashboard/cutouts
 pub async fn list(State(state): State<DashboardState>, me: SignedIn) -> DashResult {
     let m = &me.0;
-    let rows: Vec<Row> = adforge_api::store::query_as(
-        "SELECT c.id, c.blob_key, c.cutout_method, c.created_at, s.id, s.blob_key, s.thumb_medium_key, s.alt_text \
-         FROM images AS c JOIN images AS s ON s.id = c.cutout_of AND s.org_id = c.org_id \
-         WHERE c.org_id = ? AND c.deleted_at IS NULL ORDER BY c.seq DESC LIMIT ?",
-    )
-    .bind(&m.org_id)
-    .bind(MAX_ROWS)
-    .fetch_all(&state.db.read)
-    .await?;
+    let rows = store::cutouts::cutouts(&state.db, &m.org_id, MAX_ROWS).await?;
     let url = |key: &str| esc(&state.blobs.url(key));
     let mut items = String::new();
-    for (id, key, method, created, source, source_key, source_thumb, alt) in &rows {
-        let alt = alt.as_deref().unwrap_or("");
+    for row in &rows {
+        let alt = row.alt_text.as_deref().unwrap_or("");
         items.push_str(&format!(
             r#"<li class="card cutout" id="{id}"><figure><img src="{src}" alt="{alt_src}" loading="lazy"><figcaption>Source <code>{source}</code></figcaption></figure>
 <figure class="checker"><img src="{cut}" alt="{alt_cut}" loading="lazy"><figcaption>Cut-out <code>{id}</code>, {how}, {when}</figcaption></figure></li>"#,
-            id = esc(id),
-            src = url(source_thumb.as_deref().unwrap_or(source_key)),
+            id = esc(&row.id),
+            src = url(row.source_thumb.as_deref().unwrap_or(&row.source_key)),
             alt_src = esc(&format!("Source photo {alt}")),
-            source = esc(source),
-            cut = url(key),
+            source = esc(&row.source_id),
+            cut = url(&row.blob_key),
             alt_cut = esc(&format!("The product cut out {alt}")),
-            how = method_words(method.as_deref()),
-            when = esc(&when(created)),
+            how = method_words(row.cutout_method.as_deref()),
+            when = esc(&when(&row.created_at)),
         ));
     }
     let body = if rows.is_empty() {

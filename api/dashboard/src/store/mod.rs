@@ -2,7 +2,7 @@
 //! memberships, sign-in links, sessions), [`catalog`] (the names the ad form offers),
 //! [`editor`] (the images the visual editor offers), [`cutouts`] and [`figma`] (those pages'
 //! one query each) and [`wallet`] (the operator's top-up section). Pages call these and the
-//! `/v1` domain functions; they hold no SQL themselves.
+//! `/v1` domain functions; they hold no SQL themselves (the layering test checks it).
 
 pub mod catalog;
 pub mod cutouts;

@@ -3,12 +3,23 @@
 //! [`FEATHER_PX`], edge colours cleaned of the old ground, and the result trimmed to what
 //! is visible.
 //!
-//! **Alpha.** The colour key is evaluated again at the output scale (crisp edges from the
-//! photo's own pixels; the coarse mask only adds the product's enclosed parts and drops
-//! specks). The model's 320 px map is upsampled bilinearly. Either soft value `m` becomes
-//! alpha by its signed distance to the `m = 0.5` outline, `(m - 0.5) / |∇m|`, ramped over
-//! [`FEATHER_PX`] output pixels: the edge is 1.5 px soft wherever it is, however blurred the
-//! upsampled map was. A photo that already has alpha keeps it.
+//! **Alpha.** For the colour key, the ground is flooded again at the output scale, in the
+//! band of working cells along the product's outline only (cells well inside are product,
+//! cells well outside ground), through plain ground as on the working copy
+//! ([`super::key::flood_ground`]), judged by the median distance of each 3x3 neighbourhood
+//! (a JPEG's ground rings by ten levels beside a strong edge): the edge is where the
+//! photo's own pixels leave the ground, however little the product's colour differs from
+//! it there (a cream label on light grey). A product pixel within [`FRINGE`] px of the
+//! flooded ground takes alpha from how much of the product's colour it holds,
+//! `C = B + a (F - B)`, with `B` the ground there and `F` the deeper product pixel within
+//! 4 px whose line through `B` passes closest to `C`: an anti-aliased edge keeps its own
+//! coverage, a pale part's edge is as opaque as the part, and the compression's ringing
+//! beside the edge (no mix of the two) is dropped unless it is far from the ground (a
+//! highlight on a rim). Deeper product pixels are opaque. The model's 320 px map is
+//! upsampled bilinearly and becomes alpha by its signed distance to the `m = 0.5` outline,
+//! `(m - 0.5) / |∇m|`, ramped over [`FEATHER_PX`] output pixels: the edge is 1.5 px soft
+//! wherever it is, however blurred the upsampled map was. A photo that already has alpha
+//! keeps it.
 //!
 //! **Edge colours.** A pixel on the edge mixes the product with the old ground; drawn on a
 //! new ground it would show a halo of the old one. Every pixel of the edge band (alpha
@@ -25,7 +36,7 @@ use fast_image_resize as fr;
 use image::{DynamicImage, RgbaImage};
 
 use super::Refusal;
-use super::key::GroundModel;
+use super::key::{GroundModel, dist, flood_ground};
 use super::mask::{Coarse, morph};
 
 /// Longest edge of a stored cut-out in pixels: an ad draws its product at most about
@@ -34,6 +45,10 @@ pub const MAX_EDGE: u32 = 2048;
 
 /// Width of the feathered edge in output pixels.
 pub const FEATHER_PX: f32 = 1.5;
+
+/// How far into the product (output pixels) the colour key's alpha comes from the mix of
+/// the ground and the product's colour; deeper pixels are opaque.
+const FRINGE: usize = 2;
 
 /// Where the fine alpha comes from.
 pub(crate) enum Fine<'a> {
@@ -85,28 +100,27 @@ pub(crate) fn matte(src: &DynamicImage, coarse: &Coarse, fine: Fine<'_>) -> Resu
     // Cells near the product (specks dropped) and cells well inside it.
     let near = morph(&coarse.keep, coarse.w, coarse.h, 2, true);
     let inside = morph(&coarse.keep, coarse.w, coarse.h, 1, false);
-    let mut m = vec![0f32; w * h];
-    for y in 0..h {
-        for x in 0..w {
-            let (u, v) = pos(x, y);
-            let cell = coarse.cell(u, v);
-            if !near[cell] {
-                continue;
-            }
-            let p = px.get_pixel(x as u32, y as u32).0;
-            m[y * w + x] = match fine {
-                Fine::SourceAlpha => f32::from(p[3]) / 255.0,
-                Fine::Key(ground) => {
-                    let k = ground.key([p[0], p[1], p[2]].map(f32::from), u, v);
-                    if inside[cell] { 1.0 } else { k }
+    let alpha = if let Fine::Key(ground) = fine {
+        let touches = [bx0 == 0, by0 == 0, bx1 == sw, by1 == sh];
+        key_alpha(&px, ground, coarse, (&near, &inside), &pos, touches)
+    } else {
+        let mut m = vec![0f32; w * h];
+        for y in 0..h {
+            for x in 0..w {
+                let (u, v) = pos(x, y);
+                if !near[coarse.cell(u, v)] {
+                    continue;
                 }
-                Fine::Saliency => coarse.soft_at(u, v),
-            };
+                m[y * w + x] = match fine {
+                    Fine::SourceAlpha => f32::from(px.get_pixel(x as u32, y as u32).0[3]) / 255.0,
+                    _ => coarse.soft_at(u, v),
+                };
+            }
         }
-    }
-    let alpha = match fine {
-        Fine::SourceAlpha => m,
-        _ => feather(&m, w, h),
+        match fine {
+            Fine::SourceAlpha => m,
+            _ => feather(&m, w, h),
+        }
     };
     if !matches!(fine, Fine::SourceAlpha) {
         let ground = |x: usize, y: usize| match fine {
@@ -178,6 +192,132 @@ fn crop_scaled(src: &DynamicImage, [x, y, w, h]: [u32; 4], ow: u32, oh: u32) -> 
             image::imageops::FilterType::Lanczos3,
         ),
     }
+}
+
+/// The colour key's alpha at the output scale (see the module docs). `cells` are the
+/// working cells near the product and well inside it; `pos` maps an output pixel to the
+/// unit square; `touches` says which sides of the crop (left, top, right, bottom) are the
+/// photo's own border, where plain ground seeds the flood too.
+fn key_alpha(
+    px: &RgbaImage,
+    ground: &GroundModel,
+    coarse: &Coarse,
+    (near, inside): (&[bool], &[bool]),
+    pos: &dyn Fn(usize, usize) -> (f32, f32),
+    touches: [bool; 4],
+) -> Vec<f32> {
+    let (w, h) = (px.width() as usize, px.height() as usize);
+    let colour = |i: usize| {
+        let p = px.get_pixel((i % w) as u32, (i / w) as u32).0;
+        [p[0], p[1], p[2]].map(f32::from)
+    };
+    let mut solid = vec![false; w * h];
+    let mut far = vec![false; w * h];
+    let mut d = vec![0f32; w * h];
+    for y in 0..h {
+        for x in 0..w {
+            let i = y * w + x;
+            let (u, v) = pos(x, y);
+            let cell = coarse.cell(u, v);
+            if inside[cell] {
+                solid[i] = true;
+                d[i] = f32::INFINITY;
+            } else if !near[cell] {
+                far[i] = true;
+            } else {
+                d[i] = dist(colour(i), ground.at(u, v));
+            }
+        }
+    }
+    // Plain ground by the median distance of each pixel's 3x3 neighbourhood: a photo's
+    // pixels beside a strong edge ring with the compression (a JPEG's ground runs 10 levels
+    // either way of its grey for several pixels), which the working copy's shrinking had
+    // smoothed; the median keeps an edge, a corner and a pale part where they are.
+    let mut plain = vec![false; w * h];
+    let mut seed = far.clone();
+    let mut window = Vec::with_capacity(9);
+    for y in 0..h {
+        for x in 0..w {
+            let i = y * w + x;
+            if solid[i] || far[i] {
+                continue;
+            }
+            window.clear();
+            for ny in y.saturating_sub(1)..=(y + 1).min(h - 1) {
+                for nx in x.saturating_sub(1)..=(x + 1).min(w - 1) {
+                    window.push(d[ny * w + nx]);
+                }
+            }
+            window.sort_by(f32::total_cmp);
+            plain[i] = ground.plain(window[window.len() / 2]);
+            let frame = (x == 0 && touches[0])
+                || (y == 0 && touches[1])
+                || (x + 1 == w && touches[2])
+                || (y + 1 == h && touches[3]);
+            seed[i] = plain[i] && frame;
+        }
+    }
+    let out = flood_ground(&plain, &seed, w, h);
+    // The fringe: product pixels within [`FRINGE`] of the flooded ground. Deeper ones are
+    // the product's own colours.
+    let grown = morph(&out, w, h, FRINGE, true);
+    let fringe: Vec<bool> = (0..w * h)
+        .map(|i| grown[i] && !out[i] && !solid[i])
+        .collect();
+    // Product colours closer to the ground than its noise say nothing of the mix.
+    let faint = (ground.low * 441.7).powi(2);
+    let r = FRINGE + 2;
+    (0..w * h)
+        .map(|i| {
+            if out[i] {
+                return 0.0;
+            }
+            if !fringe[i] {
+                return 1.0;
+            }
+            let (x, y) = (i % w, i / w);
+            let (u, v) = pos(x, y);
+            let b = ground.at(u, v);
+            let c = colour(i);
+            let cb = [0, 1, 2].map(|k| c[k] - b[k]);
+            let cc: f32 = cb.iter().map(|t| t * t).sum();
+            // The mix of the ground and a product colour nearby that explains `c` best.
+            let mut best: Option<(f32, f32)> = None;
+            for ny in y.saturating_sub(r)..=(y + r).min(h - 1) {
+                for nx in x.saturating_sub(r)..=(x + r).min(w - 1) {
+                    let j = ny * w + nx;
+                    if out[j] || fringe[j] {
+                        continue;
+                    }
+                    let f = colour(j);
+                    let fb = [0, 1, 2].map(|k| f[k] - b[k]);
+                    let ff: f32 = fb.iter().map(|t| t * t).sum();
+                    if ff < faint {
+                        continue;
+                    }
+                    let a = ((0..3).map(|k| cb[k] * fb[k]).sum::<f32>() / ff).clamp(0.0, 1.0);
+                    let miss: f32 = (0..3).map(|k| (cb[k] - a * fb[k]).powi(2)).sum();
+                    if best.is_none_or(|(m, _)| miss < m) {
+                        best = Some((miss, a));
+                    }
+                }
+            }
+            match best {
+                // The mix explains at least half of the pixel's departure from the ground.
+                Some((miss, a)) if miss <= 0.25 * cc => a,
+                // Not a mix of the ground and the product nearby: a thin part, a highlight
+                // on the rim (far from the ground), or the compression's ringing beside a
+                // strong edge (near it).
+                _ => {
+                    if ground.ramp(d[i]) >= 0.5 {
+                        1.0
+                    } else {
+                        0.0
+                    }
+                }
+            }
+        })
+        .collect()
 }
 
 /// Alpha from a soft mask: the signed distance to its one-half outline, in pixels

@@ -56,6 +56,9 @@ use matte::{Fine, matte};
 
 /// Long edge of the working copy the colour key and the checks run on.
 const KEY_EDGE: u32 = 512;
+/// Most times the colour key's ground model is corrected by the ground its flood reached
+/// and the flood run again ([`key::GroundModel::refine`]).
+const REFINE_ROUNDS: usize = 3;
 
 /// How a cut-out was made.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -236,15 +239,28 @@ impl Cutter {
         if spread < subject::FLAT_SPREAD {
             return Err(Refusal::Featureless { spread });
         }
-        let keyed = GroundModel::fit(&work_rgb).map(|ground| {
+        let keyed = GroundModel::fit(&work_rgb).map(|mut ground| {
             let (ww, wh) = (work_rgb.width() as usize, work_rgb.height() as usize);
-            let keyed = ground.mask(&work_rgb);
-            let outside = ground_reaching_border(&keyed, ww, wh);
-            let soft: Vec<f32> = keyed
-                .iter()
-                .zip(&outside)
-                .map(|(k, o)| if *o { *k } else { 1.0 })
-                .collect();
+            // Plain ground: the key is 0 (the colour within the border's noise).
+            let flood = |ground: &GroundModel| {
+                let plain: Vec<bool> = ground.mask(&work_rgb).iter().map(|k| *k <= 0.0).collect();
+                ground_reaching_border(&plain, ww, wh)
+            };
+            let mut outside = flood(&ground);
+            // The ground the flood reached corrects the model, and the flood goes on from
+            // there (a backlit spot behind the product that the border does not show).
+            for _ in 0..REFINE_ROUNDS {
+                ground.refine(&work_rgb, &outside);
+                let mut grew = false;
+                for (o, more) in outside.iter_mut().zip(flood(&ground)) {
+                    grew |= more && !*o;
+                    *o |= more;
+                }
+                if !grew {
+                    break;
+                }
+            }
+            let soft: Vec<f32> = outside.iter().map(|o| if *o { 0.0 } else { 1.0 }).collect();
             let mut coarse = Coarse::from_soft(ww, wh, soft);
             coarse.check().and_then(|()| {
                 timings.mask = started.elapsed();

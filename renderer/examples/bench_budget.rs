@@ -13,7 +13,10 @@ use std::time::{Duration, Instant};
 use adforge_renderer::{
     Deadline, FetchLimits, FontLibrary, HttpFetcher, RenderOptions, Renderer, Tree,
 };
-use serde_json::{Value, json};
+
+#[path = "../tests/render/stress_trees.rs"]
+#[allow(dead_code)]
+mod stress_trees;
 
 fn arg<T: std::str::FromStr>(args: &[String], name: &str, default: T) -> T {
     args.iter()
@@ -21,29 +24,6 @@ fn arg<T: std::str::FromStr>(args: &[String], name: &str, default: T) -> T {
         .and_then(|i| args.get(i + 1))
         .and_then(|v| v.parse().ok())
         .unwrap_or(default)
-}
-
-fn tree(n: usize) -> Value {
-    let solid = |r: f32, g: f32, b: f32| json!({"type": "SOLID", "color": {"r": r, "g": g, "b": b, "a": 1.0}});
-    let mut nodes = serde_json::Map::new();
-    let kids: Vec<String> = (0..n).map(|i| format!("n{i}")).collect();
-    nodes.insert(
-        "root".into(),
-        json!({"id": "root", "type": "FRAME", "width": 1000, "height": 1000,
-               "fills": [solid(0.9, 0.9, 0.9)], "children": kids}),
-    );
-    for (i, id) in kids.iter().enumerate() {
-        nodes.insert(
-            id.clone(),
-            json!({"id": id, "type": "RECTANGLE", "x": (i % 7) as f32, "y": 0, "width": 1000, "height": 1000,
-                   "fills": [solid(0.2, 0.3, 0.8)],
-                   "effects": [
-                       {"type": "LAYER_BLUR", "radius": 500},
-                       {"type": "DROP_SHADOW", "radius": 500, "spread": 500, "offset": {"x": 3, "y": 3}}
-                   ]}),
-        );
-    }
-    json!({"root": "root", "nodes": nodes})
 }
 
 fn median(mut v: Vec<f64>) -> f64 {
@@ -60,7 +40,7 @@ fn main() {
         FontLibrary::bundled(),
         Arc::new(HttpFetcher::new(FetchLimits::default())),
     );
-    let tree = Tree::from_value(tree(nodes)).expect("the bench tree parses");
+    let tree = Tree::from_value(stress_trees::blur_heavy(nodes)).expect("the bench tree parses");
     let options = RenderOptions {
         width: Some(width),
         encode_png: false,

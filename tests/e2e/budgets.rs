@@ -3,81 +3,15 @@
 //! nested clipping frames are refused (or drawn) without the process's peak memory
 //! growing past the documented bound.
 
-use std::io::{BufRead, BufReader};
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::adforge;
-use crate::support::{Process, free_port, nested_frames, send, wait_up};
-
-fn solid(r: f32, g: f32, b: f32) -> Value {
-    json!({"type": "SOLID", "color": {"r": r, "g": g, "b": b, "a": 1.0}})
-}
-
-/// `n` rectangles, each with a 500 px layer blur and a shadow of 500 px blur and spread:
-/// the tree of issue 39's report (499 such nodes took a core for minutes).
-fn blur_heavy(n: usize) -> Value {
-    let mut nodes = serde_json::Map::new();
-    let kids: Vec<String> = (0..n).map(|i| format!("n{i}")).collect();
-    nodes.insert(
-        "root".into(),
-        json!({"id": "root", "type": "FRAME", "width": 1000, "height": 1000,
-               "fills": [solid(0.9, 0.9, 0.9)], "children": kids}),
-    );
-    for (i, id) in kids.iter().enumerate() {
-        nodes.insert(
-            id.clone(),
-            json!({"id": id, "type": "RECTANGLE", "x": (i % 7) as f32, "y": 0, "width": 1000, "height": 1000,
-                   "fills": [solid(0.2, 0.3, 0.8)],
-                   "effects": [
-                       {"type": "LAYER_BLUR", "radius": 500},
-                       {"type": "DROP_SHADOW", "radius": 500, "spread": 500, "offset": {"x": 3, "y": 3}}
-                   ]}),
-        );
-    }
-    json!({"root": "root", "nodes": nodes})
-}
-
-/// A real `adforge serve` with no workers, its bootstrap key, and its log lines on a channel.
-fn serve(
-    dir: &std::path::Path,
-    port: u16,
-    extra: &[&str],
-) -> (Process, String, std::sync::mpsc::Receiver<String>) {
-    let mut server = Process(
-        adforge()
-            .arg("serve")
-            .arg("--data-dir")
-            .arg(dir)
-            .args(["--listen", &format!("127.0.0.1:{port}"), "--log", "info"])
-            .args(["--workers", "0"])
-            .args(["--default-collection", "/nonexistent-default-collection"])
-            .args(extra)
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("adforge serve starts"),
-    );
-    let mut line = String::new();
-    BufReader::new(server.0.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let boot: Value = serde_json::from_str(&line).expect("bootstrap key on stdout");
-    let key = boot["api_key"]["key"].as_str().unwrap().to_string();
-    let (tx, rx) = std::sync::mpsc::channel::<String>();
-    let stderr = server.0.stderr.take().unwrap();
-    std::thread::spawn(move || {
-        for l in BufReader::new(stderr).lines().map_while(Result::ok) {
-            if tx.send(l).is_err() {
-                break;
-            }
-        }
-    });
-    (server, key, rx)
-}
+use crate::shutdown::serve_process as serve;
+use crate::status_kib;
+use crate::stress_trees::{blur_heavy, nested_frames};
+use crate::support::{free_port, send, wait_up};
 
 /// CPU time the process has used, in clock ticks (utime + stime from /proc).
 fn cpu_ticks(pid: u32) -> u64 {
@@ -85,15 +19,6 @@ fn cpu_ticks(pid: u32) -> u64 {
     let after = &stat[stat.rfind(')').unwrap() + 2..];
     let fields: Vec<&str> = after.split(' ').collect();
     fields[11].parse::<u64>().unwrap() + fields[12].parse::<u64>().unwrap()
-}
-
-fn status_kib(pid: u32, field: &str) -> u64 {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix(field))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-        .unwrap_or_else(|| panic!("no {field} in /proc/{pid}/status"))
 }
 
 /// The documented bound: `--shutdown-timeout-secs` (2 s here; 30 s by default) for

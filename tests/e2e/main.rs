@@ -19,6 +19,10 @@ use serde_json::Value;
 #[allow(dead_code)]
 mod support;
 
+#[path = "../../renderer/tests/render/stress_trees.rs"]
+#[allow(dead_code)]
+mod stress_trees;
+
 #[path = "../../api/server/tests/api/flows.rs"]
 #[allow(dead_code)]
 mod flows;
@@ -125,4 +129,14 @@ pub async fn swipe_upload(
             .multipart(form),
     )
     .await
+}
+
+/// A field of `/proc/{pid}/status` in KiB (`VmRSS:`, `VmHWM:`).
+pub fn status_kib(pid: u32, field: &str) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix(field))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap_or_else(|| panic!("no {field} in /proc/{pid}/status"))
 }

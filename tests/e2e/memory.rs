@@ -5,8 +5,8 @@ use std::process::Stdio;
 
 use reqwest::multipart::{Form, Part};
 
-use crate::adforge;
 use crate::support::{Process, eventually, free_port, wait_up};
+use crate::{adforge, status_kib};
 
 /// Peak memory: a real `adforge serve` process receives eight uploads at once, each a
 /// 200 KB PNG that declares 16000×3000 RGBA (48 MP, under the limit: 192 MB decoded). Its
@@ -64,15 +64,7 @@ async fn many_large_uploads_at_once_stay_within_the_memory_bound() {
     };
     assert!(bomb.len() < 400_000, "the bomb is {} bytes", bomb.len());
 
-    let status_kib = |field: &str| -> u64 {
-        let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
-        status
-            .lines()
-            .find_map(|l| l.strip_prefix(field))
-            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-            .unwrap_or_else(|| panic!("no {field} in /proc/{pid}/status"))
-    };
-    let before = status_kib("VmRSS:");
+    let before = status_kib(pid, "VmRSS:");
 
     let http = reqwest::Client::new();
     let uploads = (0..UPLOADS).map(|i| {
@@ -114,7 +106,7 @@ async fn many_large_uploads_at_once_stay_within_the_memory_bound() {
         .await;
         assert!(done, "image {id} never got its thumbnails");
     }
-    let peak = status_kib("VmHWM:");
+    let peak = status_kib(pid, "VmHWM:");
     let grown_mib = peak.saturating_sub(before) / 1024;
     eprintln!(
         "{UPLOADS} uploads of {} bytes at once: peak RSS {} MiB, {grown_mib} MiB over the {} MiB before",
@@ -204,14 +196,6 @@ async fn large_swipe_file_ingests_stay_within_the_decode_budget() {
             }
         }
     };
-    let status_kib = |field: &str| -> u64 {
-        let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
-        status
-            .lines()
-            .find_map(|l| l.strip_prefix(field))
-            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-            .unwrap_or_else(|| panic!("no {field} in /proc/{pid}/status"))
-    };
 
     // Warm up: the models load and one small design is ingested.
     let small = {
@@ -223,7 +207,7 @@ async fn large_swipe_file_ingests_stay_within_the_decode_budget() {
     };
     let warm = upload(small).await.expect(202, None).id();
     assert_eq!(settle(warm).await["status"], "ready");
-    let before = status_kib("VmHWM:");
+    let before = status_kib(pid, "VmHWM:");
 
     // The big one: 16-bit RGBA, all zero (about 1000:1 at the best compression).
     let big = {
@@ -254,7 +238,7 @@ async fn large_swipe_file_ingests_stay_within_the_decode_budget() {
             (Some(7000), Some(7000))
         );
     }
-    let peak = status_kib("VmHWM:");
+    let peak = status_kib(pid, "VmHWM:");
     let grown_mib = peak.saturating_sub(before) / 1024;
     let bound_mib = adforge_worker::imaging::DECODE_BUDGET_BYTES / (1 << 20)
         + (DESIGNS as u64 * (32 << 20) + DESIGNS as u64 * big.len() as u64) / (1 << 20)

@@ -51,7 +51,7 @@ fn read_until(stream: &mut TcpStream, needle: &[u8]) -> Vec<u8> {
 
 /// A real `adforge serve` (no workers, no default collection) with its bootstrap key and its
 /// log lines on a channel.
-fn serve_process(
+pub(crate) fn serve_process(
     dir: &std::path::Path,
     port: u16,
     extra: &[&str],

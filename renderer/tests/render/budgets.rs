@@ -5,68 +5,11 @@ use std::time::{Duration, Instant};
 
 use adforge_renderer::budget::MAX_LAYER_BYTES;
 use adforge_renderer::{Deadline, Error, RenderOptions, Tree};
-use serde_json::{Value, json};
+use serde_json::json;
+
+use crate::stress_trees::{blur_heavy, nested_frames, solid};
 
 use crate::harness::renderer;
-
-fn solid(r: f32, g: f32, b: f32) -> Value {
-    json!({"type": "SOLID", "color": {"r": r, "g": g, "b": b, "a": 1.0}})
-}
-
-/// `n` full-size rectangles, each with a large layer blur and a large spread drop shadow:
-/// minutes of work at 2160 px for the direct filters, seconds with the fast ones.
-pub fn blur_heavy(n: usize) -> Value {
-    let mut nodes = serde_json::Map::new();
-    let kids: Vec<String> = (0..n).map(|i| format!("n{i}")).collect();
-    nodes.insert(
-        "root".into(),
-        json!({"id": "root", "type": "FRAME", "width": 1000, "height": 1000,
-               "fills": [solid(0.9, 0.9, 0.9)], "children": kids}),
-    );
-    for (i, id) in kids.iter().enumerate() {
-        nodes.insert(
-            id.clone(),
-            json!({"id": id, "type": "RECTANGLE", "x": (i % 7) as f32, "y": 0, "width": 1000, "height": 1000,
-                   "fills": [solid(0.2, 0.3, 0.8)],
-                   "effects": [
-                       {"type": "LAYER_BLUR", "radius": 500},
-                       {"type": "DROP_SHADOW", "radius": 500, "spread": 500, "offset": {"x": 3, "y": 3}}
-                   ]}),
-        );
-    }
-    json!({"root": "root", "nodes": nodes})
-}
-
-/// `depth` clipping frames with rounded corners, each inside the last and each as large as
-/// the canvas allows, with a rectangle at the bottom poking out of every frame.
-pub fn nested_frames(depth: usize) -> Value {
-    let mut nodes = serde_json::Map::new();
-    for d in 0..depth {
-        let id = if d == 0 {
-            "root".to_owned()
-        } else {
-            format!("f{d}")
-        };
-        let child = if d + 1 < depth {
-            format!("f{}", d + 1)
-        } else {
-            "leaf".to_owned()
-        };
-        nodes.insert(
-            id.clone(),
-            json!({"id": id, "type": "FRAME", "x": if d == 0 { 0.0 } else { 0.5 }, "y": if d == 0 { 0.0 } else { 0.5 },
-                   "width": 1000.0 - d as f32, "height": 1000.0 - d as f32,
-                   "cornerRadius": 40, "clipsContent": true,
-                   "fills": [solid(0.1 + (d % 10) as f32 * 0.08, 0.5, 0.6)], "children": [child]}),
-        );
-    }
-    nodes.insert(
-        "leaf".into(),
-        json!({"id": "leaf", "type": "RECTANGLE", "x": -20, "y": -20, "width": 2000, "height": 2000,
-               "fills": [solid(0.9, 0.2, 0.2)]}),
-    );
-    json!({"root": "root", "nodes": nodes})
-}
 
 #[test]
 fn a_render_past_its_deadline_stops_drawing_instead_of_finishing() {

@@ -15,4 +15,5 @@ mod harness;
 mod output;
 mod robustness;
 mod schema;
+mod stress_trees;
 mod tree;

@@ -713,7 +713,7 @@ async fn flat_and_editable_ads_complete_edit_and_bill_once() {
         .patch(
             &org,
             &format!("/v1/image-ads/{editable}"),
-            json!({"current_json_tree": crate::support::nested_frames(255)}),
+            json!({"current_json_tree": crate::stress_trees::nested_frames(255)}),
         )
         .await
         .expect(400, Some("VALIDATION_ERROR"));

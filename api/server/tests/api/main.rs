@@ -8,6 +8,10 @@
 
 mod support;
 
+#[path = "../../../../renderer/tests/render/stress_trees.rs"]
+#[allow(dead_code)]
+mod stress_trees;
+
 mod auth;
 mod blob_store;
 mod copy_facts;

@@ -635,22 +635,7 @@ async fn a_preview_past_its_budget_stops_and_frees_its_slot() {
     })
     .await;
     let org = s.org("Acme").await;
-    let mut nodes = serde_json::Map::new();
-    let kids: Vec<String> = (0..60).map(|i| format!("n{i}")).collect();
-    nodes.insert(
-        "root".into(),
-        json!({"type": "FRAME", "width": 1000, "height": 1000, "children": kids}),
-    );
-    for (i, id) in kids.iter().enumerate() {
-        nodes.insert(
-            id.clone(),
-            json!({"type": "RECTANGLE", "x": i % 7, "width": 1000, "height": 1000,
-                   "fills": [crate::support::solid_paint(0.2, 0.3, 0.8)],
-                   "effects": [{"type": "LAYER_BLUR", "radius": 500},
-                               {"type": "DROP_SHADOW", "radius": 500, "spread": 500}]}),
-        );
-    }
-    let heavy = json!({"root": "root", "nodes": nodes});
+    let heavy = crate::stress_trees::blur_heavy(60);
     let r = s
         .post(&org, "/v1/previews", json!({"tree": heavy, "width": 2160}))
         .await
@@ -667,7 +652,7 @@ async fn a_preview_past_its_budget_stops_and_frees_its_slot() {
     // stopped render to return, well inside the 5 s queue; without the stop it would wait
     // for the whole render and answer 503).
     let small = json!({"root": "r", "nodes": {"r": {"type": "FRAME", "width": 100, "height": 100,
-        "fills": [crate::support::solid_paint(0.1, 0.6, 0.3)]}}});
+        "fills": [crate::stress_trees::solid(0.1, 0.6, 0.3)]}}});
     s.post(&org, "/v1/previews", json!({"tree": small, "width": 200}))
         .await
         .expect(200, None);

@@ -492,32 +492,3 @@ pub async fn wait_up(base: &str) -> bool {
     }
     false
 }
-
-/// A SOLID paint of this colour.
-pub fn solid_paint(r: f32, g: f32, b: f32) -> Value {
-    serde_json::json!({"type": "SOLID", "color": {"r": r, "g": g, "b": b, "a": 1.0}})
-}
-
-/// A tree of `depth` rounded clipping frames, each inside the last and nearly as large, with
-/// a rectangle poking out of all of them: every frame needs a layer of its own (issue 39:
-/// 255 of them took 6.4 GB to draw at 4K).
-pub fn nested_frames(depth: usize) -> Value {
-    let mut nodes = serde_json::Map::new();
-    for d in 0..depth {
-        let id = if d == 0 { "root".to_owned() } else { format!("f{d}") };
-        let child = if d + 1 < depth { format!("f{}", d + 1) } else { "leaf".to_owned() };
-        nodes.insert(
-            id.clone(),
-            serde_json::json!({"id": id, "type": "FRAME", "x": if d == 0 { 0.0 } else { 0.5 }, "y": if d == 0 { 0.0 } else { 0.5 },
-                   "width": 1000.0 - d as f32, "height": 1000.0 - d as f32,
-                   "cornerRadius": 40, "clipsContent": true,
-                   "fills": [solid_paint(0.1 + (d % 10) as f32 * 0.08, 0.5, 0.6)], "children": [child]}),
-        );
-    }
-    nodes.insert(
-        "leaf".into(),
-        serde_json::json!({"id": "leaf", "type": "RECTANGLE", "x": -20, "y": -20, "width": 2000, "height": 2000,
-               "fills": [solid_paint(0.9, 0.2, 0.2)]}),
-    );
-    serde_json::json!({"root": "root", "nodes": nodes})
-}

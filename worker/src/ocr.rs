@@ -213,6 +213,69 @@ impl Tesseract {
         };
         Some(assign_words(&tsv, &bands))
     }
+
+    /// Reads a whole image (sparse text): its confident words with their boxes in the
+    /// image's pixels. `None` when Tesseract could not run (or ran past [`OCR_BUDGET`]).
+    pub fn read_page(&self, image: &image::RgbImage) -> Option<Vec<PageWord>> {
+        let mut png = std::io::Cursor::new(Vec::new());
+        image.write_to(&mut png, image::ImageFormat::Png).ok()?;
+        let png = png.into_inner();
+        let waiting = self.spare.lock().ok().and_then(|mut s| s.take());
+        self.refill();
+        let tsv = match waiting.and_then(|child| Self::run(child, &png)) {
+            Some(tsv) => tsv,
+            None => Self::run(self.spawn()?, &png)?,
+        };
+        Some(page_words(&tsv))
+    }
+}
+
+/// One word Tesseract read on a whole image, with its box in the image's pixels and its
+/// confidence (0-100).
+#[derive(Debug, Clone, PartialEq)]
+pub struct PageWord {
+    pub left: u32,
+    pub top: u32,
+    pub width: u32,
+    pub height: u32,
+    pub conf: f32,
+    pub text: String,
+}
+
+impl PageWord {
+    /// Right edge.
+    pub fn right(&self) -> u32 {
+        self.left + self.width
+    }
+    /// Bottom edge.
+    pub fn bottom(&self) -> u32 {
+        self.top + self.height
+    }
+}
+
+/// The words (TSV level 5 rows) of a TSV output with a confidence of at least
+/// [`MIN_CONFIDENCE`] and some text, in the order Tesseract wrote them.
+pub fn page_words(tsv: &str) -> Vec<PageWord> {
+    tsv.lines()
+        .skip(1)
+        .filter_map(|row| {
+            let cols: Vec<&str> = row.split('\t').collect();
+            if cols.len() < 12 || cols[0] != "5" {
+                return None;
+            }
+            let num = |i: usize| cols[i].trim().parse::<f32>().unwrap_or(-1.0);
+            let text = cols[11].trim();
+            let conf = num(10);
+            (!text.is_empty() && conf >= MIN_CONFIDENCE).then(|| PageWord {
+                left: num(6).max(0.0) as u32,
+                top: num(7).max(0.0) as u32,
+                width: num(8).max(1.0) as u32,
+                height: num(9).max(1.0) as u32,
+                conf,
+                text: text.to_owned(),
+            })
+        })
+        .collect()
 }
 
 /// One word of Tesseract's TSV: where it is and what it says.

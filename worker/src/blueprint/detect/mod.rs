@@ -16,6 +16,7 @@
 mod background;
 mod colour;
 mod components;
+mod page;
 mod roles;
 mod shadow;
 mod shapes;
@@ -213,11 +214,26 @@ impl Grid {
             found.glyphs.clear();
         }
         let lines = self.lines(&found.glyphs);
-        let blocks = self.blocks(lines);
-        let words = read.and_then(|(img, reader)| {
+        let mut blocks = self.blocks(lines);
+        let mut words = read.and_then(|(img, reader)| {
             let refs: Vec<&crate::blueprint::TextBlock> = blocks.iter().map(|b| &b.block).collect();
             words::read_blocks(img, &refs, reader)
         });
+        // Step 5c: the text the shapes missed, from Tesseract's words on the whole image.
+        if let Some((img, reader)) = read {
+            let shapes: Vec<Rect> = found.shapes.iter().map(|(s, _)| s.rect).collect();
+            let rects: Vec<Rect> = blocks.iter().map(|b| b.block.rect).collect();
+            if let Some(missed) = page::missed_blocks(img, reader, &rects, &shapes)
+                && !missed.is_empty()
+            {
+                let mut all = words.unwrap_or_else(|| vec![None; blocks.len()]);
+                for (block, text) in missed {
+                    blocks.push(block);
+                    all.push(Some(text));
+                }
+                words = Some(all);
+            }
+        }
         self.assign(background, found, blocks, words)
     }
 }

@@ -15,11 +15,21 @@ use crate::ocr::SHEET_LINE_PX;
 pub trait WordReader: Send + Sync {
     /// Per crop, its lines of words.
     fn read_crops(&self, crops: &[GrayImage]) -> Option<Vec<Vec<String>>>;
+
+    /// The confident words of the whole image with their boxes, for the text the shapes
+    /// miss ([`super::page`]); `None` (the default) when this reader does not read pages.
+    fn read_page(&self, _image: &RgbImage) -> Option<Vec<crate::ocr::PageWord>> {
+        None
+    }
 }
 
 impl WordReader for crate::ocr::Tesseract {
     fn read_crops(&self, crops: &[GrayImage]) -> Option<Vec<Vec<String>>> {
         crate::ocr::Tesseract::read_crops(self, crops)
+    }
+
+    fn read_page(&self, image: &RgbImage) -> Option<Vec<crate::ocr::PageWord>> {
+        crate::ocr::Tesseract::read_page(self, image)
     }
 }
 

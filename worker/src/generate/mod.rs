@@ -38,8 +38,11 @@
 //! # }
 //! ```
 //!
-//! Longer than 600 lines because it is the one pipeline of a job, step by step (reference,
-//! blueprint, fill, checks, render, store); each step's own logic lives in a submodule.
+//! Longer than 700 lines because it is the one pipeline of a job, step by step (reference,
+//! blueprint, fill, checks, render, store), and still also the job router and the shared
+//! services (render within its budget, timed render, blocking); each step's own logic lives
+//! in a submodule. Issue 41 moves the router and the services out to where the worker is
+//! assembled, which brings this file under the bound.
 
 pub mod analyse;
 pub mod brand;

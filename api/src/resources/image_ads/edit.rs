@@ -108,6 +108,13 @@ pub async fn update(
     Ok(row.into_ad(None))
 }
 
+/// An edited tree that passed [`checked_tree`]: its text as stored, and as the renderer
+/// parsed it.
+pub struct CheckedTree {
+    pub text: String,
+    pub tree: adforge_renderer::Tree,
+}
+
 /// Checks an edited tree as PATCH /v1/image-ads/{id} does (size, the renderer's validation,
 /// image URLs by the fetch rules, own files present) and returns its text. Design templates
 /// check their trees with this too.
@@ -115,9 +122,18 @@ pub async fn update(
 /// # Errors
 /// VALIDATION_ERROR on `current_json_tree` naming the node and field.
 pub async fn validate_tree(state: &AppState, tree: &Value) -> ApiResult<String> {
+    Ok(checked_tree(state, tree).await?.text)
+}
+
+/// [`validate_tree`], keeping the parsed tree for callers that render or measure it (a
+/// preview, the memory check) so it is parsed once.
+///
+/// # Errors
+/// Those of [`validate_tree`].
+pub async fn checked_tree(state: &AppState, tree: &Value) -> ApiResult<CheckedTree> {
     // Validating a tree of up to 512 KiB is CPU work: keep it off the async runtime.
     let (tree, allow, blobs) = (tree.clone(), state.allow_private_urls, state.blobs.clone());
-    let (text, own_images) =
+    let (checked, own_images) =
         tokio::task::spawn_blocking(move || check_tree(&tree, allow, blobs.as_ref()))
             .await
             .map_err(ApiError::internal)??;
@@ -135,7 +151,7 @@ pub async fn validate_tree(state: &AppState, tree: &Value) -> ApiResult<String> 
             ));
         }
     }
-    Ok(text)
+    Ok(checked)
 }
 
 /// [`validate_tree`] for a tree that is saved and then rendered at 4K (PATCH of an ad or a
@@ -146,10 +162,10 @@ pub async fn validate_tree(state: &AppState, tree: &Value) -> ApiResult<String> 
 /// Those of [`validate_tree`]; VALIDATION_ERROR on `current_json_tree` naming the node
 /// whose layers take the render over its memory bound.
 pub async fn validate_saved_tree(state: &AppState, tree: &Value) -> ApiResult<String> {
-    let text = validate_tree(state, tree).await?;
+    let CheckedTree { text, tree } = checked_tree(state, tree).await?;
     state
         .previews
-        .check_memory(text.clone(), None, "current_json_tree")
+        .check_memory(tree, None, "current_json_tree")
         .await?;
     Ok(text)
 }
@@ -167,12 +183,13 @@ struct OwnImage {
 /// map to blob keys by [`BlobStore::own_file`] (no `..`, query, fragment or user info), any
 /// other URL must pass the fetcher's address guard ([`adforge_renderer::image::fetch::check_url`]:
 /// no private, loopback or link-local host in any notation, unless private URLs are
-/// allowed). Returns the tree's text and the own files, whose existence the caller checks.
+/// allowed). Returns the tree's text, the parsed tree and the own files, whose existence the
+/// caller checks.
 fn check_tree(
     tree: &Value,
     allow_private: bool,
     blobs: &dyn BlobStore,
-) -> ApiResult<(String, Vec<OwnImage>)> {
+) -> ApiResult<(CheckedTree, Vec<OwnImage>)> {
     let text = crate::store::to_json_text(tree);
     if text.len() > MAX_TREE_BYTES {
         return Err(ApiError::field(
@@ -207,7 +224,7 @@ fn check_tree(
             }
         }
     }
-    Ok((text, own))
+    Ok((CheckedTree { text, tree: parsed }, own))
 }
 
 /// Where each image URL first appears among the tree's visible IMAGE paints, as the

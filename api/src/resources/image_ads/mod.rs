@@ -25,7 +25,7 @@ pub use adforge_worker::protocol::{
 };
 pub use create::create_from;
 pub use edit::MAX_TREE_BYTES;
-pub use edit::{update, validate_saved_tree, validate_tree};
+pub use edit::{CheckedTree, checked_tree, update, validate_saved_tree, validate_tree};
 pub use versions::{ImageAdVersion, versions};
 
 use axum::extract::State;

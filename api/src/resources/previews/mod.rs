@@ -158,13 +158,10 @@ pub async fn preview(
             ),
         ));
     }
-    let text = crate::resources::image_ads::validate_tree(state, &body.tree)
+    let tree = crate::resources::image_ads::checked_tree(state, &body.tree)
         .await
-        .map_err(as_tree_field)?;
-    let tree = tokio::task::spawn_blocking(move || adforge_renderer::Tree::parse(&text))
-        .await
-        .map_err(ApiError::internal)?
-        .map_err(|e| ApiError::field("tree", e.to_string()))?;
+        .map_err(as_tree_field)?
+        .tree;
     let design = tree.design_size();
     let (w, h) = adforge_renderer::output_size(design, Some(width))
         .map_err(|e| ApiError::field("width", e.to_string()))?;

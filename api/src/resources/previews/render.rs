@@ -318,27 +318,25 @@ impl Previewer {
         Ok(rendered)
     }
 
-    /// Refuses the tree `tree_text` (already validated) when drawing it at `width` (`None`: 4K, as an ad renders) would hold
-    /// more memory than one render may ([`adforge_renderer::budget::MAX_LAYER_BYTES`]):
-    /// lays it out and builds its display list, on a blocking thread.
+    /// Refuses `tree` (already validated) when drawing it at `width` (`None`: 4K, as an ad
+    /// renders) would hold more memory than one render may
+    /// ([`adforge_renderer::budget::MAX_LAYER_BYTES`]): lays it out and builds its display
+    /// list, on a blocking thread.
     ///
     /// # Errors
     /// VALIDATION_ERROR on `field`, naming the node whose layers take it over.
     pub async fn check_memory(
         self: &Arc<Self>,
-        tree_text: String,
+        tree: Tree,
         width: Option<u32>,
         field: &'static str,
     ) -> ApiResult<()> {
         let me = self.clone();
-        tokio::task::spawn_blocking(move || {
-            let tree = Tree::parse(&tree_text)?;
-            me.renderer().check_memory(&tree, width, true)
-        })
-        .await
-        .map_err(ApiError::internal)?
-        .map(|_| ())
-        .map_err(|e| ApiError::field(field, e.to_string()))
+        tokio::task::spawn_blocking(move || me.renderer().check_memory(&tree, width, true))
+            .await
+            .map_err(ApiError::internal)?
+            .map(|_| ())
+            .map_err(|e| ApiError::field(field, e.to_string()))
     }
 
     /// A render slot, waiting at most [`PreviewLimits::queue_ms`].

@@ -42,7 +42,13 @@
 //! 0.999-1.000. What still fails: the 2 % left is mostly the contact shadow, darker than
 //! the ramp's start, kept with the product; and a part of the product within the border's
 //! noise of the ground (a grey cap on the same grey) goes with the ground wherever it
-//! touches it.
+//! touches it. When that part lies between other parts of the product along a row or a
+//! column (`bays`: the stripe of a white bag's body where its shading crosses a
+//! near-white ground, from its top edge to its bottom edge), the model, when installed, is
+//! asked about it and what it sees as product is given back (`fill_bays` in [`super`]);
+//! on the packshot corpus (`scripts/bench-cutout-corpus`, issue 40) that took the dev
+//! split's mean IoU from 0.920 to 0.949 and the product kept from 0.957 to 0.987, the
+//! test split's from 0.967 to 0.968, no image worse.
 //!
 //! Rejected alternative: a single border colour with a fixed tolerance. Studio photos are
 //! rarely one colour edge to edge (a sweep darkens towards the top, a vignette towards the
@@ -411,6 +417,34 @@ pub(crate) fn flood_ground(plain: &[bool], seed: &[bool], w: usize, h: usize) ->
         .collect()
 }
 
+/// Ground the flood took from inside the product: cells that are not product (`keep`) but
+/// lie between product cells along their row or along their column, on a `w` x `h` grid. An orthogonally convex product (a bottle, a jar, a can, a box) has none; a bay
+/// means the flood found a way in where the product
+/// was within the border's noise of the ground (a white body on a near-white ground, a
+/// dark one on black) and took part of it ([`super::Cutter::cut`] asks the model about
+/// those cells).
+pub(crate) fn bays(keep: &[bool], w: usize, h: usize) -> Vec<bool> {
+    let span = |cells: &mut dyn Iterator<Item = usize>| {
+        let on: Vec<usize> = cells.filter(|i| keep[*i]).collect();
+        (on.first().copied(), on.last().copied())
+    };
+    let rows: Vec<(Option<usize>, Option<usize>)> = (0..h)
+        .map(|y| span(&mut (0..w).map(|x| y * w + x)))
+        .collect();
+    let cols: Vec<(Option<usize>, Option<usize>)> = (0..w)
+        .map(|x| span(&mut (0..h).map(|y| y * w + x)))
+        .collect();
+    (0..w * h)
+        .map(|i| {
+            let (x, y) = (i % w, i / w);
+            let within = |(a, b): (Option<usize>, Option<usize>)| {
+                a.zip(b).is_some_and(|(a, b)| a < i && i < b)
+            };
+            !keep[i] && (within(rows[y]) || within(cols[x]))
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -553,5 +587,37 @@ mod tests {
         assert!(!narrow[10 * w + 19], "nor is the seam itself cut");
         assert!(narrow[0] && narrow[2 * w + 19], "the ground outside is cut");
         assert!(ground(3)[pocket], "a 3 px channel is ground");
+    }
+
+    /// A product whose middle the flood took (a white body on a near-white ground): the
+    /// taken middle is a bay; the ground around a convex product, and beside a bottle's
+    /// neck, is not.
+    #[test]
+    fn ground_taken_from_inside_the_product_is_a_bay() {
+        let (w, h) = (30usize, 30usize);
+        // A bottle: a neck (x 13..17, y 3..10) on a body (x 8..22, y 10..27).
+        let bottle = |x: usize, y: usize| {
+            ((13..17).contains(&x) && (3..10).contains(&y))
+                || ((8..22).contains(&x) && (10..27).contains(&y))
+        };
+        let whole: Vec<bool> = (0..w * h).map(|i| bottle(i % w, i / w)).collect();
+        assert!(
+            bays(&whole, w, h).iter().all(|b| !b),
+            "a whole bottle has no bay, its shoulders included"
+        );
+        // The flood came in from the bottom and took a slot up the body (x 12..18, y 14..27).
+        let slot = |x: usize, y: usize| (12..18).contains(&x) && (14..27).contains(&y);
+        let keep: Vec<bool> = (0..w * h)
+            .map(|i| whole[i] && !slot(i % w, i / w))
+            .collect();
+        let bay = bays(&keep, w, h);
+        assert!(
+            bay[20 * w + 14] && bay[26 * w + 14],
+            "the slot is a bay, to its mouth"
+        );
+        assert!(
+            !bay[5 * w + 5] && !bay[8 * w + 10],
+            "the ground around is not"
+        );
     }
 }

@@ -7,7 +7,9 @@
 //! 1. [`Method::SourceAlpha`]: the photo already has transparency around the product (a
 //!    PNG cut-out): its own alpha is used.
 //! 2. [`Method::ColourKey`]: the photo's border is one flat colour or a smooth studio sweep
-//!    (a packshot on white or grey): keyed on that ground ([`key`]), no model.
+//!    (a packshot on white or grey): keyed on that ground ([`key`]). The model runs only
+//!    when the flood took ground from inside the product (`key::bays`: a white body on a
+//!    near-white ground), and gives back what it sees as product there (`fill_bays`).
 //! 3. [`Method::Model`]: anything else goes through U²-Net-P's saliency map
 //!    ([`adforge_models::SalientSegmenter`]) at 320x320. Without the weights this path is
 //!    refused ([`Refusal::NoModel`]) and callers keep the framed photo.
@@ -59,6 +61,9 @@ const KEY_EDGE: u32 = 512;
 /// Most times the colour key's ground model is corrected by the ground its flood reached
 /// and the flood run again ([`key::GroundModel::refine`]).
 const REFINE_ROUNDS: usize = 3;
+/// Least share of a keyed product that the flood's bays ([`key::bays`]) must make up before
+/// the model is asked about them ([`fill_bays`]).
+const BAY_SHARE: f32 = 0.03;
 
 /// How a cut-out was made.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -263,6 +268,9 @@ impl Cutter {
             let soft: Vec<f32> = outside.iter().map(|o| if *o { 0.0 } else { 1.0 }).collect();
             let mut coarse = Coarse::from_soft(ww, wh, soft);
             coarse.check().and_then(|()| {
+                if let Some(segmenter) = &self.segmenter {
+                    timings.model = fill_bays(segmenter, &work_rgb, &mut coarse);
+                }
                 timings.mask = started.elapsed();
                 finish(
                     photo,
@@ -301,6 +309,41 @@ impl Cutter {
         timings.mask = started.elapsed();
         finish(photo, &coarse, Fine::Saliency, Method::Model, timings)
     }
+}
+
+/// Gives back to a keyed mask the cells the flood took from inside the product
+/// ([`key::bays`]) where the model sees the product, when those cells are at least
+/// [`BAY_SHARE`] of the product: where a white body meets a near-white ground (or a dark
+/// one black), nothing in the colours stops the flood, while the model sees the body's
+/// shading and outline. The model runs only then; when it fails or is unsure of the
+/// picture, the keyed mask stays as it was. Returns the model's time.
+fn fill_bays(segmenter: &SalientSegmenter, work: &RgbImage, coarse: &mut Coarse) -> Duration {
+    let (w, h) = (coarse.w, coarse.h);
+    let bay = key::bays(&coarse.keep, w, h);
+    let taken = bay.iter().filter(|b| **b).count();
+    let kept = coarse.keep.iter().filter(|k| **k).count();
+    if (taken as f32) < BAY_SHARE * kept as f32 {
+        return Duration::ZERO;
+    }
+    let started = Instant::now();
+    let map = match segmenter.saliency(&squash(work, segmenter.input_size())) {
+        Ok(map) if subject::confidence(&map).holds() => map,
+        Ok(_) => return started.elapsed(),
+        Err(e) => {
+            tracing::debug!(error = %e, "the model could not check the keyed mask");
+            return started.elapsed();
+        }
+    };
+    let side = map.size as usize;
+    let at =
+        |t: usize, n: usize| (((t as f32 + 0.5) * side as f32 / n as f32) as usize).min(side - 1);
+    for (i, _) in bay.iter().enumerate().filter(|(_, b)| **b) {
+        if map.values[at(i / w, h) * side + at(i % w, w)] >= 0.5 {
+            coarse.keep[i] = true;
+            coarse.soft[i] = 1.0;
+        }
+    }
+    started.elapsed()
 }
 
 /// The cut-out from a checked coarse mask, timed.

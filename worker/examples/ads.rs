@@ -14,6 +14,12 @@
 //!   cargo run -p adforge-worker --example ads -- a.png b.jpg ...
 //!   ls refs/*.png | cargo run -p adforge-worker --example ads        # paths on stdin
 //!   cargo run -p adforge-worker --example ads -- --facts              # the product, as JSON
+//!   cargo run -p adforge-worker --example ads -- --explain DIR a.png  # the blueprint's ad
+//!
+//! `--keep DIR` writes each ad, 540 px wide, to `DIR/<file stem>.png`. `--explain DIR` also composes each ad on the reference's own blueprint step by step, as
+//! the pipeline does before it checks it (template, words, fill, check render), writes that
+//! check render to `DIR/<file stem>.png` and adds the quality rule's verdict on it
+//! (`blueprint_check`), for a reference whose ad fell back.
 
 use std::io::{BufRead, Write};
 use std::sync::Arc;
@@ -101,8 +107,13 @@ fn job(n: usize, reference: String, product: String, logo: String) -> GenerateAd
 
 fn main() {
     let mut paths = Vec::new();
-    for arg in std::env::args().skip(1) {
+    let mut explain = None;
+    let mut keep = None;
+    let mut args = std::env::args().skip(1);
+    while let Some(arg) = args.next() {
         match arg.as_str() {
+            "--explain" => explain = args.next().map(std::path::PathBuf::from),
+            "--keep" => keep = args.next().map(std::path::PathBuf::from),
             "--facts" => {
                 let v = variant();
                 println!(
@@ -134,10 +145,14 @@ fn main() {
         .enable_all()
         .build()
         .expect("a tokio runtime");
-    runtime.block_on(run(paths));
+    runtime.block_on(run(paths, explain, keep));
 }
 
-async fn run(paths: Vec<String>) {
+async fn run(
+    paths: Vec<String>,
+    explain: Option<std::path::PathBuf>,
+    keep: Option<std::path::PathBuf>,
+) {
     let dir = tempfile::tempdir().expect("a temporary folder");
     let blobs = Arc::new(LocalBlobStore::new(dir.path().into(), "http://blobs.bench"));
     let store = blobs.clone() as Arc<dyn BlobStore>;
@@ -171,8 +186,40 @@ async fn run(paths: Vec<String>) {
                     .await
                     .expect("the blob store takes the file");
                 let job = job(n, store.url(&key), product.clone(), logo.clone());
+                let explained = explain.as_ref().map(|dir| {
+                    let stem = std::path::Path::new(&path)
+                        .file_stem()
+                        .map(|s| s.to_string_lossy().into_owned())
+                        .unwrap_or_default();
+                    (dir.join(format!("{stem}.png")), job.clone())
+                });
                 match make(&handler, job).await {
                     Ok(mut v) => {
+                        if let Some(dir) = &keep {
+                            let key =
+                                adforge_worker::generate::blob_key(&format!("ad_bench{n}"), 1);
+                            if let Ok(Some(png)) = store.get(&key).await
+                                && let Ok(img) = image::load_from_memory(&png)
+                            {
+                                let stem = std::path::Path::new(&path)
+                                    .file_stem()
+                                    .map(|s| s.to_string_lossy().into_owned())
+                                    .unwrap_or_default();
+                                let small =
+                                    img.resize(540, 960, image::imageops::FilterType::Triangle);
+                                let _ = small.save(dir.join(format!("{stem}.png")));
+                            }
+                        }
+                        if let Some((out, job)) = explained {
+                            let h = handler.clone();
+                            let bytes = std::fs::read(&path).unwrap_or_default();
+                            v["blueprint_check"] = tokio::task::spawn_blocking(move || {
+                                blueprint_ad(&h, &job, &bytes, &out)
+                            })
+                            .await
+                            .unwrap_or_else(|e| Err(e.to_string()))
+                            .unwrap_or_else(|e| json!(e));
+                        }
                         v["path"] = json!(path);
                         v["ms"] = json!(started.elapsed().as_millis() as u64);
                         v
@@ -253,6 +300,75 @@ async fn make(handler: &Arc<GenerateAdHandler>, job: GenerateAdJob) -> Result<Va
         "width": done.width,
         "height": done.height,
         "slots": slots,
+    }))
+}
+
+/// The ad composed on the blueprint of `reference` as the pipeline composes it before its
+/// checks (without a cut-out), its check render written to `out`; the quality rule's and
+/// the grounding rule's verdicts.
+fn blueprint_ad(
+    handler: &GenerateAdHandler,
+    job: &GenerateAdJob,
+    reference: &[u8],
+    out: &std::path::Path,
+) -> Result<Value, String> {
+    use adforge_worker::generate::{
+        blueprint_words, brand, copy, facts, fill, grounding, preflight_report, quality,
+    };
+    let readings = handler.blueprints().get_or_analyse(reference)?;
+    let (analysis, bp) = (&readings.0, &readings.1);
+    if let Some(why) = bp.unusable() {
+        return Ok(json!({"unusable": why}));
+    }
+    let template = adforge_worker::blueprint::template::template(bp);
+    let facts = facts::Facts::from_job(job);
+    let words = blueprint_words(job, bp, &template, &facts, handler.renderer(), None);
+    let copy = copy::write_copy(&job.product, &job.audience, job.prompt.as_deref());
+    let inputs = fill::FillInputs {
+        ad_id: &job.ad_id,
+        layout_name: adforge_worker::generate::BLUEPRINT_LAYOUT,
+        brand: &job.brand,
+        palette: brand::Palette::from_brand(&job.brand, analysis),
+        copy: &copy,
+        product_image: job.variant_image_urls.first().map(String::as_str),
+        product_cutout: None,
+        logos: &[],
+        slots: Some(&words.slots),
+        no_logo: false,
+    };
+    let filled = fill::fill(&template, &inputs)?;
+    for url in &job.variant_image_urls {
+        handler.fetcher().fetch_and_keep(url)?;
+    }
+    let c = preflight_report(handler.renderer(), handler.fetcher(), filled)
+        .map_err(|e| format!("{e:?}"))?;
+    let png = handler
+        .renderer()
+        .render(
+            &c.tree,
+            &RenderOptions {
+                width: Some(INK_WIDTH),
+                encode_png: true,
+            },
+        )
+        .map_err(|e| e.to_string())?
+        .png
+        .unwrap_or_default();
+    std::fs::write(out, png).map_err(|e| e.to_string())?;
+    let named: Vec<Value> = c
+        .tree
+        .as_value()
+        .get("nodes")
+        .and_then(Value::as_object)
+        .into_iter()
+        .flatten()
+        .filter(|(_, n)| n["type"] == "TEXT")
+        .map(|(id, n)| json!([id, n["name"], n["characters"]]))
+        .collect();
+    Ok(json!({
+        "quality": quality::check(&c.tree, &c.report, bp, c.logo.as_ref()).err(),
+        "grounding": grounding::check_tree(c.tree.as_value(), &facts).err(),
+        "texts": named,
     }))
 }
 

@@ -374,16 +374,34 @@ impl Blueprint {
     }
 
     /// Why an ad cannot be built on this blueprint (the caller falls back to the layout
-    /// library), or `None` when it can: it needs a lead text and a place for the product.
+    /// library), or `None` when it can: it needs a lead text and a place for the product (a
+    /// picture, a photo ground, or free room for one: [`template::room_for_product`]).
     pub fn unusable(&self) -> Option<&'static str> {
-        if self.lead().is_none() {
+        let Some(lead) = self.lead() else {
             return Some("no block of text was found");
+        };
+        // Words read from texture (a cat's fur read as "WY") are no lead: what was read must
+        // hold a word of three letters or a figure.
+        if lead
+            .words
+            .as_deref()
+            .is_some_and(|w| !w.trim().is_empty() && !says_something(w))
+        {
+            return Some("the lead block's words read as no word");
         }
-        if self.product().is_none() {
+        // A reference without a picture still takes the product where it has room for it.
+        if self.product().is_none() && template::room_for_product(self).is_none() {
             return Some("no image region was found");
         }
         None
     }
+}
+
+/// Whether `words` hold a word of three letters or more, or a figure.
+fn says_something(words: &str) -> bool {
+    words
+        .split(|c: char| !c.is_alphanumeric())
+        .any(|w| w.chars().count() >= 3 || w.chars().any(|c| c.is_ascii_digit()))
 }
 
 impl Blueprint {

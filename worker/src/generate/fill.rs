@@ -396,9 +396,10 @@ pub fn strengthen(filled: &mut Filled, failing: &[String]) {
         let nodes = &mut filled.tree["nodes"];
         if let Some(scrim) = &place.scrim {
             if let Some(stops) = nodes[scrim]["fills"][0]["gradientStops"].as_array_mut() {
-                for (i, stop) in stops.iter_mut().enumerate() {
+                for stop in stops.iter_mut() {
+                    // A clear stop is where the scrim fades out; it stays clear.
                     let a = stop["color"]["a"].as_f64().unwrap_or(0.0);
-                    let boosted = if i == 0 { a } else { (a + 0.2).min(0.96) };
+                    let boosted = if a <= 0.0 { a } else { (a + 0.2).min(0.96) };
                     stop["color"]["a"] = json!(round2(boosted));
                 }
             }

@@ -442,18 +442,29 @@ fn placed(tree: &Value) -> Vec<Placed> {
             soft: n
                 .get("effects")
                 .and_then(Value::as_array)
-                .is_some_and(|e| e.iter().any(|e| e["type"] == "LAYER_BLUR")),
+                .is_some_and(|e| e.iter().any(|e| e["type"] == "LAYER_BLUR"))
+                || is_scrim(n),
         });
         stack.extend(kids(n).into_iter().map(|c| (c, x, y, depth + 1)));
     }
     out
 }
 
+/// Whether `n` is a scrim: a slot named `… Scrim` (`Scrim`, `Top Scrim`, `Text Scrim`),
+/// a shade over the photo that texts are set on, not a box they keep their air from.
+fn is_scrim(n: &Value) -> bool {
+    n.get("type").and_then(Value::as_str) == Some("RECTANGLE")
+        && n.get("name")
+            .and_then(Value::as_str)
+            .is_some_and(|name| name == "Scrim" || name.ends_with(" Scrim"))
+}
+
 /// The first text box that overlaps or nearly touches another slot's box, in words; `None`
 /// when every text keeps its air.
 ///
 /// Boxes that hold the text's centre are what it is set on (the ground, a band, a button,
-/// a badge, a scrim) and are not counted, nor are blurred shapes (a ground shadow). Above or
+/// a badge, a scrim) and are not counted, nor are blurred shapes (a ground shadow) and
+/// scrims. Above or
 /// below a box whose span overlaps its own, a text keeps [`MIN_CHECKED_GAP_EM`] of its font
 /// size (the smaller of the two, between two texts); side by side, [`SIDE_GAP_EM`].
 pub fn crowded_text(tree: &Value) -> Option<String> {

@@ -367,10 +367,12 @@ impl State<'_> {
         match s.role.as_str() {
             "offer" => {
                 // Words without a figure ("SUMMER SALE") name a sale; the figure is left to
-                // the slot that shows one (the badge's "-30%").
+                // the slot that shows one (the badge's "-30%"). With no such slot ("SALE" or
+                // "Free shipping" the only offer) this one states the offer itself.
                 if f.discount.is_some()
                     && !refs.is_empty()
                     && !refs.chars().any(|c| c.is_ascii_digit())
+                    && all.iter().any(|o| o.key != s.key && shows_figure(o))
                 {
                     let named = lines(
                         [format!("{} sale", f.brand), format!("The {} sale", f.brand)],
@@ -1307,6 +1309,15 @@ const URGENCY: [&str; 12] = [
     "don't miss",
 ];
 
+/// Whether slot `o` shows an offer's figure: an offer or badge slot whose reference words
+/// hold a digit, or were not read.
+fn shows_figure(o: &SlotSpec) -> bool {
+    (o.role == "offer" || o.key == "badge_label" || o.on.as_deref() == Some("badge"))
+        && o.words
+            .as_deref()
+            .is_none_or(|w| w.chars().any(|c| c.is_ascii_digit()))
+}
+
 /// Whether slot `s` calls for urgency: its reference words say it, or it is the eyebrow
 /// or supporting line of an offer ad.
 fn urgent(s: &SlotSpec, reference: &Reference) -> bool {
@@ -1433,6 +1444,9 @@ fn quoted(prompt: &str) -> Option<String> {
     let q = clean(&rest[open..open + end]);
     (!q.is_empty()).then_some(q)
 }
+
+#[cfg(test)]
+mod roles;
 
 #[cfg(test)]
 mod tests {

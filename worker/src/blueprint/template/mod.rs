@@ -3,10 +3,11 @@
 //! layout library's `$` keys (`assets/layouts/README.md`), so it renders as it is and
 //! [`crate::generate::fill::fill`] fills it like a built-in layout.
 //!
-//! Slots: `background` (or `photo` on a photo ground), `panel_N`, `product_image`,
+//! Slots: `background` (or `photo` on a photo ground), `panel_N`, `product_image` (on a
+//! reference without a picture, in its largest free room: [`room_for_product`]),
 //! `headline`, `supporting`, `eyebrow`, `cta` (a button frame holding `cta_label`), `badge`
-//! with `badge_label`, `logo`; `product_shadow` under a cut-out product that stands on a
-//! ground shadow. Text boxes are the reference's blocks widened into the free
+//! with `badge_label`, `logo`; `text_scrim` behind the texts set on a photo ground;
+//! `product_shadow` under a cut-out product that stands on a ground shadow. Text boxes are the reference's blocks widened into the free
 //! space around them (new copy is rarely as short as the reference's), with shrink-to-fit
 //! down to 35 % of the reference's size.
 //!
@@ -41,7 +42,7 @@ mod writer;
 use serde_json::Value;
 
 use super::Blueprint;
-pub use room::{MIN_TEXT_GAP_EM, grow_to_share, make_room};
+pub use room::{MIN_TEXT_GAP_EM, grow_to_share, make_room, room_for_product};
 pub use steps::{shadow_box, shadow_core};
 pub use writer::role_for;
 
@@ -64,6 +65,15 @@ fn write(bp: &Blueprint, named: bool) -> Value {
     // Every ad carries the brand: where the reference shows no logo, a free corner.
     if bp.logo.is_none() {
         bp.logo = room::corner_logo(&bp);
+    }
+    // A reference without a picture: the product goes in its largest free room.
+    if let Some(rect) = room_for_product(&bp) {
+        bp.images.push(super::ImageRegion {
+            rect,
+            shape: super::Shape::Rounded { radius: 0.06 },
+            cutout: false,
+            shadow: None,
+        });
     }
     let bp = &bp;
     let mut wr = writer::Writer::new(bp, named);

@@ -205,3 +205,119 @@ pub fn grow_to_share(r: Rect, share: f32) -> Rect {
         h: nh,
     }
 }
+
+/// Largest share of the canvas a product placed in free room takes ([`room_for_product`]).
+const ROOM_MAX_SHARE: f32 = 0.3;
+
+/// Where the product goes on a reference that shows no picture (a testimonial or a
+/// statistic on a plain ground, a type poster, a comparison): the largest free box of the
+/// canvas, inside a 4 % margin, clear of every text block, button, badge and the logo by
+/// 2 % of the short side, no more than 1.6 times as long as it is wide either way, and at
+/// most [`ROOM_MAX_SHARE`] of the canvas. `None` when the reference shows a picture or a
+/// photo ground, or when the free room is under [`crate::blueprint::MIN_PRODUCT_SHARE`]
+/// (the ad then falls back to the layout library, as before).
+///
+/// Rejected: an ad of the reference's words alone. The advertiser asked for an ad of their
+/// product; a reference without a picture shows where the words go, not that the product
+/// is left out.
+pub fn room_for_product(bp: &Blueprint) -> Option<Rect> {
+    use crate::blueprint::{Background, MIN_PRODUCT_SHARE};
+    if !bp.images.is_empty() || matches!(bp.background, Background::Photo { .. }) {
+        return None;
+    }
+    const N: usize = 40;
+    let (w, h) = (bp.width.max(1) as f32, bp.height.max(1) as f32);
+    let short = w.min(h);
+    let (mx, my) = (0.04 * short / w, 0.04 * short / h);
+    let (px, py) = (0.02 * short / w, 0.02 * short / h);
+    let blockers: Vec<Rect> = bp
+        .texts
+        .iter()
+        .map(|t| t.rect)
+        .chain(
+            bp.shapes
+                .iter()
+                .filter(|s| s.role != ShapeRole::Panel)
+                .map(|s| s.rect),
+        )
+        .chain(bp.logo)
+        .map(|r| Rect {
+            x: r.x - px,
+            y: r.y - py,
+            w: r.w + 2.0 * px,
+            h: r.h + 2.0 * py,
+        })
+        .collect();
+    let (cw, ch) = ((1.0 - 2.0 * mx) / N as f32, (1.0 - 2.0 * my) / N as f32);
+    let cell = |c: usize, r: usize| Rect {
+        x: mx + c as f32 * cw,
+        y: my + r as f32 * ch,
+        w: cw,
+        h: ch,
+    };
+    // Free height of each column ending at the current row.
+    let mut height = [0usize; N];
+    let mut best: Option<(f32, Rect)> = None;
+    for row in 0..N {
+        for (c, hgt) in height.iter_mut().enumerate() {
+            let free = blockers.iter().all(|b| cell(c, row).overlap(b) <= 0.0);
+            *hgt = if free { *hgt + 1 } else { 0 };
+        }
+        for c0 in 0..N {
+            let mut tall = usize::MAX;
+            for (c1, &column) in height.iter().enumerate().skip(c0) {
+                tall = tall.min(column);
+                if tall == 0 {
+                    break;
+                }
+                let free = Rect {
+                    x: mx + c0 as f32 * cw,
+                    y: my + (row + 1 - tall) as f32 * ch,
+                    w: (c1 + 1 - c0) as f32 * cw,
+                    h: tall as f32 * ch,
+                };
+                let fitted = fit_aspect(&free, w, h, 1.6);
+                let area = fitted.area();
+                if best.as_ref().is_none_or(|(a, _)| area > *a) {
+                    best = Some((area, fitted));
+                }
+            }
+        }
+    }
+    let (_, r) = best?;
+    // A little air inside the free box, and no bigger than the cap.
+    let r = inset(&r, 0.06);
+    let r = if r.area() > ROOM_MAX_SHARE {
+        let k = (ROOM_MAX_SHARE / r.area()).sqrt();
+        let (cx, cy) = r.center();
+        Rect {
+            x: cx - r.w * k / 2.0,
+            y: cy - r.h * k / 2.0,
+            w: r.w * k,
+            h: r.h * k,
+        }
+    } else {
+        r
+    };
+    (r.area() >= MIN_PRODUCT_SHARE).then_some(r)
+}
+
+/// `r` (unit square of a `w` x `h` design) cut about its centre to at most `max` times as
+/// long as wide, either way, in design pixels.
+fn fit_aspect(r: &Rect, w: f32, h: f32, max: f32) -> Rect {
+    let (pw, ph) = (r.w * w, r.h * h);
+    let (nw, nh) = if pw > ph * max {
+        (ph * max, ph)
+    } else if ph > pw * max {
+        (pw, pw * max)
+    } else {
+        (pw, ph)
+    };
+    let (cx, cy) = r.center();
+    Rect {
+        x: cx - nw / w / 2.0,
+        y: cy - nh / h / 2.0,
+        w: nw / w,
+        h: nh / h,
+    }
+}

@@ -12,6 +12,15 @@ use crate::blueprint::{
     Align, Background, GroundShadow, MIN_PRODUCT_SHARE, Rect, Shape, ShapeRole, TextBlock, TextRole,
 };
 
+/// The slot of the scrim behind texts set on a photo ground ([`Writer::text_scrim`]).
+pub const TEXT_SCRIM: &str = "text_scrim";
+
+/// How dark the text scrim starts (black at this opacity), before the contrast pass.
+const SCRIM_ALPHA: f64 = 0.55;
+
+/// How far the text scrim fades out beyond the copy, in the canvas's height.
+const SCRIM_FADE: f32 = 0.12;
+
 /// A panel's slot id and box.
 pub(super) type Panel = (String, Rect);
 
@@ -27,7 +36,16 @@ pub(super) fn free_blocks(bp: &crate::blueprint::Blueprint) -> Vec<&TextBlock> {
         .filter(|t| t.role.drawn_free())
         .filter(|t| !(t.role == TextRole::Cta && inside(ShapeRole::Button, t)))
         .filter(|t| !inside(ShapeRole::Badge, t))
+        .filter(|t| !wordmark(bp, t))
         .collect()
+}
+
+/// Whether `t` is the brand's wordmark read as a line of text: a supporting line or an
+/// eyebrow whose centre lies in the logo's box (the logo slot shows the brand there; new
+/// copy over it would overprint the logo).
+fn wordmark(bp: &crate::blueprint::Blueprint, t: &TextBlock) -> bool {
+    matches!(t.role, TextRole::Supporting | TextRole::Eyebrow)
+        && bp.logo.is_some_and(|l| l.contains_center(&t.rect))
 }
 
 /// The slot id of the next block of `role`: the role itself, `<role>_2` for a second one,
@@ -255,6 +273,8 @@ impl Writer<'_> {
         let mut placed: Vec<Rect> = Vec::new();
         let blocks = free_blocks(bp);
         let mut used: Vec<String> = Vec::new();
+        // The texts set straight on a photo ground: a scrim goes behind them.
+        let mut on_photo: Vec<(String, Rect)> = Vec::new();
         for (i, t) in blocks.iter().enumerate() {
             let role = t.role.key();
             // A call to action set as a line of text (no button) is `cta_text`: `cta` is the
@@ -294,10 +314,87 @@ impl Writer<'_> {
                 .unwrap_or(FULL);
             let r = self.widen(t, &others, container);
             placed.push(r);
+            let on = if on == "photo" {
+                on_photo.push((slot.clone(), r));
+                TEXT_SCRIM.to_owned()
+            } else {
+                on
+            };
             let node = self.text_node(t, &r, &slot, role, &on, false);
             self.add(&slot, node, true);
         }
+        self.text_scrim(&on_photo);
         placed
+    }
+
+    /// The `text_scrim` behind the texts set on a photo ground (`on_photo`: their slots
+    /// and boxes), painted just under the first of them: a dark band across the canvas
+    /// over their extent and a little air, fading out towards the photo where it does not
+    /// reach the canvas's edge. The ad's photo is not the reference's, so whether or not
+    /// the reference darkened its photo, light copy on a darkened band is what keeps it
+    /// legible on any photo; the contrast pass darkens the band further where it must
+    /// ([`crate::generate::fill::strengthen`]), and the fill sets the texts on it light.
+    fn text_scrim(&mut self, on_photo: &[(String, Rect)]) {
+        let Some(first) = on_photo.first() else {
+            return;
+        };
+        let (top, bottom) = on_photo.iter().fold((1.0f32, 0.0f32), |(t, b), (_, r)| {
+            (t.min(r.y), b.max(r.bottom()))
+        });
+        // Fully dark over the copy and a little air (5 % of the canvas's short side), then
+        // fading out over 12 % of the height; a band that comes near an edge runs to it
+        // (no sliver of bare photo).
+        let pad = 0.05 * self.w.min(self.h) / self.h;
+        let (core0, core1) = ((top - pad).max(0.0), (bottom + pad).min(1.0));
+        let (mut y0, mut y1) = (core0 - SCRIM_FADE, core1 + SCRIM_FADE);
+        if y0 < 0.06 {
+            y0 = 0.0;
+        }
+        if y1 > 0.94 {
+            y1 = 1.0;
+        }
+        let band = Rect {
+            x: 0.0,
+            y: y0,
+            w: 1.0,
+            h: (y1 - y0).max(0.01),
+        };
+        let (at_top, at_bottom) = (y0 <= 0.0, y1 >= 1.0);
+        let dark = |a: f64| {
+            let mut c = paint::color([0.0, 0.0, 0.0]);
+            c["a"] = serde_json::json!(a);
+            c
+        };
+        let at = |y: f32| round3(((y - y0) / band.h).clamp(0.0, 1.0));
+        let mut stops = Vec::new();
+        if at_top {
+            stops.push(paint::stop(0, dark(SCRIM_ALPHA)));
+        } else {
+            stops.push(paint::stop(0, dark(0.0)));
+            stops.push(paint::stop(at(core0), dark(SCRIM_ALPHA)));
+        }
+        if at_bottom {
+            stops.push(paint::stop(1, dark(SCRIM_ALPHA)));
+        } else {
+            stops.push(paint::stop(at(core1), dark(SCRIM_ALPHA)));
+            stops.push(paint::stop(1, dark(0.0)));
+        }
+        use paint::point;
+        let node = self
+            .shape_node(&band, Shape::Rectangle)
+            .fills([paint::linear_gradient(
+                [point(0.5, 0), point(0.5, 1), point(0, 0)],
+                stops,
+            )])
+            .set("$scrim", true);
+        let at = self
+            .children
+            .iter()
+            .position(|c| *c == first.0)
+            .unwrap_or(self.children.len());
+        self.add(TEXT_SCRIM, node, false);
+        self.children.insert(at, TEXT_SCRIM.to_owned());
+        self.scrim = Some(band);
     }
 
     /// The `logo` box: a little taller than the reference's wordmark, aligned as it was, or
@@ -311,7 +408,12 @@ impl Writer<'_> {
         // A logo box a little taller than the wordmark the reference shows.
         let lh2 = (lh * 1.4).max(f64::from(self.h) * 0.03);
         let r1 = |v: f64| round1(v as f32);
-        let on = self.backdrop_of(&logo, panels);
+        let on = match self.scrim {
+            Some(band) if band.contains_center(&logo) && self.ground_id() == "photo" => {
+                TEXT_SCRIM.to_owned()
+            }
+            _ => self.backdrop_of(&logo, panels),
+        };
         let mut n = NodeBuilder::new("RECTANGLE")
             .bounds(
                 r1(x),

@@ -226,3 +226,198 @@ fn colours_map_to_palette_roles() {
     assert_eq!(role_for([12, 12, 14]), "ink");
     assert_eq!(role_for([200, 30, 40]), "primary");
 }
+
+/// A text block of `role` over `r`, its words `words`.
+fn block(role: TextRole, r: Rect, words: &str) -> TextBlock {
+    TextBlock {
+        role,
+        rect: r,
+        lines: 1,
+        line_height: r.h * 0.8,
+        align: Align::Center,
+        color: [250, 250, 250],
+        weight: 700,
+        upper: false,
+        words: Some(words.to_owned()),
+    }
+}
+
+/// Texts set straight on a photo ground get a scrim: painted over the photo and under the
+/// texts, across their extent, and the texts are set on it (the fill makes them light and
+/// the contrast pass can darken it). Texts on a solid ground get none.
+#[test]
+fn texts_on_a_photo_are_set_on_a_scrim() {
+    let mut b = bp();
+    b.images.clear();
+    b.background = Background::Photo {
+        mean: [120, 90, 70],
+    };
+    b.texts = vec![
+        block(
+            TextRole::Headline,
+            rect(0.2, 0.55, 0.6, 0.12),
+            "Made for the weekend",
+        ),
+        block(
+            TextRole::Supporting,
+            rect(0.3, 0.72, 0.4, 0.05),
+            "Small batches",
+        ),
+    ];
+    let t = template(&b);
+    let nodes = &t["nodes"];
+    let scrim = &nodes["text_scrim"];
+    assert_eq!(scrim["$scrim"], true, "{t}");
+    for slot in ["headline", "supporting"] {
+        assert_eq!(nodes[slot]["$on"], "text_scrim", "{slot}");
+        let (y, h) = (
+            nodes[slot]["y"].as_f64().unwrap(),
+            nodes[slot]["height"].as_f64().unwrap(),
+        );
+        let (sy, sh) = (
+            scrim["y"].as_f64().unwrap(),
+            scrim["height"].as_f64().unwrap(),
+        );
+        assert!(sy <= y && y + h <= sy + sh, "{slot} outside the scrim");
+    }
+    let order: Vec<&str> = nodes["root"]["children"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|c| c.as_str())
+        .collect();
+    let at = |id: &str| order.iter().position(|c| *c == id).unwrap();
+    assert!(at("photo") < at("text_scrim") && at("text_scrim") < at("headline"));
+    // Dark over the copy, fading out above it (it does not reach the top edge).
+    let stops = scrim["fills"][0]["gradientStops"].as_array().unwrap();
+    assert_eq!(stops[0]["color"]["a"], 0.0);
+    assert!(stops.iter().any(|s| s["color"]["a"].as_f64() > Some(0.5)));
+    // On a solid ground: no scrim, the texts on the ground.
+    b.background = Background::Solid {
+        color: [250, 250, 250],
+    };
+    let t = template(&b);
+    assert!(t["nodes"].get("text_scrim").is_none());
+    assert_eq!(t["nodes"]["headline"]["$on"], "background");
+}
+
+/// A reference of text alone (a testimonial on a plain ground) is usable: the product
+/// goes in its largest free room, clear of every text, at least the minimum share; a
+/// reference whose text leaves no room still falls back.
+#[test]
+fn a_reference_without_a_picture_takes_the_product_in_its_free_room() {
+    let mut b = bp();
+    b.width = 1920;
+    b.height = 1920;
+    b.images.clear();
+    b.texts = vec![
+        block(TextRole::Rating, rect(0.4, 0.06, 0.2, 0.04), "★★★★★"),
+        block(
+            TextRole::Quote,
+            rect(0.1, 0.12, 0.8, 0.14),
+            "“Better than anything.”",
+        ),
+        block(
+            TextRole::QuoteAuthor,
+            rect(0.4, 0.29, 0.2, 0.04),
+            "- Aiko Tanaka",
+        ),
+    ];
+    assert_eq!(b.unusable(), None);
+    let room = room_for_product(&b).unwrap();
+    assert!(room.area() >= MIN_PRODUCT_SHARE, "{room:?}");
+    for t in &b.texts {
+        assert!(
+            room.overlap(&t.rect) <= 0.0,
+            "{room:?} overlaps {:?}",
+            t.rect
+        );
+    }
+    let t = template(&b);
+    let p = &t["nodes"]["product_image"];
+    assert_eq!(p["$image"], "product");
+    assert!(p["y"].as_f64().unwrap() > 0.33 * 1920.0, "{p}");
+    // Text everywhere: no room, the built-in layout.
+    b.texts = (0..6)
+        .map(|i| {
+            block(
+                TextRole::ListItem,
+                rect(0.05, 0.05 + 0.15 * i as f32, 0.9, 0.12),
+                "✓ An item",
+            )
+        })
+        .collect();
+    assert!(room_for_product(&b).is_none());
+    assert_eq!(b.unusable(), Some("no image region was found"));
+    // A picture or a photo ground is the product's place already.
+    let mut photo = bp();
+    photo.images.clear();
+    photo.background = Background::Photo { mean: [90, 90, 90] };
+    assert!(room_for_product(&photo).is_none() && photo.unusable().is_none());
+}
+
+/// The roles the blueprint found reach the copywriter: each block's slot carries its role
+/// (`$text`), its words and its case, so the writer fills a price slot with the price, a
+/// quote slot with a review, a stat slot with a stat, list items with benefits.
+#[test]
+fn every_role_reaches_its_slot() {
+    let mut b = bp();
+    let roles = [
+        (TextRole::Price, "price", "$29"),
+        (TextRole::CompareAtPrice, "compare_at_price", "$44"),
+        (TextRole::Quote, "quote", "“Better than anything.”"),
+        (TextRole::QuoteAuthor, "quote_author", "- Aiko Tanaka"),
+        (TextRole::Rating, "rating", "★★★★★"),
+        (TextRole::Stat, "stat", "93%"),
+        (TextRole::Offer, "offer", "-30%"),
+    ];
+    b.texts.truncate(1);
+    for (i, (role, _, words)) in roles.iter().enumerate() {
+        b.texts.push(block(
+            *role,
+            rect(0.3, 0.25 + 0.08 * i as f32, 0.2, 0.05),
+            words,
+        ));
+    }
+    for i in 0..2 {
+        b.texts.push(block(
+            TextRole::ListItem,
+            rect(0.6, 0.3 + 0.1 * i as f32, 0.3, 0.05),
+            "✓ Ready in two minutes",
+        ));
+    }
+    b.texts[0].words = Some("TIRED OF BITTER COFFEE?".into());
+    b.texts[0].upper = true;
+    let t = template(&b);
+    let nodes = &t["nodes"];
+    for (_, slot, words) in roles {
+        assert_eq!(nodes[slot]["$text"], slot, "{slot}");
+        assert_eq!(nodes[slot]["$words"], words, "{slot}");
+    }
+    assert_eq!(nodes["compare_at_price"]["textDecoration"], "STRIKETHROUGH");
+    for slot in ["list_item_1", "list_item_2"] {
+        assert_eq!(nodes[slot]["$text"], "list_item", "{slot}");
+    }
+    assert_eq!(nodes["headline"]["$case"], "upper");
+    assert_eq!(nodes["headline"]["$words"], "TIRED OF BITTER COFFEE?");
+}
+
+/// Words read from a photo's texture ("WY" in a cat's fur) make no lead: the reference
+/// falls back; a word, a figure or a lead read as nothing keeps it.
+#[test]
+fn a_lead_read_as_no_word_is_no_lead() {
+    let mut b = bp();
+    for (words, usable) in [
+        ("WY", false),
+        ("| ~", false),
+        ("EEEEEEE", true),
+        ("-30%", true),
+        ("2x", true),
+        ("", true),
+    ] {
+        b.texts[0].words = Some(words.into());
+        assert_eq!(b.unusable().is_none(), usable, "{words:?}");
+    }
+    b.texts[0].words = None;
+    assert_eq!(b.unusable(), None);
+}

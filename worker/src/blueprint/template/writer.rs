@@ -74,6 +74,8 @@ pub(super) struct Writer<'a> {
     pub(super) named: bool,
     /// The root's children so far, back to front.
     pub(super) children: Vec<String>,
+    /// The box of the `text_scrim` behind the texts set on a photo ground, once written.
+    pub(super) scrim: Option<Rect>,
 }
 
 impl<'a> Writer<'a> {
@@ -86,6 +88,7 @@ impl<'a> Writer<'a> {
             tree: TreeBuilder::new("root"),
             named,
             children: Vec::new(),
+            scrim: None,
         }
     }
 

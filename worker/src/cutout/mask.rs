@@ -25,13 +25,23 @@ pub(crate) struct Coarse {
     /// The product's cells: soft ≥ 0.5 (or, for a colour key, not ground reaching the
     /// border), specks dropped by [`Coarse::check`].
     pub keep: Vec<bool>,
+    /// Cells taken out of the product as ground after the mask was made (a shadow the
+    /// model does not see as product): ground outright when the edge is cut.
+    pub cleared: Vec<bool>,
 }
 
 impl Coarse {
     /// A mask whose product is where `soft ≥ 0.5`.
     pub(crate) fn from_soft(w: usize, h: usize, soft: Vec<f32>) -> Self {
         let keep = soft.iter().map(|v| *v >= 0.5).collect();
-        Coarse { w, h, soft, keep }
+        let cleared = vec![false; w * h];
+        Coarse {
+            w,
+            h,
+            soft,
+            keep,
+            cleared,
+        }
     }
 
     /// Drops specks from [`Coarse::keep`] and checks what is left: the product must take

@@ -222,7 +222,8 @@ fn key_alpha(
             if inside[cell] {
                 solid[i] = true;
                 d[i] = f32::INFINITY;
-            } else if !near[cell] {
+            } else if !near[cell] || coarse.cleared[cell] {
+                // Well outside the product, or a shadow the model cleared: ground outright.
                 far[i] = true;
             } else {
                 d[i] = dist(colour(i), ground.at(u, v));

@@ -7,9 +7,12 @@
 //! 1. [`Method::SourceAlpha`]: the photo already has transparency around the product (a
 //!    PNG cut-out): its own alpha is used.
 //! 2. [`Method::ColourKey`]: the photo's border is one flat colour or a smooth studio sweep
-//!    (a packshot on white or grey): keyed on that ground ([`key`]). The model runs only
-//!    when the flood took ground from inside the product (`key::bays`: a white body on a
-//!    near-white ground), and gives back what it sees as product there (`fill_bays`).
+//!    (a packshot on white or grey): keyed on that ground ([`key`]). The model, when
+//!    installed, runs only to settle what the colours cannot: ground the flood took from
+//!    inside the product (`key::bays`: a white body on a near-white ground) is given back
+//!    where it sees product (`fill_bays`), and the ground in shadow (a drop or contact
+//!    shadow, darker than the ground, so product to the key) is taken out where it does
+//!    not (`clear_shadows`).
 //! 3. [`Method::Model`]: anything else goes through U²-Net-P's saliency map
 //!    ([`adforge_models::SalientSegmenter`]) at 320x320. Without the weights this path is
 //!    refused ([`Refusal::NoModel`]) and callers keep the framed photo.
@@ -64,6 +67,11 @@ const REFINE_ROUNDS: usize = 3;
 /// Least share of a keyed product that the flood's bays ([`key::bays`]) must make up before
 /// the model is asked about them ([`fill_bays`]).
 const BAY_SHARE: f32 = 0.03;
+/// Least share of a keyed product that shadow-like cells reached from the ground
+/// ([`clear_shadows`]) must make up before the model is asked about them.
+const SHADOW_SHARE: f32 = 0.01;
+/// Least darkening (a share of the ground's colour) somewhere in a shadow taken out.
+const SHADOW_DEPTH: f32 = 0.1;
 
 /// How a cut-out was made.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -269,7 +277,10 @@ impl Cutter {
             let mut coarse = Coarse::from_soft(ww, wh, soft);
             coarse.check().and_then(|()| {
                 if let Some(segmenter) = &self.segmenter {
-                    timings.model = fill_bays(segmenter, &work_rgb, &mut coarse);
+                    let mut model = ModelCheck::new(segmenter, &work_rgb);
+                    fill_bays(&mut model, &mut coarse);
+                    clear_shadows(&mut model, &ground, &work_rgb, &mut coarse);
+                    timings.model = model.time;
                 }
                 timings.mask = started.elapsed();
                 finish(
@@ -311,39 +322,138 @@ impl Cutter {
     }
 }
 
+/// The model's saliency map of the working copy, asked for at most once, when a check of
+/// the keyed mask needs it; `None` when the model fails or is unsure of the picture (the
+/// keyed mask then stays as it was).
+struct ModelCheck<'a> {
+    segmenter: &'a SalientSegmenter,
+    work: &'a RgbImage,
+    map: Option<Option<adforge_models::SaliencyMap>>,
+    time: Duration,
+}
+
+impl<'a> ModelCheck<'a> {
+    fn new(segmenter: &'a SalientSegmenter, work: &'a RgbImage) -> Self {
+        ModelCheck {
+            segmenter,
+            work,
+            map: None,
+            time: Duration::ZERO,
+        }
+    }
+
+    /// The saliency at cell `i` of a `w` x `h` grid, for every cell of `cells`.
+    fn saliency(&mut self, cells: &[bool], w: usize, h: usize) -> Option<Vec<f32>> {
+        if self.map.is_none() {
+            let started = Instant::now();
+            self.map = Some(
+                match self
+                    .segmenter
+                    .saliency(&squash(self.work, self.segmenter.input_size()))
+                {
+                    Ok(map) if subject::confidence(&map).holds() => Some(map),
+                    Ok(_) => None,
+                    Err(e) => {
+                        tracing::debug!(error = %e, "the model could not check the keyed mask");
+                        None
+                    }
+                },
+            );
+            self.time += started.elapsed();
+        }
+        let map = self.map.as_ref()?.as_ref()?;
+        let side = map.size as usize;
+        let at = |t: usize, n: usize| {
+            (((t as f32 + 0.5) * side as f32 / n as f32) as usize).min(side - 1)
+        };
+        Some(
+            (0..w * h)
+                .map(|i| {
+                    if cells[i] {
+                        map.values[at(i / w, h) * side + at(i % w, w)]
+                    } else {
+                        0.0
+                    }
+                })
+                .collect(),
+        )
+    }
+}
+
 /// Gives back to a keyed mask the cells the flood took from inside the product
 /// ([`key::bays`]) where the model sees the product, when those cells are at least
 /// [`BAY_SHARE`] of the product: where a white body meets a near-white ground (or a dark
 /// one black), nothing in the colours stops the flood, while the model sees the body's
-/// shading and outline. The model runs only then; when it fails or is unsure of the
-/// picture, the keyed mask stays as it was. Returns the model's time.
-fn fill_bays(segmenter: &SalientSegmenter, work: &RgbImage, coarse: &mut Coarse) -> Duration {
+/// shading and outline. The model runs only then.
+fn fill_bays(model: &mut ModelCheck<'_>, coarse: &mut Coarse) {
     let (w, h) = (coarse.w, coarse.h);
     let bay = key::bays(&coarse.keep, w, h);
     let taken = bay.iter().filter(|b| **b).count();
     let kept = coarse.keep.iter().filter(|k| **k).count();
     if (taken as f32) < BAY_SHARE * kept as f32 {
-        return Duration::ZERO;
+        return;
     }
-    let started = Instant::now();
-    let map = match segmenter.saliency(&squash(work, segmenter.input_size())) {
-        Ok(map) if subject::confidence(&map).holds() => map,
-        Ok(_) => return started.elapsed(),
-        Err(e) => {
-            tracing::debug!(error = %e, "the model could not check the keyed mask");
-            return started.elapsed();
-        }
+    let Some(seen) = model.saliency(&bay, w, h) else {
+        return;
     };
-    let side = map.size as usize;
-    let at =
-        |t: usize, n: usize| (((t as f32 + 0.5) * side as f32 / n as f32) as usize).min(side - 1);
-    for (i, _) in bay.iter().enumerate().filter(|(_, b)| **b) {
-        if map.values[at(i / w, h) * side + at(i % w, w)] >= 0.5 {
+    for i in 0..w * h {
+        if bay[i] && seen[i] >= 0.5 {
             coarse.keep[i] = true;
             coarse.soft[i] = 1.0;
         }
     }
-    started.elapsed()
+}
+
+/// Takes out of a keyed mask the shadow on the ground: product cells that are the ground
+/// darkened ([`key::GroundModel::shade`]), reached from the ground through such cells
+/// darkening step by step ([`key::shadow_reach`]), where the model does not see the product, when they are at least
+/// [`SHADOW_SHARE`] of the product. The colours alone cannot tell a shadow from a shaded
+/// white body or a grey cap, so the model decides.
+fn clear_shadows(
+    model: &mut ModelCheck<'_>,
+    ground: &GroundModel,
+    work: &RgbImage,
+    coarse: &mut Coarse,
+) {
+    let (w, h) = (coarse.w, coarse.h);
+    let shade: Vec<Option<f32>> = (0..w * h)
+        .map(|i| {
+            let (x, y) = (i % w, i / w);
+            let c = work.get_pixel(x as u32, y as u32).0.map(f32::from);
+            ground.shade(c, (x as f32 + 0.5) / w as f32, (y as f32 + 0.5) / h as f32)
+        })
+        .collect();
+    let outside: Vec<bool> = coarse.keep.iter().map(|k| !k).collect();
+    let reached = key::shadow_reach(&outside, &shade, w, h);
+    let mut candidates: Vec<bool> = (0..w * h).map(|i| reached[i] && coarse.keep[i]).collect();
+    // A shadow worth the name darkens the ground by [`SHADOW_DEPTH`] somewhere; a pale part
+    // of the product a step off the ground (a light grey lid on grey) does not.
+    for part in mask::components(&candidates, w, h) {
+        let darkest = part
+            .iter()
+            .filter_map(|i| shade[*i])
+            .fold(f32::INFINITY, f32::min);
+        if darkest > 1.0 - SHADOW_DEPTH {
+            for i in part {
+                candidates[i] = false;
+            }
+        }
+    }
+    let n = candidates.iter().filter(|c| **c).count();
+    let kept = coarse.keep.iter().filter(|k| **k).count();
+    if (n as f32) < SHADOW_SHARE * kept as f32 {
+        return;
+    }
+    let Some(seen) = model.saliency(&candidates, w, h) else {
+        return;
+    };
+    for i in 0..w * h {
+        if candidates[i] && seen[i] < 0.5 {
+            coarse.keep[i] = false;
+            coarse.soft[i] = 0.0;
+            coarse.cleared[i] = true;
+        }
+    }
 }
 
 /// The cut-out from a checked coarse mask, timed.

@@ -1075,3 +1075,52 @@ fn a_white_body_on_a_near_white_ground_keeps_its_middle() {
     assert!(iou >= 0.95, "IoU {iou:.3}");
     assert!(kept >= 0.97, "{:.1} % of the body kept", kept * 100.0);
 }
+
+// ---- A drop shadow on the ground (issue 40) -----------------------------------------------
+
+/// Issue 40: a product photographed with a soft drop shadow on a light grey ground (the
+/// jar above, its shadow the jar's body 24 px lower, blurred over about 14 px and darkening
+/// the ground by up to 30 %). The shadow is darker than the ground by more than the key's
+/// noise, so the key alone keeps it with the product, a grey halo under and beside the jar
+/// (IoU printed); the ground in shadow, reached from the ground as it fades in, is taken out
+/// where the model does not see the product, and the jar, its cream label and light cap are
+/// kept whole.
+#[test]
+fn a_drop_shadow_on_the_ground_is_not_kept_with_the_product() {
+    // The fraction of a box [a, b) covered at t by a box blurred over `s` (a logistic edge).
+    let edge = |t: f32, a: f32, b: f32, s: f32| {
+        let up = 1.0 / (1.0 + (-(t - a) / s).exp());
+        let down = 1.0 / (1.0 + (-(b - t) / s).exp());
+        up * down
+    };
+    let shadow = |u: f32, v: f32| {
+        let (x, y) = (u * JAR_W as f32, v * JAR_H as f32);
+        let dark = 0.3 * edge(x, 440.0, 760.0, 8.0) * edge(y, 234.0, 884.0, 8.0);
+        [221.0 * (1.0 - dark); 3]
+    };
+    let drawn = jar(shadow);
+    let photo = DynamicImage::ImageRgb8(drawn.image.clone());
+    let score = |cut: &adforge_worker::cutout::Cutout| {
+        let got = placed(cut, JAR_W, JAR_H);
+        let inter = got.iter().zip(&drawn.truth).filter(|(a, b)| **a && **b);
+        let union = got.iter().zip(&drawn.truth).filter(|(a, b)| **a || **b);
+        let iou = inter.count() as f32 / union.count().max(1) as f32;
+        let share = |of: &[bool]| {
+            let n = of.iter().filter(|t| **t).count() as f32;
+            got.iter().zip(of).filter(|(g, t)| **g && **t).count() as f32 / n
+        };
+        (iou, share(&drawn.truth), share(&drawn.label))
+    };
+    let keyed = Cutter::new(None).cut(&photo).unwrap();
+    let (key_iou, _, _) = score(&keyed);
+    eprintln!("jar with a drop shadow, colour key alone: IoU {key_iou:.3}");
+    let cut = model_cutter().cut(&photo).unwrap();
+    let (iou, kept, label) = score(&cut);
+    eprintln!(
+        "jar with a drop shadow, shadow taken out: IoU {iou:.3}, jar kept {kept:.3}, label kept {label:.3}"
+    );
+    assert_eq!(cut.method, Method::ColourKey);
+    assert!(iou >= 0.95, "IoU {iou:.3}");
+    assert!(kept >= 0.98, "{:.1} % of the jar kept", kept * 100.0);
+    assert!(label >= 0.98, "{:.1} % of the label kept", label * 100.0);
+}

@@ -33,6 +33,7 @@
 //! the button, the text blocks and the logo, then the root. Their order is the `nodes`
 //! map's order and the root's `children`, so it is part of the output.
 
+mod gaps;
 mod margins;
 mod place;
 mod room;
@@ -87,6 +88,7 @@ fn write(bp: &Blueprint, named: bool) -> Value {
     wr.logo(&panels, &placed);
     let mut tree = wr.finish();
     margins::keep_margins(&mut tree);
+    gaps::keep_gaps(&mut tree);
     tree
 }
 

@@ -421,3 +421,26 @@ fn a_lead_read_as_no_word_is_no_lead() {
     b.texts[0].words = None;
     assert_eq!(b.unusable(), None);
 }
+
+/// Blocks that touch (an eyebrow set tight over its headline) leave the quality rule's air
+/// between their boxes once written.
+#[test]
+fn touching_blocks_leave_air_between_their_boxes() {
+    let mut b = bp();
+    b.texts = vec![
+        block(TextRole::Eyebrow, rect(0.4, 0.2, 0.3, 0.04), "NEW"),
+        block(
+            TextRole::Headline,
+            rect(0.4, 0.24, 0.5, 0.2),
+            "Made for mornings",
+        ),
+    ];
+    let t = template(&b);
+    let n = &t["nodes"];
+    let f = |id: &str, k: &str| n[id][k].as_f64().unwrap();
+    let em = |id: &str| n[id]["textFit"]["maxFontSize"].as_f64().unwrap();
+    let gap = f("headline", "y") - (f("eyebrow", "y") + f("eyebrow", "height"));
+    let need =
+        f64::from(crate::generate::quality::MIN_CHECKED_GAP_EM) * em("eyebrow").min(em("headline"));
+    assert!(gap >= need, "gap {gap} < {need}");
+}

@@ -87,6 +87,18 @@ pub struct Tesseract {
     path: PathBuf,
     /// A process waiting for its sheet on standard input, its model loaded.
     spare: Mutex<Option<Child>>,
+    /// The same, thresholding by tiles ([`Threshold::Tiled`]), for the second read of a page.
+    spare_tiled: Mutex<Option<Child>>,
+}
+
+/// How Tesseract turns the image into ink and ground before reading it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Threshold {
+    /// One Otsu threshold for the whole image (Tesseract's default).
+    Global,
+    /// Otsu per tile (`thresholding_method=1`): light copy on a dark panel that sits on a
+    /// bright photo, which one global threshold puts on the photo's side.
+    Tiled,
 }
 
 impl Clone for Tesseract {
@@ -98,10 +110,12 @@ impl Clone for Tesseract {
 
 impl Drop for Tesseract {
     fn drop(&mut self) {
-        if let Some(mut child) = self.spare.get_mut().ok().and_then(Option::take) {
-            drop(child.stdin.take());
-            let _ = child.kill();
-            let _ = child.wait();
+        for spare in [&mut self.spare, &mut self.spare_tiled] {
+            if let Some(mut child) = spare.get_mut().ok().and_then(Option::take) {
+                drop(child.stdin.take());
+                let _ = child.kill();
+                let _ = child.wait();
+            }
         }
     }
 }
@@ -112,21 +126,29 @@ impl Tesseract {
         Tesseract {
             path,
             spare: Mutex::new(None),
+            spare_tiled: Mutex::new(None),
         }
     }
 
     /// Starts a process ahead, so the first read does not wait for the model to load.
     pub fn warm(self) -> Self {
-        self.refill();
+        self.refill(Threshold::Global);
+        self.refill(Threshold::Tiled);
         self
     }
 
     /// A process reading a PNG sheet from standard input and writing TSV (one thread:
     /// workers already run jobs side by side, and OpenMP's threads only contend for the
     /// same cores; 747 against 862 ms median per reference on 2).
-    fn spawn(&self) -> Option<Child> {
+    fn spawn(&self, threshold: Threshold) -> Option<Child> {
+        let method = match threshold {
+            Threshold::Global => "thresholding_method=0",
+            Threshold::Tiled => "thresholding_method=1",
+        };
         Command::new(&self.path)
-            .args(["stdin", "stdout", "--psm", "11", "-l", "eng", "tsv"])
+            .args([
+                "stdin", "stdout", "--psm", "11", "-l", "eng", "-c", method, "tsv",
+            ])
             .env("OMP_THREAD_LIMIT", "1")
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -135,12 +157,29 @@ impl Tesseract {
             .ok()
     }
 
+    fn spare(&self, threshold: Threshold) -> &Mutex<Option<Child>> {
+        match threshold {
+            Threshold::Global => &self.spare,
+            Threshold::Tiled => &self.spare_tiled,
+        }
+    }
+
     /// Starts the next process ahead, unless one is waiting.
-    fn refill(&self) {
-        if let Ok(mut spare) = self.spare.lock()
+    fn refill(&self, threshold: Threshold) {
+        if let Ok(mut spare) = self.spare(threshold).lock()
             && spare.is_none()
         {
-            *spare = self.spawn();
+            *spare = self.spawn(threshold);
+        }
+    }
+
+    /// Reads `png` with the process waiting ahead (else a fresh one), and starts the next.
+    fn read(&self, png: &[u8], threshold: Threshold) -> Option<String> {
+        let waiting = self.spare(threshold).lock().ok().and_then(|mut s| s.take());
+        self.refill(threshold);
+        match waiting.and_then(|child| Self::run(child, png)) {
+            Some(tsv) => Some(tsv),
+            None => Self::run(self.spawn(threshold)?, png),
         }
     }
 
@@ -204,29 +243,33 @@ impl Tesseract {
         let mut png = std::io::Cursor::new(Vec::new());
         sheet.write_to(&mut png, image::ImageFormat::Png).ok()?;
         let png = png.into_inner();
-        // The process started ahead, else a fresh one; then the next one is started.
-        let waiting = self.spare.lock().ok().and_then(|mut s| s.take());
-        self.refill();
-        let tsv = match waiting.and_then(|child| Self::run(child, &png)) {
-            Some(tsv) => tsv,
-            None => Self::run(self.spawn()?, &png)?,
-        };
+        let tsv = self.read(&png, Threshold::Global)?;
         Some(assign_words(&tsv, &bands))
     }
 
     /// Reads a whole image (sparse text): its confident words with their boxes in the
     /// image's pixels. `None` when Tesseract could not run (or ran past [`OCR_BUDGET`]).
+    ///
+    /// The image is read twice, side by side: with one global threshold and with a
+    /// threshold per tile ([`Threshold`]), and the two sets of words are merged
+    /// ([`merge_words`]). On the reference corpus's development split, words found 0.70
+    /// (global) and 0.63 (tiled) alone, 0.79 merged.
     pub fn read_page(&self, image: &image::RgbImage) -> Option<Vec<PageWord>> {
         let mut png = std::io::Cursor::new(Vec::new());
         image.write_to(&mut png, image::ImageFormat::Png).ok()?;
         let png = png.into_inner();
-        let waiting = self.spare.lock().ok().and_then(|mut s| s.take());
-        self.refill();
-        let tsv = match waiting.and_then(|child| Self::run(child, &png)) {
-            Some(tsv) => tsv,
-            None => Self::run(self.spawn()?, &png)?,
-        };
-        Some(page_words(&tsv))
+        let (global, tiled) = std::thread::scope(|s| {
+            let tiled = s.spawn(|| self.read(&png, Threshold::Tiled));
+            let global = self.read(&png, Threshold::Global);
+            (global, tiled.join().ok().flatten())
+        });
+        match (global, tiled) {
+            (None, None) => None,
+            (g, t) => Some(merge_words(
+                g.as_deref().map(page_words).unwrap_or_default(),
+                t.as_deref().map(page_words).unwrap_or_default(),
+            )),
+        }
     }
 }
 
@@ -276,6 +319,44 @@ pub fn page_words(tsv: &str) -> Vec<PageWord> {
             })
         })
         .collect()
+}
+
+impl Tesseract {
+    /// Reads a sheet already turned into dark ink on white (one global threshold): its
+    /// confident words with their boxes in the sheet's pixels.
+    pub fn read_sheet(&self, sheet: &GrayImage) -> Option<Vec<PageWord>> {
+        let mut png = std::io::Cursor::new(Vec::new());
+        sheet.write_to(&mut png, image::ImageFormat::Png).ok()?;
+        let tsv = self.read(&png.into_inner(), Threshold::Global)?;
+        Some(page_words(&tsv))
+    }
+}
+
+/// Two reads of one page as one: a word of `second` is added where no word of `first`
+/// overlaps it (either's centre inside the other's box), and replaces the words it
+/// overlaps when it is more confident than each of them by 5 points.
+pub fn merge_words(first: Vec<PageWord>, second: Vec<PageWord>) -> Vec<PageWord> {
+    let inside = |a: &PageWord, b: &PageWord| {
+        let (cx, cy) = (a.left + a.width / 2, a.top + a.height / 2);
+        (b.left..=b.right()).contains(&cx) && (b.top..=b.bottom()).contains(&cy)
+    };
+    let mut out = first;
+    for w in second {
+        let clash: Vec<usize> = (0..out.len())
+            .filter(|&i| inside(&w, &out[i]) || inside(&out[i], &w))
+            .collect();
+        if clash.is_empty() {
+            out.push(w);
+        } else if clash.iter().all(|&i| w.conf > out[i].conf + 5.0) {
+            let mut k = 0;
+            out.retain(|_| {
+                k += 1;
+                !clash.contains(&(k - 1))
+            });
+            out.push(w);
+        }
+    }
+    out
 }
 
 /// One word of Tesseract's TSV: where it is and what it says.

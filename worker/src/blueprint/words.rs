@@ -277,11 +277,16 @@ fn ends_with_quote(t: &str) -> bool {
 pub fn list_marker(line: &str) -> Option<&str> {
     let t = line.trim_start();
     let digits = t.chars().take_while(char::is_ascii_digit).count();
-    if digits > 0 && digits <= 2 && t[digits..].starts_with(['.', ')']) {
+    // "1." or "2)" before the item's words; "5.0" is a score, not a marker.
+    if digits > 0
+        && digits <= 2
+        && t[digits..].starts_with(['.', ')'])
+        && !t[digits + 1..].starts_with(|c: char| c.is_ascii_digit())
+    {
         return Some(&t[..digits + 1]);
     }
     let first = t.chars().next()?;
-    if ['•', '·', '▪', '✓', '✔', '-', '*', '>', '–'].contains(&first)
+    if ['•', '·', '▪', '✓', '✔', '✗', '✘', '×', '-', '*', '>', '–'].contains(&first)
         && t[first.len_utf8()..].starts_with(' ')
     {
         return Some(&t[..first.len_utf8()]);
@@ -344,12 +349,6 @@ pub fn role_of(text: &str) -> Option<TextRole> {
     if has_rating(t) {
         return Some(TextRole::Rating);
     }
-    if has_price(t) && !has_offer(t) {
-        return Some(TextRole::Price);
-    }
-    if has_offer(t) {
-        return Some(TextRole::Offer);
-    }
     // "— Maria Lopez": one short line, a dash, then a capitalised name.
     if lines.len() == 1
         && t.starts_with(['—', '–', '-', '~'])
@@ -360,6 +359,16 @@ pub fn role_of(text: &str) -> Option<TextRole> {
             .is_some_and(char::is_uppercase)
     {
         return Some(TextRole::QuoteAuthor);
+    }
+    // "2. Free delivery" is an item of a list before it is an offer.
+    if lines.iter().all(|l| list_marker(l).is_some()) {
+        return Some(TextRole::ListItem);
+    }
+    if has_price(t) && !has_offer(t) {
+        return Some(TextRole::Price);
+    }
+    if has_offer(t) {
+        return Some(TextRole::Offer);
     }
     if !lines.is_empty()
         && lines.iter().filter(|l| list_marker(l).is_some()).count() * 2 > lines.len()

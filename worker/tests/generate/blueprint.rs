@@ -413,6 +413,9 @@ fn write_references() {
         );
         std::fs::write(dir.join(format!("ref-{}.png", r.name)), png).unwrap();
     }
+    for r in crate::formats::all() {
+        std::fs::write(dir.join(format!("format-{}.png", r.name)), r.png(&renderer)).unwrap();
+    }
 }
 
 /// Why the blueprint of `png` was not used (for failure messages).

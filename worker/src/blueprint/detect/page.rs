@@ -11,6 +11,7 @@ use image::RgbImage;
 use super::colour::dist;
 use super::text::RawBlock;
 use super::words::WordReader;
+use crate::blueprint::words::list_marker;
 use crate::blueprint::{Align, Rect, Rgb, TextBlock, TextRole};
 use crate::ocr::PageWord;
 
@@ -23,8 +24,24 @@ const MIN_WORD_CONF: f32 = 60.0;
 /// detection F1 0.41 -> 0.27 on the test split), so references up to 2400 px are read whole.
 const PAGE_EDGE: u32 = 2400;
 
+/// References whose longest edge is under this are read at twice their size: a 1200×628
+/// link ad's 13 px captions are below the type size Tesseract reads.
+const SMALL_EDGE: u32 = 1400;
+
+/// Smallest shape read on its own (share of the canvas): a button's label.
+const MIN_SHEET_SHAPE: f32 = 0.002;
+
+/// Air around and between the shapes on the sheet, in pixels.
+const SHEET_GAP: u32 = 24;
+
 /// Lowest mean confidence of a block's words.
 const MIN_BLOCK_CONF: f32 = 75.0;
+
+/// Farthest apart the inks of two lines of one block may be ([`dist`]).
+const MAX_BLOCK_INK_DIST: f32 = 0.25;
+
+/// Lowest mean confidence of a block's words on a picture region.
+const MIN_PICTURE_BLOCK_CONF: f32 = 88.0;
 
 /// A line of words, left to right, and its box in pixels.
 #[derive(Debug, Clone)]
@@ -34,6 +51,8 @@ pub(super) struct WordLine {
     pub top: u32,
     pub right: u32,
     pub bottom: u32,
+    /// The ink of its words, when measured ([`ink`]).
+    pub color: Option<Rgb>,
 }
 
 impl WordLine {
@@ -44,6 +63,7 @@ impl WordLine {
             right: w.right(),
             bottom: w.bottom(),
             words: vec![w],
+            color: None,
         }
     }
 
@@ -74,7 +94,8 @@ impl WordLine {
 }
 
 /// Words into lines: a word joins a line when their vertical spans overlap by half the
-/// smaller height, their heights are within a factor of two, and the horizontal gap between
+/// smaller height, their heights are within a factor of 2.9 (Tesseract boxes each word's
+/// ink: "so" is a third as tall as "ship," in one line of 11 px type), and the horizontal gap between
 /// them is at most the larger height (a word space is about a third of it; columns and
 /// separate elements on one row are farther apart). Lines are returned top to bottom.
 pub(super) fn group_lines(words: &[PageWord]) -> Vec<WordLine> {
@@ -87,7 +108,7 @@ pub(super) fn group_lines(words: &[PageWord]) -> Vec<WordLine> {
             let (small, large) = (lh.min(w.height), lh.max(w.height));
             let v_overlap = l.bottom.min(w.bottom()) as i64 - l.top.max(w.top) as i64;
             let gap = (w.left as i64 - l.right as i64).max(l.left as i64 - w.right() as i64);
-            2 * small >= large && v_overlap * 2 >= small as i64 && gap <= large as i64
+            20 * small >= 7 * large && v_overlap * 2 >= small as i64 && gap <= large as i64
         });
         match target {
             Some(l) => l.push(w),
@@ -98,19 +119,59 @@ pub(super) fn group_lines(words: &[PageWord]) -> Vec<WordLine> {
     lines
 }
 
+/// Whether each line starts a list item: its first word is a list marker ("1.", "•",
+/// "✓ ", [`list_marker`]), or a lone mark that Tesseract reads a tick or a cross as ("Y",
+/// "X", "v", "/", "x", "×", "✗") when another line, within three line heights above or below,
+/// starts with the same mark at the same left edge (a column of ticks).
+fn item_starts(lines: &[WordLine]) -> Vec<bool> {
+    fn first(l: &WordLine) -> &str {
+        l.words.first().map(|w| w.text.as_str()).unwrap_or_default()
+    }
+    let weak = |t: &str| ["Y", "X", "v", "V", "x", "/", "×", "✗", "✘", "✔"].contains(&t);
+    (0..lines.len())
+        .map(|i| {
+            let l = &lines[i];
+            if list_marker(&l.text()).is_some() {
+                return true;
+            }
+            let mark = first(l);
+            weak(mark)
+                && lines.iter().enumerate().any(|(j, o)| {
+                    let h = l.height().max(o.height()) as i64;
+                    j != i
+                        && first(o) == mark
+                        && (o.left as i64 - l.left as i64).abs() <= h / 2
+                        && (o.top as i64 - l.top as i64).abs() <= 3 * h
+                })
+        })
+        .collect()
+}
+
 /// Lines into blocks: a line joins the block above it when their heights are within 30 %,
-/// the leading (gap between them) is under 0.8 of the larger height, and their columns
-/// overlap. Blocks are returned in reading order (top to bottom).
+/// the leading (gap between them) is under 0.8 of the larger height, their columns
+/// overlap and their inks are alike (a gold price under a white headline is its own block).
+/// A line that starts a list item ([`item_starts`]) starts a block of its own: each
+/// item is one block, its wrapped lines with it. Blocks are returned in reading order (top to
+/// bottom).
 pub(super) fn group_blocks(lines: Vec<WordLine>) -> Vec<Vec<WordLine>> {
+    let starts = item_starts(&lines);
     let mut blocks: Vec<Vec<WordLine>> = Vec::new();
-    for line in lines {
+    for (line, starts_item) in lines.into_iter().zip(starts) {
         let h = line.height() as f32;
         let target = blocks.iter_mut().find(|b| {
             let Some(last) = b.last() else { return false };
+            if starts_item {
+                return false;
+            }
             let lh = last.height() as f32;
             let gap = line.top as f32 - last.bottom as f32;
             let x_overlap = line.right.min(last.right) > line.left.max(last.left);
-            h.min(lh) >= 0.7 * h.max(lh)
+            let same_ink = match (line.color, last.color) {
+                (Some(a), Some(b)) => dist(a, b) <= MAX_BLOCK_INK_DIST,
+                _ => true,
+            };
+            same_ink
+                && h.min(lh) >= 0.7 * h.max(lh)
                 && gap >= -0.3 * h.min(lh)
                 && gap <= 0.8 * h.max(lh)
                 && x_overlap
@@ -134,31 +195,43 @@ fn keep_word(w: &PageWord) -> bool {
     w.conf >= MIN_WORD_CONF && signs >= 1 && (signs >= 2 || w.conf >= 85.0)
 }
 
-/// Whether a block is text: confident on the whole, with at least two letters or digits.
-fn keep_block(b: &[WordLine]) -> bool {
+/// Whether a block is text: confident on the whole, with at least two letters or digits;
+/// on a picture (`on_picture`), very confident and with at least three (a label such as
+/// "AFTER" on a photo stays; what Tesseract makes of the photo's texture goes).
+fn keep_block(b: &[WordLine], on_picture: bool) -> bool {
     let words: Vec<&PageWord> = b.iter().flat_map(|l| l.words.iter()).collect();
     let conf = words.iter().map(|w| w.conf).sum::<f32>() / words.len().max(1) as f32;
     let signs: usize = words
         .iter()
         .map(|w| w.text.chars().filter(|c| c.is_alphanumeric()).count())
         .sum();
-    conf >= MIN_BLOCK_CONF && signs >= 2
+    if on_picture {
+        conf >= MIN_PICTURE_BLOCK_CONF && signs >= 3
+    } else {
+        conf >= MIN_BLOCK_CONF && signs >= 2
+    }
 }
 
-/// The blocks Tesseract finds on `img` that none of `found` covers (a found block overlaps
-/// a quarter of either), as raw blocks with their words, each `owner` the smallest of
-/// `shapes` holding its centre. `None` when the reader reads no pages.
-pub(super) fn missed_blocks(
+/// The blocks of text Tesseract finds on `img`, as raw blocks with their words, each
+/// `owner` the smallest of `shapes` holding its centre. A block on one of `pictures` must
+/// be surer ([`keep_block`]). `None` when the reader reads no pages.
+pub(super) fn page_blocks(
     img: &RgbImage,
     reader: &dyn WordReader,
-    found: &[Rect],
-    shapes: &[Rect],
+    shapes: &[(Rect, Rgb)],
+    pictures: &[Rect],
+    photo_ground: bool,
 ) -> Option<Vec<(RawBlock, String)>> {
-    // A large reference is read at most PAGE_EDGE px long (time; ad type stays legible).
+    // A large reference is read at most PAGE_EDGE px long (time; ad type stays legible), a
+    // small one at twice its size.
     let long = img.width().max(img.height());
     let scaled;
-    let img = if long > PAGE_EDGE {
-        let k = PAGE_EDGE as f32 / long as f32;
+    let img = if !(SMALL_EDGE..=PAGE_EDGE).contains(&long) {
+        let k = if long < SMALL_EDGE {
+            2.0
+        } else {
+            PAGE_EDGE as f32 / long as f32
+        };
         scaled = image::imageops::resize(
             img,
             ((img.width() as f32 * k).round() as u32).max(1),
@@ -169,17 +242,26 @@ pub(super) fn missed_blocks(
     } else {
         img
     };
-    let words: Vec<PageWord> = reader
-        .read_page(img)?
-        .into_iter()
-        .filter(keep_word)
-        .collect();
+    let (page, sheet) = std::thread::scope(|s| {
+        let sheet = s.spawn(|| read_shapes(img, reader, shapes));
+        (reader.read_page(img), sheet.join().ok().flatten())
+    });
+    if page.is_none() && sheet.is_none() {
+        return None;
+    }
+    // The shapes' own reads first: each was turned into ink on white from its colour.
+    let words: Vec<PageWord> =
+        crate::ocr::merge_words(sheet.unwrap_or_default(), page.unwrap_or_default())
+            .into_iter()
+            .filter(keep_word)
+            .collect();
     let (iw, ih) = (img.width().max(1) as f32, img.height().max(1) as f32);
     let mut out: Vec<(RawBlock, String)> = Vec::new();
-    for b in group_blocks(group_lines(&words)) {
-        if !keep_block(&b) {
-            continue;
-        }
+    let mut lines = group_lines(&words);
+    for l in &mut lines {
+        l.color = Some(ink(img, (l.left, l.top, l.right, l.bottom)));
+    }
+    for b in group_blocks(lines) {
         let (l, t) = (
             b.iter().map(|l| l.left).min().unwrap_or(0),
             b.iter().map(|l| l.top).min().unwrap_or(0),
@@ -194,29 +276,33 @@ pub(super) fn missed_blocks(
             w: r.saturating_sub(l).max(1) as f32 / iw,
             h: btm.saturating_sub(t).max(1) as f32 / ih,
         };
-        let covered = found
+        let on_picture = pictures
             .iter()
-            .chain(out.iter().map(|(o, _)| &o.block.rect))
-            .any(|f| f.overlap(&rect) > 0.25 * f.area().min(rect.area()));
-        if covered {
+            .any(|p| super::expand(p, 0.01).contains_center(&rect));
+        if !keep_block(&b, on_picture) {
+            continue;
+        }
+        let owner = shapes
+            .iter()
+            .enumerate()
+            .filter(|(_, s)| s.0.contains_center(&rect))
+            .min_by(|a, b| a.1.0.area().total_cmp(&b.1.0.area()))
+            .map(|(i, _)| i);
+        // On a photo, outside any panel, Tesseract reads texture as short words ("vA",
+        // "12,"): a block there needs a word of three letters or digits, or a price.
+        if photo_ground && owner.is_none() && !has_a_word(&b) {
             continue;
         }
         let mut hs: Vec<u32> = b.iter().map(WordLine::height).collect();
         hs.sort_unstable();
         let line_h = hs[hs.len() / 2] as f32 / ih;
-        let owner = shapes
-            .iter()
-            .enumerate()
-            .filter(|(_, s)| s.contains_center(&rect))
-            .min_by(|a, b| a.1.area().total_cmp(&b.1.area()))
-            .map(|(i, _)| i);
         let text = b.iter().map(WordLine::text).collect::<Vec<_>>().join("\n");
         let block = TextBlock {
             role: TextRole::Body,
             rect,
             lines: b.len(),
             line_height: line_h,
-            align: align(&b, iw, owner.map(|i| shapes[i])),
+            align: align(&b, iw, owner.map(|i| shapes[i].0)),
             color: ink(img, (l, t, r, btm)),
             weight: 400,
             upper: false,
@@ -230,6 +316,98 @@ pub(super) fn missed_blocks(
             },
             text,
         ));
+    }
+    Some(out)
+}
+
+/// Whether a block holds a word of at least three letters or digits, or a figure with a
+/// currency or percent sign.
+fn has_a_word(b: &[WordLine]) -> bool {
+    b.iter().flat_map(|l| l.words.iter()).any(|w| {
+        let signs = w.text.chars().filter(|c| c.is_alphanumeric()).count();
+        signs >= 3
+            || (w.text.chars().any(|c| c.is_ascii_digit())
+                && w.text.chars().any(|c| "$€£%".contains(c)))
+    })
+}
+
+/// The words of the solid shapes (panels, buttons, badges) of `img`, each cut out and
+/// turned into dark ink on white from its own colour, stacked on one sheet and read in one
+/// run; boxes in `img`'s pixels, the smallest shape's words first (a button's label inside a
+/// panel is read on the button). Light copy on a dark panel over a bright photo, which
+/// neither of the page's thresholds separates, reads here. `None` when there is no shape
+/// or the reader reads no sheets.
+fn read_shapes(
+    img: &RgbImage,
+    reader: &dyn WordReader,
+    shapes: &[(Rect, Rgb)],
+) -> Option<Vec<PageWord>> {
+    let (iw, ih) = (img.width(), img.height());
+    let mut order: Vec<&(Rect, Rgb)> = shapes
+        .iter()
+        .filter(|(r, _)| r.area() >= MIN_SHEET_SHAPE && r.area() < 0.9)
+        .collect();
+    order.sort_by(|a, b| a.0.area().total_cmp(&b.0.area()));
+    if order.is_empty() {
+        return None;
+    }
+    // Each shape's box in pixels and where its crop lands on the sheet.
+    let boxes: Vec<(u32, u32, u32, u32, Rgb)> = order
+        .iter()
+        .map(|(r, c)| {
+            let x0 = ((r.x.max(0.0) * iw as f32) as u32).min(iw - 1);
+            let y0 = ((r.y.max(0.0) * ih as f32) as u32).min(ih - 1);
+            let x1 = ((r.right().min(1.0) * iw as f32).ceil() as u32).clamp(x0 + 1, iw);
+            let y1 = ((r.bottom().min(1.0) * ih as f32).ceil() as u32).clamp(y0 + 1, ih);
+            // The shape's own edge and rounded corners are left out: Tesseract reads
+            // nothing inside a frame.
+            let inset = ((x1 - x0).min(y1 - y0) / 12).clamp(2, 8);
+            if x1 - x0 > 2 * inset + 1 && y1 - y0 > 2 * inset + 1 {
+                (x0 + inset, y0 + inset, x1 - inset, y1 - inset, *c)
+            } else {
+                (x0, y0, x1, y1, *c)
+            }
+        })
+        .collect();
+    let width = boxes.iter().map(|b| b.2 - b.0).max().unwrap_or(1) + 2 * SHEET_GAP;
+    let height = boxes.iter().map(|b| b.3 - b.1 + SHEET_GAP).sum::<u32>() + SHEET_GAP;
+    let mut sheet = image::GrayImage::from_pixel(width, height, image::Luma([255]));
+    let mut bands = Vec::with_capacity(boxes.len());
+    let mut y = SHEET_GAP;
+    for &(x0, y0, x1, y1, ground) in &boxes {
+        // Ink is what differs from the shape's colour, stretched so the farthest tenth of
+        // the shape's pixels is black (low-contrast type still reads).
+        let mut d: Vec<f32> = (y0..y1)
+            .flat_map(|py| (x0..x1).map(move |px| (px, py)))
+            .map(|(px, py)| dist(img.get_pixel(px, py).0, ground))
+            .collect();
+        let mut sorted = d.clone();
+        let k = sorted.len() * 9 / 10;
+        let far = *sorted.select_nth_unstable_by(k, f32::total_cmp).1;
+        let far = far.max(0.08);
+        let (cw, ch) = (x1 - x0, y1 - y0);
+        for (i, v) in d.iter_mut().enumerate() {
+            let g = 255.0 - (*v / far).min(1.0) * 255.0;
+            let (px, py) = (i as u32 % cw, i as u32 / cw);
+            sheet.put_pixel(SHEET_GAP + px, y + py, image::Luma([g.round() as u8]));
+        }
+        bands.push((y, y + ch, x0, y0));
+        y += ch + SHEET_GAP;
+    }
+    let words = reader.read_sheet(&sheet)?;
+    let mut out: Vec<PageWord> = Vec::new();
+    for w in words {
+        let cy = w.top + w.height / 2;
+        let Some(&(b0, _, x0, y0)) = bands.iter().find(|(b0, b1, ..)| (*b0..*b1).contains(&cy))
+        else {
+            continue;
+        };
+        let w = PageWord {
+            left: (w.left + x0).saturating_sub(SHEET_GAP),
+            top: w.top.saturating_sub(b0) + y0,
+            ..w
+        };
+        out = crate::ocr::merge_words(out, vec![w]);
     }
     Some(out)
 }
@@ -367,6 +545,74 @@ mod tests {
         );
     }
 
+    /// Rows of words: `(left, top, height, words)`, each word 20 px a letter plus a space.
+    fn rows(rows: &[(u32, u32, u32, &str)]) -> Vec<PageWord> {
+        let mut tsv = HEAD.to_owned();
+        for &(left, top, h, words) in rows {
+            let mut x = left;
+            for w in words.split(' ') {
+                let width = 20 * w.chars().count() as u32;
+                tsv.push_str(&row(x, top, width, h, 95, w));
+                x += width + h / 3;
+            }
+        }
+        page_words(&tsv)
+    }
+
+    #[test]
+    fn each_list_item_is_a_block_with_its_wrapped_lines() {
+        // A heading, then three numbered items 50 px apart in 35 px type (leading that joins
+        // lines of one paragraph), the first wrapped onto a second line.
+        let words = rows(&[
+            (100, 100, 35, "Why switch"),
+            (100, 160, 35, "1. Recyclable packaging"),
+            (130, 205, 35, "that composts"),
+            (100, 260, 35, "2. Free delivery"),
+            (100, 310, 35, "3. Cancel any time"),
+        ]);
+        assert_eq!(
+            texts(&group_blocks(group_lines(&words))),
+            vec![
+                vec!["Why switch"],
+                vec!["1. Recyclable packaging", "that composts"],
+                vec!["2. Free delivery"],
+                vec!["3. Cancel any time"],
+            ]
+        );
+    }
+
+    #[test]
+    fn a_column_of_ticks_read_as_letters_splits_items_and_a_lone_letter_does_not() {
+        // Tesseract reads a column of ✓ as "Y": two lines led by "Y" at one left edge are
+        // items. "X" leading one line of a paragraph is a word.
+        let words = rows(&[
+            (100, 100, 30, "Y Ready in two minutes"),
+            (100, 145, 30, "Y Cancel any time"),
+            (100, 400, 30, "Find the spot"),
+            (100, 440, 30, "X marks on the map"),
+        ]);
+        assert_eq!(
+            texts(&group_blocks(group_lines(&words))),
+            vec![
+                vec!["Y Ready in two minutes"],
+                vec!["Y Cancel any time"],
+                vec!["Find the spot", "X marks on the map"],
+            ]
+        );
+    }
+
+    #[test]
+    fn two_reads_of_a_page_merge_without_doubling_a_word() {
+        let mut first = rows(&[(100, 100, 30, "Shop now")]);
+        first[0].conf = 80.0; // "Shap" is surer by more than 5 points: it replaces "Shop"
+        let second = rows(&[(100, 100, 30, "Shap now"), (100, 300, 30, "SALE")]);
+        let merged: Vec<String> = crate::ocr::merge_words(first, second)
+            .into_iter()
+            .map(|w| w.text)
+            .collect();
+        assert_eq!(merged, vec!["now", "Shap", "SALE"]);
+    }
+
     #[test]
     fn texture_read_as_words_makes_no_block() {
         let tsv = [
@@ -379,7 +625,10 @@ mod tests {
         .concat();
         let words: Vec<PageWord> = page_words(&tsv).into_iter().filter(keep_word).collect();
         let blocks = group_blocks(group_lines(&words));
-        let kept: Vec<Vec<WordLine>> = blocks.into_iter().filter(|b| keep_block(b)).collect();
+        let kept: Vec<Vec<WordLine>> = blocks
+            .into_iter()
+            .filter(|b| keep_block(b, false))
+            .collect();
         assert_eq!(texts(&kept), vec![vec!["Buy now"]]);
     }
 }

@@ -21,6 +21,14 @@ pub trait WordReader: Send + Sync {
     fn read_page(&self, _image: &RgbImage) -> Option<Vec<crate::ocr::PageWord>> {
         None
     }
+
+    /// The confident words of a sheet of dark ink on white, with their boxes in the
+    /// sheet's pixels ([`super::page`]: the reference's panels and buttons, each turned
+    /// into ink on white from its own colour); `None` (the default) when this reader does
+    /// not read sheets.
+    fn read_sheet(&self, _sheet: &GrayImage) -> Option<Vec<crate::ocr::PageWord>> {
+        None
+    }
 }
 
 impl WordReader for crate::ocr::Tesseract {
@@ -30,6 +38,10 @@ impl WordReader for crate::ocr::Tesseract {
 
     fn read_page(&self, image: &RgbImage) -> Option<Vec<crate::ocr::PageWord>> {
         crate::ocr::Tesseract::read_page(self, image)
+    }
+
+    fn read_sheet(&self, sheet: &GrayImage) -> Option<Vec<crate::ocr::PageWord>> {
+        crate::ocr::Tesseract::read_sheet(self, sheet)
     }
 }
 

@@ -9,7 +9,11 @@
 //! The words are read by `tesseract` from the PATH, as the worker reads them (a reference
 //! is analysed without its words when it is missing, or with `--no-ocr`).
 //!
-//!   cargo run -p adforge-worker --example analyse -- [--no-ocr] a.png b.jpg ...
+//! `--crops-only` reads words as the detector did before issue 40: only in the crops of the
+//! blocks the shapes found (no whole-page read, no sheet of panels), for timing and scoring
+//! today's detector against that one in one run.
+//!
+//!   cargo run -p adforge-worker --example analyse -- [--no-ocr|--crops-only] a.png b.jpg ...
 //!   ls refs/*.png | cargo run -p adforge-worker --example analyse     # paths on stdin
 
 use std::io::{BufRead, Write};
@@ -22,12 +26,16 @@ use serde_json::{Value, json};
 
 fn main() {
     let mut ocr = true;
+    let mut crops_only = false;
     let mut paths = Vec::new();
     for arg in std::env::args().skip(1) {
         match arg.as_str() {
             "--no-ocr" => ocr = false,
+            "--crops-only" => crops_only = true,
             "-h" | "--help" => {
-                eprintln!("usage: analyse [--no-ocr] IMAGE... (or image paths on stdin)");
+                eprintln!(
+                    "usage: analyse [--no-ocr|--crops-only] IMAGE... (or image paths on stdin)"
+                );
                 return;
             }
             _ => paths.push(arg),
@@ -51,7 +59,12 @@ fn main() {
     } else {
         None
     };
-    let reader = tesseract.as_ref().map(|t| t as &dyn WordReader);
+    let crops = tesseract.as_ref().map(CropsOnly);
+    let reader = match (&tesseract, &crops) {
+        (Some(_), Some(c)) if crops_only => Some(c as &dyn WordReader),
+        (Some(t), _) => Some(t as &dyn WordReader),
+        _ => None,
+    };
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
     for path in paths {
@@ -69,6 +82,15 @@ fn main() {
         if writeln!(out, "{line}").is_err() {
             return;
         }
+    }
+}
+
+/// A reader of block crops only (the pages and sheets it is asked for read as nothing).
+struct CropsOnly<'a>(&'a Tesseract);
+
+impl WordReader for CropsOnly<'_> {
+    fn read_crops(&self, crops: &[image::GrayImage]) -> Option<Vec<Vec<String>>> {
+        self.0.read_crops(crops)
     }
 }
 

@@ -360,8 +360,9 @@ pub fn role_of(text: &str) -> Option<TextRole> {
     {
         return Some(TextRole::QuoteAuthor);
     }
-    // "2. Free delivery" is an item of a list before it is an offer.
-    if lines.iter().all(|l| list_marker(l).is_some()) {
+    // "2. Free delivery" is an item of a list before it is an offer; an item's words may
+    // wrap onto lines of their own.
+    if lines.first().is_some_and(|l| list_marker(l).is_some()) {
         return Some(TextRole::ListItem);
     }
     if has_price(t) && !has_offer(t) {

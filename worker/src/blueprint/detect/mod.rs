@@ -220,7 +220,13 @@ impl Grid {
             .iter()
             .map(|(s, _)| (s.rect, s.color))
             .collect();
-        let pictures: Vec<Rect> = found.images.iter().map(|i| i.rect).collect();
+        // A cut-out's words are its label; a "cut-out" as large as a quarter of the canvas
+        // is more likely a photo the ground model missed, and its words are copy.
+        let pictures: Vec<(Rect, bool)> = found
+            .images
+            .iter()
+            .map(|i| (i.rect, i.cutout && i.rect.area() < 0.25))
+            .collect();
         let photo_ground = matches!(background, Background::Photo { .. });
         let page = read.and_then(|(img, reader)| {
             page::page_blocks(img, reader, &shapes, &pictures, photo_ground)
@@ -249,7 +255,8 @@ impl Grid {
 /// and the block of the shapes stands instead of those parts. A block of the shapes that
 /// no page block covers is kept when Tesseract reads words in its crop (light type on a
 /// button, a script face the page read missed) or when it is a row of stars; a block
-/// whose crop reads as nothing either is texture (a photo's, a product's), not text.
+/// whose crop reads as nothing, or as a lone mark ("X", "4"), is texture (a photo's, a
+/// product's), not text.
 fn merge(
     img: &RgbImage,
     reader: &dyn WordReader,
@@ -271,7 +278,7 @@ fn merge(
             })
             .collect();
         if under.is_empty() {
-            if w.is_some() || s.stars {
+            if s.stars || w.as_deref().is_some_and(page::says_something) {
                 kept.push((s, w));
             }
             continue;

@@ -147,6 +147,23 @@ fn item_starts(lines: &[WordLine]) -> Vec<bool> {
         .collect()
 }
 
+/// A tick or cross that leads an item and that Tesseract read as a letter ("Y", "v", "X")
+/// is written as the mark it is (`✓`, `✗`), so the item's words are its words and its role
+/// is a list item.
+fn normalise_marks(lines: &mut [WordLine]) {
+    let starts = item_starts(lines);
+    for (l, starts) in lines.iter_mut().zip(starts) {
+        let Some(w) = l.words.first_mut().filter(|_| starts) else {
+            continue;
+        };
+        if ["Y", "v", "V", "/", "✔"].contains(&w.text.as_str()) {
+            w.text = "✓".into();
+        } else if ["X", "x", "×", "✘"].contains(&w.text.as_str()) {
+            w.text = "✗".into();
+        }
+    }
+}
+
 /// Lines into blocks: a line joins the block above it when their heights are within 30 %,
 /// the leading (gap between them) is under 0.8 of the larger height, their columns
 /// overlap and their inks are alike (a gold price under a white headline is its own block).
@@ -214,12 +231,13 @@ fn keep_block(b: &[WordLine], on_picture: bool) -> bool {
 
 /// The blocks of text Tesseract finds on `img`, as raw blocks with their words, each
 /// `owner` the smallest of `shapes` holding its centre. A block on one of `pictures` must
-/// be surer ([`keep_block`]). `None` when the reader reads no pages.
+/// be surer ([`keep_block`]), and one on a cut-out product (`true` beside its box) is its
+/// label, dropped. `None` when the reader reads no pages.
 pub(super) fn page_blocks(
     img: &RgbImage,
     reader: &dyn WordReader,
     shapes: &[(Rect, Rgb)],
-    pictures: &[Rect],
+    pictures: &[(Rect, bool)],
     photo_ground: bool,
 ) -> Option<Vec<(RawBlock, String)>> {
     // A large reference is read at most PAGE_EDGE px long (time; ad type stays legible), a
@@ -261,6 +279,7 @@ pub(super) fn page_blocks(
     for l in &mut lines {
         l.color = Some(ink(img, (l.left, l.top, l.right, l.bottom)));
     }
+    normalise_marks(&mut lines);
     for b in group_blocks(lines) {
         let (l, t) = (
             b.iter().map(|l| l.left).min().unwrap_or(0),
@@ -276,10 +295,11 @@ pub(super) fn page_blocks(
             w: r.saturating_sub(l).max(1) as f32 / iw,
             h: btm.saturating_sub(t).max(1) as f32 / ih,
         };
-        let on_picture = pictures
+        let on = pictures
             .iter()
-            .any(|p| super::expand(p, 0.01).contains_center(&rect));
-        if !keep_block(&b, on_picture) {
+            .filter(|(p, _)| super::expand(p, 0.01).contains_center(&rect));
+        // Words on a cut-out product are its label, not the ad's copy.
+        if on.clone().any(|(_, cutout)| *cutout) || !keep_block(&b, on.count() > 0) {
             continue;
         }
         let owner = shapes
@@ -288,9 +308,10 @@ pub(super) fn page_blocks(
             .filter(|(_, s)| s.0.contains_center(&rect))
             .min_by(|a, b| a.1.0.area().total_cmp(&b.1.0.area()))
             .map(|(i, _)| i);
-        // On a photo, outside any panel, Tesseract reads texture as short words ("vA",
-        // "12,"): a block there needs a word of three letters or digits, or a price.
-        if photo_ground && owner.is_none() && !has_a_word(&b) {
+        // Tesseract reads texture and the edges of shapes as short words ("vA", "12,",
+        // "X"): a block needs a word of three letters or digits, or a price; on a photo,
+        // outside any panel, it needs that even when it is a block's only sign.
+        if !has_a_word(&b) && (photo_ground && owner.is_none() || !short_copy(&b)) {
             continue;
         }
         let mut hs: Vec<u32> = b.iter().map(WordLine::height).collect();
@@ -320,15 +341,29 @@ pub(super) fn page_blocks(
     Some(out)
 }
 
-/// Whether a block holds a word of at least three letters or digits, or a figure with a
-/// currency or percent sign.
-fn has_a_word(b: &[WordLine]) -> bool {
-    b.iter().flat_map(|l| l.words.iter()).any(|w| {
-        let signs = w.text.chars().filter(|c| c.is_alphanumeric()).count();
-        signs >= 3
-            || (w.text.chars().any(|c| c.is_ascii_digit())
-                && w.text.chars().any(|c| "$€£%".contains(c)))
+/// Whether words read in a crop say something: a word of three letters or digits, or a
+/// figure with a currency or percent sign ("X", "4", "ar" say nothing).
+pub(super) fn says_something(text: &str) -> bool {
+    text.split_whitespace().any(|w| {
+        w.chars().filter(|c| c.is_alphanumeric()).count() >= 3
+            || (w.chars().any(|c| c.is_ascii_digit()) && w.chars().any(|c| "$€£%".contains(c)))
     })
+}
+
+/// Whether a block holds a word that says something ([`says_something`]).
+fn has_a_word(b: &[WordLine]) -> bool {
+    b.iter().any(|l| says_something(&l.text()))
+}
+
+/// Whether a block is short copy that is not a word of three signs but is read with
+/// confidence: two letters of one word in capitals or a title ("OK", "Go", "VS"), never a
+/// lone sign.
+fn short_copy(b: &[WordLine]) -> bool {
+    let words: Vec<&PageWord> = b.iter().flat_map(|l| l.words.iter()).collect();
+    words.len() == 1
+        && words[0].conf >= 90.0
+        && words[0].text.chars().filter(|c| c.is_alphabetic()).count() == 2
+        && words[0].text.chars().next().is_some_and(char::is_uppercase)
 }
 
 /// The words of the solid shapes (panels, buttons, badges) of `img`, each cut out and
@@ -599,6 +634,24 @@ mod tests {
                 vec!["Find the spot", "X marks on the map"],
             ]
         );
+        // The marks are written as ticks; the paragraph's "X" stays a word.
+        let mut lines = group_lines(&words);
+        normalise_marks(&mut lines);
+        let blocks = group_blocks(lines);
+        assert_eq!(
+            texts(&blocks),
+            vec![
+                vec!["✓ Ready in two minutes"],
+                vec!["✓ Cancel any time"],
+                vec!["Find the spot", "X marks on the map"],
+            ]
+        );
+        let role = |b: &[WordLine]| {
+            let t: Vec<String> = b.iter().map(WordLine::text).collect();
+            crate::blueprint::words::role_of(&t.join("\n"))
+        };
+        assert_eq!(role(&blocks[0]), Some(TextRole::ListItem));
+        assert_eq!(role(&blocks[2]), None);
     }
 
     #[test]

@@ -19,7 +19,9 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use adforge_worker::{AdCompleted, AdFailed, Event, Job, JobQueue};
+use adforge_worker::{
+    AdCompleted, AdFailed, Event, FigmaSyncResult, ImageAdRendered, Job, JobQueue, JobResult,
+};
 use sqlx::AnyConnection;
 use tokio::sync::Notify;
 
@@ -242,7 +244,7 @@ impl Jobs {
                             if let Some(applied) = &applied {
                                 this.metrics.observe_applied(applied);
                                 if let Event::Completed(c) = &delivered.event
-                                    && let Some(render) = &c.render
+                                    && let Some(render) = c.render()
                                 {
                                     this.metrics.observe_render(render);
                                 }
@@ -309,36 +311,65 @@ pub async fn apply(
     }
 }
 
+/// Hands a finished job's result to what it completes, by the kind of result.
 async fn completed(
     db: &Db,
     blobs: &dyn crate::blob::BlobStore,
     c: &AdCompleted,
 ) -> ApiResult<Option<Applied>> {
     let duration = Some(Duration::from_millis(c.duration_ms));
-    if let Some(result) = &c.swipe_file {
-        let changed =
-            crate::swipe::apply_ingested(db, blobs, &c.ad_id, c.width, c.height, result).await?;
-        return Ok(changed.then_some(Applied {
-            kind: "swipe_file",
+    let applied = |changed: bool, kind: &'static str| {
+        changed.then_some(Applied {
+            kind,
             outcome: "completed",
             duration,
             wallet: None,
-        }));
+        })
+    };
+    match &c.result {
+        JobResult::ImageAd(r) => image_ad_completed(db, c, r).await,
+        JobResult::SwipeFile(r) => {
+            let changed = crate::swipe::apply_ingested(db, blobs, &c.ad_id, r).await?;
+            Ok(applied(changed, "swipe_file"))
+        }
+        JobResult::DesignTemplate(r) => {
+            let changed =
+                crate::resources::design_templates::apply::completed(db, c, r, None).await?;
+            Ok(applied(changed, "design_template"))
+        }
+        JobResult::FigmaSync(sync) => match sync.as_ref() {
+            FigmaSyncResult::ImageAd { synced, rendered } => {
+                crate::resources::image_ads::sync::apply::completed(
+                    db,
+                    c,
+                    synced,
+                    rendered.as_ref(),
+                )
+                .await
+            }
+            FigmaSyncResult::DesignTemplate {
+                synced,
+                rendered: Some(r),
+            } => {
+                let changed =
+                    crate::resources::design_templates::apply::completed(db, c, r, Some(synced))
+                        .await?;
+                Ok(applied(changed, "design_template"))
+            }
+            // A template's import is never a re-sync (it names no previous frame), so an
+            // unchanged frame changes nothing.
+            FigmaSyncResult::DesignTemplate { rendered: None, .. } => Ok(None),
+        },
     }
-    if let Some(f) = &c.figma
-        && c.ad_id.starts_with("ia_")
-    {
-        return crate::resources::image_ads::sync::apply::completed(db, c, f).await;
-    }
-    if c.ad_id.starts_with("dt_") {
-        let changed = crate::resources::design_templates::apply::completed(db, c).await?;
-        return Ok(changed.then_some(Applied {
-            kind: "design_template",
-            outcome: "completed",
-            duration,
-            wallet: None,
-        }));
-    }
+}
+
+/// A generated or re-rendered image ad.
+async fn image_ad_completed(
+    db: &Db,
+    c: &AdCompleted,
+    r: &ImageAdRendered,
+) -> ApiResult<Option<Applied>> {
+    let duration = Some(Duration::from_millis(c.duration_ms));
     let mut tx = db.begin_write().await?;
     let Some(ad) = ad_state(&mut tx, &c.ad_id).await? else {
         return Ok(None);
@@ -347,7 +378,7 @@ async fn completed(
         return Ok(None);
     }
     let now = crate::timestamp::now();
-    let tree = c
+    let tree = r
         .json_tree
         .as_ref()
         .filter(|_| ad.editable)
@@ -357,14 +388,14 @@ async fn completed(
          duration_ms = ?, completed_at = ?, updated_at = ?, current_json_tree = coalesce(?, current_json_tree), \
          copy_report = coalesce(?, copy_report), error_code = NULL, error_message = NULL WHERE id = ?",
     )
-    .bind(&c.image_url)
-    .bind(i64::from(c.width))
-    .bind(i64::from(c.height))
+    .bind(&r.image_url)
+    .bind(i64::from(r.width))
+    .bind(i64::from(r.height))
     .bind(i64::try_from(c.duration_ms).unwrap_or(i64::MAX))
     .bind(&now)
     .bind(&now)
     .bind(&tree)
-    .bind(c.copy.as_ref().map(crate::store::to_json_text))
+    .bind(r.copy.as_ref().map(crate::store::to_json_text))
     .bind(&c.ad_id)
     .execute(&mut *tx)
     .await?;
@@ -379,9 +410,9 @@ async fn completed(
             .bind(&c.ad_id)
             .bind(&ad.org_id)
             .bind(tree.as_deref().unwrap_or("{}"))
-            .bind(&c.image_url)
-            .bind(i64::from(c.width))
-            .bind(i64::from(c.height))
+            .bind(&r.image_url)
+            .bind(i64::from(r.width))
+            .bind(i64::from(r.height))
             .bind(&now)
             .bind(&now)
             .execute(&mut *tx)
@@ -391,9 +422,9 @@ async fn completed(
                 "UPDATE image_ad_versions SET image_url = ?, width = ?, height = ?, status = 'completed', completed_at = ? \
                  WHERE ad_id = ? AND version_number = ?",
             )
-            .bind(&c.image_url)
-            .bind(i64::from(c.width))
-            .bind(i64::from(c.height))
+            .bind(&r.image_url)
+            .bind(i64::from(r.width))
+            .bind(i64::from(r.height))
             .bind(&now)
             .bind(&c.ad_id)
             .bind(i64::from(c.version))

@@ -263,6 +263,9 @@ async fn make(handler: &Arc<GenerateAdHandler>, job: GenerateAdJob) -> Result<Va
         m.split_once("(the reference's own layout was not used: ")
             .map(|(_, why)| why.trim_end_matches(')').to_owned())
     });
+    let adforge_worker::JobResult::ImageAd(done) = done.result else {
+        return Err("the job did not render an image ad".into());
+    };
     let tree = done.json_tree.ok_or("the ad has no tree")?;
     let copy = done.copy.ok_or("the ad has no copy report")?;
     let layout = tree["nodes"][tree["root"].as_str().unwrap_or("")]["name"]

@@ -66,8 +66,8 @@ pub mod runner;
 pub use generate::{GenerateAdHandler, GenerateConfig};
 pub use protocol::{
     AdCompleted, AdFailed, AdProgress, DesignTemplateAnalysed, DesignTemplateJob, Event,
-    GenerateAdJob, IngestHints, IngestSwipeFileJob, Job, JobEnvelope, RenderTimings, RerenderJob,
-    SwipeFileIngested, TemplateLayout,
+    FigmaSyncResult, GenerateAdJob, ImageAdRendered, IngestHints, IngestSwipeFileJob, Job,
+    JobEnvelope, JobResult, RenderTimings, RerenderJob, SwipeFileIngested, TemplateLayout,
 };
 pub use queue::{
     Claimed, DeliveredEvent, EnqueueOutcome, JobQueue, MemoryQueue, QueueConfig, QueueStats,

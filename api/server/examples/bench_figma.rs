@@ -366,12 +366,13 @@ async fn main() {
         for (k, v) in times {
             stages.entry(k).or_default().push(v);
         }
-        if let Some(r) = &done.render {
+        let ad = done.image_ad().expect("the frame is imported into the ad");
+        if let Some(r) = &ad.render {
             for (k, v) in &r.stages_ms {
                 render_stages.entry(k.clone()).or_default().push(*v);
             }
         }
-        assert_eq!((done.width, done.height), (3072, 3840));
+        assert_eq!((ad.width, ad.height), (3072, 3840));
         let _ = queue.ack(&claimed).await;
     }
     let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();

@@ -22,7 +22,7 @@ use std::time::{Duration, Instant};
 
 use adforge::app::Server;
 use adforge::cli::ServeArgs;
-use adforge_worker::{AdCompleted, Event};
+use adforge_worker::{AdCompleted, Event, ImageAdRendered, JobResult};
 use serde_json::{Value, json};
 
 type Arrivals = Arc<Mutex<HashMap<String, Instant>>>;
@@ -233,16 +233,15 @@ async fn main() {
         Event::Completed(AdCompleted {
             ad_id: ad.to_string(),
             version: 1,
-            image_url: "http://127.0.0.1/files/bench.png".into(),
-            width: 3840,
-            height: 3840,
-            json_tree: None,
             duration_ms: 1,
-            swipe_file: None,
-            design_template: None,
-            render: None,
-            copy: None,
-            figma: None,
+            result: JobResult::ImageAd(ImageAdRendered {
+                image_url: "http://127.0.0.1/files/bench.png".into(),
+                width: 3840,
+                height: 3840,
+                json_tree: None,
+                render: None,
+                copy: None,
+            }),
         })
     };
     let wait_all = |ids: Vec<String>| {

@@ -91,8 +91,6 @@ pub async fn apply_ingested(
     db: &crate::store::Db,
     blobs: &dyn crate::blob::BlobStore,
     id: &str,
-    width: u32,
-    height: u32,
     r: &adforge_worker::SwipeFileIngested,
 ) -> crate::error::ApiResult<bool> {
     let mut tx = db.begin_write().await?;
@@ -104,8 +102,8 @@ pub async fn apply_ingested(
     )
     .bind(&r.thumb_key)
     .bind(&r.blob_key)
-    .bind(i64::from(width))
-    .bind(i64::from(height))
+    .bind(i64::from(r.width))
+    .bind(i64::from(r.height))
     .bind(&r.aspect_ratio)
     .bind(&r.industry)
     .bind(&r.ad_format)

@@ -24,8 +24,9 @@ use crate::blob::BlobStore;
 use crate::generate::MAX_TREE_IMAGES;
 use crate::generate::fetch::ShelfFetcher;
 use crate::protocol::{
-    AdCompleted, DesignTemplateAnalysed, FigmaFrameVersion, FigmaSyncJob, FigmaSynced, FigmaTarget,
-    MissingFont, RenderTimings, Unmapped, token_context,
+    AdCompleted, DesignTemplateAnalysed, FigmaFrameVersion, FigmaSyncJob, FigmaSyncResult,
+    FigmaSynced, FigmaTarget, ImageAdRendered, JobResult, MissingFont, RenderTimings, Unmapped,
+    token_context,
 };
 use crate::runner::{JobError, ProgressSink};
 use crate::secrets::SecretKey;
@@ -193,25 +194,26 @@ pub async fn run_timed(
                 100,
             )
             .await;
-        return Ok((
-            completed(
-                job,
-                String::new(),
-                (0, 0),
-                None,
-                None,
-                FigmaSynced {
-                    unchanged: true,
-                    frame,
-                    file_name,
-                    last_modified,
-                    figma_render_key: None,
-                    figma_render_url: None,
-                    report: Default::default(),
-                },
-            ),
-            times,
-        ));
+        let synced = FigmaSynced {
+            unchanged: true,
+            frame,
+            file_name,
+            last_modified,
+            figma_render_key: None,
+            figma_render_url: None,
+            report: Default::default(),
+        };
+        let result = match job.target {
+            FigmaTarget::ImageAd => FigmaSyncResult::ImageAd {
+                synced,
+                rendered: None,
+            },
+            FigmaTarget::DesignTemplate => FigmaSyncResult::DesignTemplate {
+                synced,
+                rendered: None,
+            },
+        };
+        return Ok((completed(job, result), times));
     }
 
     progress
@@ -309,19 +311,36 @@ pub async fn run_timed(
         figma_render_key,
         report: imported.report.clone(),
     };
-    let design_template =
-        (job.target == FigmaTarget::DesignTemplate).then(|| DesignTemplateAnalysed {
-            preview_key: key.clone(),
-            json_tree: imported.tree.clone(),
-            cache_hit: false,
-            composition: "figma".to_owned(),
-            note: None,
-            reference_colours: Vec::new(),
-            industry: None,
-            ad_format: None,
-        });
-    let mut done = completed(job, url, size, Some(imported.tree), Some(timings), synced);
-    done.design_template = design_template.map(Box::new);
+    let result = match job.target {
+        FigmaTarget::ImageAd => FigmaSyncResult::ImageAd {
+            synced,
+            rendered: Some(ImageAdRendered {
+                image_url: url,
+                width: size.0,
+                height: size.1,
+                json_tree: Some(imported.tree),
+                render: Some(timings),
+                copy: None,
+            }),
+        },
+        FigmaTarget::DesignTemplate => FigmaSyncResult::DesignTemplate {
+            synced,
+            rendered: Some(Box::new(DesignTemplateAnalysed {
+                preview_url: url,
+                width: size.0,
+                height: size.1,
+                preview_key: key.clone(),
+                json_tree: imported.tree,
+                cache_hit: false,
+                composition: "figma".to_owned(),
+                note: None,
+                reference_colours: Vec::new(),
+                industry: None,
+                ad_format: None,
+            })),
+        },
+    };
+    let done = completed(job, result);
     Ok((done, times))
 }
 
@@ -329,27 +348,12 @@ fn ms(t: Instant) -> f64 {
     t.elapsed().as_secs_f64() * 1000.0
 }
 
-fn completed(
-    job: &FigmaSyncJob,
-    image_url: String,
-    (width, height): (u32, u32),
-    tree: Option<Value>,
-    render: Option<RenderTimings>,
-    synced: FigmaSynced,
-) -> AdCompleted {
+fn completed(job: &FigmaSyncJob, result: FigmaSyncResult) -> AdCompleted {
     AdCompleted {
         ad_id: job.subject_id.clone(),
         version: job.version,
-        image_url,
-        width,
-        height,
-        json_tree: tree,
         duration_ms: 0,
-        swipe_file: None,
-        design_template: None,
-        render,
-        copy: None,
-        figma: Some(Box::new(synced)),
+        result: JobResult::FigmaSync(Box::new(result)),
     }
 }
 

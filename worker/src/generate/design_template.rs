@@ -28,7 +28,8 @@ use super::{
 };
 use crate::blueprint;
 use crate::protocol::{
-    AdCompleted, DesignTemplateAnalysed, DesignTemplateJob, GenerateAdJob, TemplateLayout,
+    AdCompleted, DesignTemplateAnalysed, DesignTemplateJob, GenerateAdJob, ImageAdRendered,
+    JobResult, TemplateLayout,
 };
 use crate::runner::{JobError, ProgressSink};
 
@@ -150,13 +151,11 @@ impl GenerateAdHandler {
         Ok(AdCompleted {
             ad_id: job.template_id.clone(),
             version: job.version,
-            image_url: self.blobs.url(&key),
-            width,
-            height,
-            json_tree: None,
             duration_ms: 0,
-            swipe_file: None,
-            design_template: Some(Box::new(DesignTemplateAnalysed {
+            result: JobResult::DesignTemplate(Box::new(DesignTemplateAnalysed {
+                preview_url: self.blobs.url(&key),
+                width,
+                height,
                 preview_key: key,
                 json_tree: tree,
                 cache_hit,
@@ -166,9 +165,6 @@ impl GenerateAdHandler {
                 industry,
                 ad_format,
             })),
-            render: None,
-            copy: None,
-            figma: None,
         })
     }
 
@@ -205,13 +201,11 @@ impl GenerateAdHandler {
         Ok(AdCompleted {
             ad_id: job.template_id.clone(),
             version: job.version,
-            image_url: self.blobs.url(&key),
-            width,
-            height,
-            json_tree: None,
             duration_ms: 0,
-            swipe_file: None,
-            design_template: Some(Box::new(DesignTemplateAnalysed {
+            result: JobResult::DesignTemplate(Box::new(DesignTemplateAnalysed {
+                preview_url: self.blobs.url(&key),
+                width,
+                height,
                 preview_key: key,
                 json_tree: tree,
                 cache_hit: false,
@@ -221,9 +215,6 @@ impl GenerateAdHandler {
                 industry: None,
                 ad_format: None,
             })),
-            render: None,
-            copy: None,
-            figma: None,
         })
     }
 
@@ -362,16 +353,15 @@ impl GenerateAdHandler {
         Ok(AdCompleted {
             ad_id: job.ad_id.clone(),
             version: job.version,
-            image_url: self.blobs.url(&key),
-            width,
-            height,
-            json_tree: job.editable.then(|| tree.as_value().clone()),
             duration_ms: 0,
-            swipe_file: None,
-            design_template: None,
-            render: Some(timings),
-            copy: Some(Box::new(report)),
-            figma: None,
+            result: JobResult::ImageAd(ImageAdRendered {
+                image_url: self.blobs.url(&key),
+                width,
+                height,
+                json_tree: job.editable.then(|| tree.as_value().clone()),
+                render: Some(timings),
+                copy: Some(Box::new(report)),
+            }),
         })
     }
 }

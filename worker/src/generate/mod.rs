@@ -74,7 +74,7 @@ use crate::blob::BlobStore;
 use crate::blueprint;
 use crate::cutout::Cutter;
 use crate::cutout::store::{CutoutError, cutout_of};
-use crate::protocol::{AdCompleted, GenerateAdJob, Job, RerenderJob};
+use crate::protocol::{AdCompleted, GenerateAdJob, ImageAdRendered, Job, JobResult, RerenderJob};
 use crate::runner::{JobError, JobHandler, ProgressSink};
 use fetch::ShelfFetcher;
 
@@ -536,16 +536,15 @@ impl GenerateAdHandler {
         Ok(AdCompleted {
             ad_id: job.ad_id.clone(),
             version: job.version,
-            image_url: self.blobs.url(&key),
-            width,
-            height,
-            json_tree: job.editable.then(|| tree.as_value().clone()),
             duration_ms: 0,
-            swipe_file: None,
-            design_template: None,
-            render: Some(timings),
-            copy: Some(Box::new(copy_report)),
-            figma: None,
+            result: JobResult::ImageAd(ImageAdRendered {
+                image_url: self.blobs.url(&key),
+                width,
+                height,
+                json_tree: job.editable.then(|| tree.as_value().clone()),
+                render: Some(timings),
+                copy: Some(Box::new(copy_report)),
+            }),
         })
     }
 
@@ -743,16 +742,15 @@ impl GenerateAdHandler {
         Ok(AdCompleted {
             ad_id: job.ad_id,
             version: job.version,
-            image_url: self.blobs.url(&key),
-            width,
-            height,
-            json_tree: Some(job.json_tree),
             duration_ms: 0,
-            swipe_file: None,
-            design_template: None,
-            render: Some(timings),
-            copy: None,
-            figma: None,
+            result: JobResult::ImageAd(ImageAdRendered {
+                image_url: self.blobs.url(&key),
+                width,
+                height,
+                json_tree: Some(job.json_tree),
+                render: Some(timings),
+                copy: None,
+            }),
         })
     }
 

@@ -1,6 +1,6 @@
 //! The parts of the wire types that carry copy: the variant's prices a job hands the
 //! copywriter, and the report of what it wrote (and from which inputs) that comes back in
-//! [`super::AdCompleted::copy`]. Both follow the compatibility rule of [`super`]: every field
+//! [`super::ImageAdRendered::copy`]. Both follow the compatibility rule of [`super`]: every field
 //! is optional on read.
 //!
 //! The report is also what the API answers in an ad's `copy`: with the `utoipa` feature

@@ -1,5 +1,5 @@
 //! The wire types of design-tool sync ([`super::Job::SyncFigma`]): what the API sends a
-//! worker to import a Figma frame, and what comes back in [`super::AdCompleted::figma`].
+//! worker to import a Figma frame, and what comes back in [`super::FigmaSyncResult`].
 
 use serde::{Deserialize, Serialize};
 
@@ -84,7 +84,7 @@ pub struct FigmaFrameVersion {
     pub frame_hash: String,
 }
 
-/// What a sync produced, carried back in [`super::AdCompleted::figma`].
+/// The frame's state after a sync, carried back in [`super::FigmaSyncResult`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct FigmaSynced {
     /// True when the frame had not changed since the last sync: nothing else in the event

@@ -20,6 +20,10 @@
 //! - Renaming or removing a field, or changing its meaning, bumps [`PROTOCOL_VERSION`];
 //!   readers refuse a higher `v` with [`Error::UnsupportedVersion`] instead of misreading it.
 //!
+//! Version history: 1, the first; 2, [`Event::Completed`] carries a typed [`JobResult`]
+//! instead of one struct of optional fields (`swipe_file`, `design_template`, `figma`) the
+//! API routed on by guessing.
+//!
 //! Rejected alternative: a binary format (bincode, protobuf). Jobs are a few KiB and a
 //! handful per second per node; JSON is readable with `redis-cli XRANGE` when an operator
 //! debugs a stuck ad, and serde's field rules give the compatibility rule above for free.
@@ -39,7 +43,7 @@ pub use figma::{
 use crate::Error;
 
 /// The protocol version this build writes and the highest it reads.
-pub const PROTOCOL_VERSION: u32 = 1;
+pub const PROTOCOL_VERSION: u32 = 2;
 
 /// Work for a worker. A closed set matched exhaustively by the pipeline.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -56,18 +60,17 @@ pub enum Job {
     RenderImageAdVersion(RerenderJob),
     /// Measure, embed and classify an uploaded or imported swipe file. Its subject id (what
     /// [`Job::ad_id`] returns and events carry in `ad_id`) is the swipe file id (`sf_…`),
-    /// its version always 1; the result travels in [`AdCompleted::swipe_file`].
+    /// its version always 1; the result travels as [`JobResult::SwipeFile`].
     IngestSwipeFile(IngestSwipeFileJob),
     /// Analyse a design template's reference into a blueprint tree and render its preview
-    /// (version 1). Its subject id is the template id (`dt_…`); the result travels in
-    /// [`AdCompleted::design_template`].
+    /// (version 1). Its subject id is the template id (`dt_…`); the result travels as
+    /// [`JobResult::DesignTemplate`].
     AnalyzeDesignTemplate(DesignTemplateJob),
     /// Render the preview of an edited design template tree (`json_tree` set) as the
     /// template's version `version`.
     RenderDesignTemplatePreview(DesignTemplateJob),
     /// Import a Figma frame into an editable ad or a design template (version `version`)
-    /// and render it; the result travels in [`AdCompleted::figma`] (and, for a template,
-    /// [`AdCompleted::design_template`]).
+    /// and render it; the result travels as [`JobResult::FigmaSync`].
     SyncFigma(FigmaSyncJob),
 }
 
@@ -192,11 +195,16 @@ pub struct DesignTemplateJob {
     pub classify: bool,
 }
 
-/// What a design-template job produced, carried back in [`AdCompleted::design_template`]
-/// (`image_url`, `width` and `height` of the event are the preview PNG's URL and the
-/// tree's design size; the API derives the aspect ratio from the size).
+/// What a design-template job produced, carried back as [`JobResult::DesignTemplate`] (and
+/// in [`FigmaSyncResult::DesignTemplate`]); the API derives the aspect ratio from the size.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct DesignTemplateAnalysed {
+    /// Absolute URL of the preview PNG.
+    pub preview_url: String,
+    /// The tree's design width.
+    pub width: u32,
+    /// The tree's design height.
+    pub height: u32,
     /// Blob key of the preview PNG.
     pub preview_key: String,
     /// The tree (the analysis's, or the edited one previewed).
@@ -274,9 +282,13 @@ pub struct IngestHints {
     pub caption: Option<String>,
 }
 
-/// What an ingest measured, carried back in [`AdCompleted::swipe_file`].
+/// What an ingest measured, carried back as [`JobResult::SwipeFile`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SwipeFileIngested {
+    /// Pixel width of the original.
+    pub width: u32,
+    /// Pixel height of the original.
+    pub height: u32,
     /// Blob key of the 200 px WebP preview.
     pub thumb_key: String,
     /// Where a fetched original was stored ([`IngestSwipeFileJob::fetch_url`]).
@@ -522,41 +534,100 @@ pub struct AdProgress {
     pub percentage: u8,
 }
 
-/// Payload of [`Event::Completed`].
+/// Payload of [`Event::Completed`]: which subject, which version, and what the job
+/// produced, typed by the kind of job ([`JobResult`]).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct AdCompleted {
-    /// The ad.
+    /// The subject: the ad (`ia_…`), swipe file (`sf_…`) or design template (`dt_…`).
     pub ad_id: String,
     /// The version produced.
     pub version: u32,
+    /// Time the successful attempt took (filled in by the runner).
+    pub duration_ms: u64,
+    /// What the job produced.
+    pub result: JobResult,
+}
+
+impl AdCompleted {
+    /// The image ad this job rendered: a generated or re-rendered ad, or a Figma frame
+    /// imported into one (unless the frame was unchanged).
+    pub fn image_ad(&self) -> Option<&ImageAdRendered> {
+        match &self.result {
+            JobResult::ImageAd(r) => Some(r),
+            JobResult::FigmaSync(sync) => match sync.as_ref() {
+                FigmaSyncResult::ImageAd { rendered, .. } => rendered.as_ref(),
+                FigmaSyncResult::DesignTemplate { .. } => None,
+            },
+            JobResult::SwipeFile(_) | JobResult::DesignTemplate(_) => None,
+        }
+    }
+
+    /// How the 4K render of an ad went, when the job rendered one (the API's render
+    /// metrics).
+    pub fn render(&self) -> Option<&RenderTimings> {
+        self.image_ad().and_then(|r| r.render.as_ref())
+    }
+}
+
+/// What a finished job produced, one variant per kind of job, each with exactly its
+/// fields. The API applies each with one `match`; nothing is guessed from ids or from
+/// which optional fields are set. Tagged by `"kind"` on the wire.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum JobResult {
+    /// [`Job::GenerateImageAd`] and [`Job::RenderImageAdVersion`]: the ad's PNG.
+    ImageAd(ImageAdRendered),
+    /// [`Job::IngestSwipeFile`]: what was measured (the subject is the swipe file).
+    SwipeFile(Box<SwipeFileIngested>),
+    /// [`Job::AnalyzeDesignTemplate`] and [`Job::RenderDesignTemplatePreview`]: the tree
+    /// and preview (the subject is the template).
+    DesignTemplate(Box<DesignTemplateAnalysed>),
+    /// [`Job::SyncFigma`]: the frame's state, and what it was imported into.
+    FigmaSync(Box<FigmaSyncResult>),
+}
+
+/// An image ad's rendered version.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ImageAdRendered {
     /// Absolute URL of the PNG in the blob store.
     pub image_url: String,
     /// Pixel width of the PNG.
     pub width: u32,
     /// Pixel height of the PNG.
     pub height: u32,
-    /// The tree of an editable ad; `None` for flat ads.
+    /// The tree of an editable ad (and of every re-render or Figma import); `None` for
+    /// flat ads.
     #[serde(default)]
     pub json_tree: Option<Value>,
-    /// Time the successful attempt took.
-    pub duration_ms: u64,
-    /// For [`Job::IngestSwipeFile`]: what was measured (`ad_id` is then the swipe file id).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub swipe_file: Option<Box<SwipeFileIngested>>,
-    /// For the design-template jobs: the tree and preview (`ad_id` is then the template id).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub design_template: Option<Box<DesignTemplateAnalysed>>,
-    /// How the 4K render of an ad went (the API's render metrics); absent from older
-    /// workers and from jobs that render no ad.
+    /// How the 4K render went (the API's render metrics).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub render: Option<RenderTimings>,
     /// What the copywriter wrote into a generated ad and the source of every fact in it;
-    /// absent from older workers and from jobs that write no copy.
+    /// absent from jobs that write no copy.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub copy: Option<Box<CopyReport>>,
-    /// For [`Job::SyncFigma`]: the frame's state and the import report.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub figma: Option<Box<FigmaSynced>>,
+}
+
+/// What a Figma sync produced, by what the frame was imported into. `rendered` is `None`
+/// exactly when the frame had not changed since the last sync (`synced.unchanged`): the
+/// subject stays at its current version.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "target", rename_all = "snake_case")]
+pub enum FigmaSyncResult {
+    /// An editable image ad (`ia_…`).
+    ImageAd {
+        /// The frame's state and the import report.
+        synced: FigmaSynced,
+        /// The imported ad's render.
+        rendered: Option<ImageAdRendered>,
+    },
+    /// A design template (`dt_…`).
+    DesignTemplate {
+        /// The frame's state and the import report.
+        synced: FigmaSynced,
+        /// The imported template's tree and preview.
+        rendered: Option<Box<DesignTemplateAnalysed>>,
+    },
 }
 
 /// The backend and stage times of one render, as the worker measured them.
@@ -626,6 +697,126 @@ mod tests {
         ));
     }
 
+    /// One result of each kind, as the pipelines write them.
+    pub(crate) fn one_of_each_result() -> Vec<JobResult> {
+        let ad = ImageAdRendered {
+            image_url: "https://cdn.example.com/ia_1.png".into(),
+            width: 3072,
+            height: 3840,
+            json_tree: Some(serde_json::json!({"root": "r", "nodes": {}})),
+            render: Some(RenderTimings {
+                backend: "cpu".into(),
+                stages_ms: [("raster".to_owned(), 12.5)].into_iter().collect(),
+            }),
+            copy: None,
+        };
+        let template = DesignTemplateAnalysed {
+            preview_url: "https://cdn.example.com/dt_1.png".into(),
+            width: 1080,
+            height: 1350,
+            preview_key: "design-templates/dt_1/v1.png".into(),
+            json_tree: serde_json::json!({"root": "r", "nodes": {}}),
+            cache_hit: true,
+            composition: "reference_blueprint".into(),
+            note: None,
+            reference_colours: vec![[1, 2, 3]],
+            industry: Some("beauty".into()),
+            ad_format: None,
+        };
+        let synced = FigmaSynced {
+            unchanged: false,
+            frame: FigmaFrameVersion {
+                file_version: "42".into(),
+                frame_hash: "ab".into(),
+            },
+            file_name: "Ads".into(),
+            last_modified: "2026-11-28T00:00:00Z".into(),
+            figma_render_key: None,
+            figma_render_url: None,
+            report: ImportReport::default(),
+        };
+        vec![
+            JobResult::ImageAd(ad.clone()),
+            JobResult::SwipeFile(Box::new(SwipeFileIngested {
+                width: 800,
+                height: 1000,
+                thumb_key: "swipe-files/sf_1/preview.webp".into(),
+                blob_key: None,
+                aspect_ratio: "4:5".into(),
+                industry: None,
+                ad_format: Some("product_shot".into()),
+                caption: "a bottle".into(),
+                labels: vec![("bottle".into(), 0.5)],
+                ocr_text: None,
+                image_model: "img".into(),
+                image_vector: vec![0.6, 0.8],
+                text_model: "txt".into(),
+                text_vector: vec![1.0],
+            })),
+            JobResult::DesignTemplate(Box::new(template.clone())),
+            JobResult::FigmaSync(Box::new(FigmaSyncResult::ImageAd {
+                synced: synced.clone(),
+                rendered: Some(ad),
+            })),
+            JobResult::FigmaSync(Box::new(FigmaSyncResult::ImageAd {
+                synced: FigmaSynced {
+                    unchanged: true,
+                    ..synced.clone()
+                },
+                rendered: None,
+            })),
+            JobResult::FigmaSync(Box::new(FigmaSyncResult::DesignTemplate {
+                synced,
+                rendered: Some(Box::new(template)),
+            })),
+        ]
+    }
+
+    #[test]
+    fn every_kind_of_result_round_trips_tagged_by_its_kind() {
+        let kinds: Vec<String> = one_of_each_result()
+            .into_iter()
+            .map(|result| {
+                let event = Event::Completed(AdCompleted {
+                    ad_id: "ia_1".into(),
+                    version: 1,
+                    duration_ms: 5,
+                    result,
+                });
+                let json = event.encode();
+                assert_eq!(Event::decode(&json).unwrap(), event, "{json}");
+                let value: Value = serde_json::from_str(&json).unwrap();
+                let result = &value["result"];
+                format!(
+                    "{}{}",
+                    result["kind"].as_str().unwrap(),
+                    result["target"]
+                        .as_str()
+                        .map(|t| format!("/{t}"))
+                        .unwrap_or_default()
+                )
+            })
+            .collect();
+        assert_eq!(
+            kinds,
+            [
+                "image_ad",
+                "swipe_file",
+                "design_template",
+                "figma_sync/image_ad",
+                "figma_sync/image_ad",
+                "figma_sync/design_template"
+            ]
+        );
+    }
+
+    #[test]
+    fn a_completed_event_of_protocol_1_is_not_read_as_a_result() {
+        // Protocol 1's shape: the result's fields beside the subject, no `result`.
+        let old = r#"{"type":"completed","v":1,"ad_id":"ia_1","version":1,"image_url":"u","width":1,"height":1,"duration_ms":1}"#;
+        assert!(matches!(Event::decode(old), Err(Error::Decode { .. })));
+    }
+
     #[test]
     fn events_round_trip_with_version() {
         let event = Event::Failed(AdFailed {
@@ -635,9 +826,10 @@ mod tests {
             message: "boom".into(),
         });
         let json = event.encode();
-        assert!(json.contains("\"v\":1"));
+        let v = format!("\"v\":{PROTOCOL_VERSION}");
+        assert!(json.contains(&v), "{json}");
         assert_eq!(Event::decode(&json).unwrap(), event);
-        let newer = json.replace("\"v\":1", "\"v\":99");
+        let newer = json.replace(&v, "\"v\":99");
         assert!(matches!(
             Event::decode(&newer),
             Err(Error::UnsupportedVersion { .. })

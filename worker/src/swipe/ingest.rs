@@ -27,7 +27,8 @@ use super::taxonomy;
 use crate::blob::BlobStore;
 use crate::imaging;
 use crate::{
-    AdCompleted, IngestSwipeFileJob, Job, JobError, JobHandler, ProgressSink, SwipeFileIngested,
+    AdCompleted, IngestSwipeFileJob, Job, JobError, JobHandler, JobResult, ProgressSink,
+    SwipeFileIngested,
 };
 
 /// The failure code of a swipe file whose embedding failed.
@@ -200,7 +201,7 @@ impl Ingestor {
             decoded,
             None,
         )
-        .map(|(_, result, _, _, mut times)| {
+        .map(|(_, result, mut times)| {
             times.decode += decode;
             (result, times)
         })
@@ -246,7 +247,7 @@ impl Ingestor {
         progress
             .report("embed", "Embedding and classifying the design", 40)
             .await;
-        let (thumb, result, width, height, mut times) = tokio::task::spawn_blocking(move || {
+        let (thumb, result, mut times) = tokio::task::spawn_blocking(move || {
             analyse(
                 &models,
                 &index,
@@ -273,22 +274,12 @@ impl Ingestor {
         Ok(AdCompleted {
             ad_id: job.swipe_file_id.clone(),
             version: 1,
-            image_url: self
-                .blobs
-                .url(fetched_key.as_deref().unwrap_or(&job.blob_key)),
-            width,
-            height,
-            json_tree: None,
             duration_ms: 0,
-            swipe_file: Some(Box::new(SwipeFileIngested {
+            result: JobResult::SwipeFile(Box::new(SwipeFileIngested {
                 thumb_key,
                 blob_key: fetched_key,
                 ..result
             })),
-            design_template: None,
-            render: None,
-            copy: None,
-            figma: None,
         })
     }
 }
@@ -319,7 +310,7 @@ fn analyse(
     tesseract: Option<&Path>,
     decoded: imaging::Preview,
     hints: Option<&crate::IngestHints>,
-) -> Result<(Vec<u8>, SwipeFileIngested, u32, u32, StageTimes), JobError> {
+) -> Result<(Vec<u8>, SwipeFileIngested, StageTimes), JobError> {
     let mut times = StageTimes::default();
     let t = Instant::now();
     let (width, height) = (decoded.width, decoded.height);
@@ -384,6 +375,8 @@ fn analyse(
     Ok((
         preview,
         SwipeFileIngested {
+            width,
+            height,
             thumb_key: String::new(),
             blob_key: None,
             aspect_ratio: aspect_ratio.to_string(),
@@ -397,8 +390,6 @@ fn analyse(
             text_model: models.text.model_id().to_string(),
             text_vector,
         },
-        width,
-        height,
         times,
     ))
 }

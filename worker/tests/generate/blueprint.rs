@@ -246,7 +246,7 @@ async fn ads_follow_their_reference() {
             .for_each(|l| l.url = l.url.replace(&harness.base, &base));
         job.variant_image_urls = vec![format!("{base}/img/coffee.png")];
         let (res, _) = harness.run(Job::GenerateImageAd(job)).await;
-        let done = res.unwrap_or_else(|e| panic!("{}: {e:?}", r.name));
+        let done = crate::fixtures::ad(res.unwrap_or_else(|e| panic!("{}: {e:?}", r.name)));
         let tree = done.json_tree.clone().unwrap();
         let (rw, rh) = r.size();
         let mut errs = Vec::new();
@@ -486,7 +486,7 @@ async fn an_unusable_landscape_keeps_its_aspect() {
     let harness = crate::fixtures::Harness::new().await;
     let mut job = crate::fixtures::job(&base, "ia_plain", "/ref/plain.png", true);
     job.brand.logos.clear();
-    let done = harness.run(Job::GenerateImageAd(job)).await.0.unwrap();
+    let done = crate::fixtures::ad(harness.run(Job::GenerateImageAd(job)).await.0.unwrap());
     let ratio = done.width as f32 / done.height as f32;
     assert!(
         (ratio / (1200.0 / 628.0) - 1.0).abs() <= 0.03,

@@ -128,7 +128,7 @@ impl Setup {
 
     /// The ad's editable tree.
     pub async fn tree(&self, j: GenerateAdJob) -> Value {
-        let done = self.harness.run(Job::GenerateImageAd(j)).await.0.unwrap();
+        let done = crate::fixtures::ad(self.harness.run(Job::GenerateImageAd(j)).await.0.unwrap());
         done.json_tree.unwrap()
     }
 
@@ -150,6 +150,7 @@ impl Setup {
             .await
             .0
             .unwrap_or_else(|e| panic!("{id}: {e:?}"));
+        let done = crate::fixtures::ad(done);
         let report = serde_json::to_value(done.copy.expect("a copy report")).unwrap();
         let png = self
             .harness

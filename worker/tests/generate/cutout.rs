@@ -450,7 +450,7 @@ const OLD_GROUND: [u8; 3] = [0x4F, 0xB0, 0xE0];
 
 struct AdRun {
     handler: GenerateAdHandler,
-    done: AdCompleted,
+    done: adforge_worker::ImageAdRendered,
     messages: Vec<String>,
     png: RgbaImage,
     blobs: Arc<LocalBlobStore>,
@@ -503,7 +503,7 @@ async fn ad_from(reference: Vec<u8>, product: Vec<u8>, cutter: Cutter) -> AdRun 
         .unwrap()
         .unwrap();
     let sink = ProgressSink::new(queue.clone() as Arc<dyn JobQueue>, &claimed);
-    let done = handler.handle(claimed.job, sink).await.unwrap();
+    let done = crate::fixtures::ad(handler.handle(claimed.job, sink).await.unwrap());
     let key = adforge_worker::generate::blob_key("ia_cut", 1);
     let bytes = blobs.get(&key).await.unwrap().unwrap();
     let png = image::load_from_memory(&bytes).unwrap().into_rgba8();

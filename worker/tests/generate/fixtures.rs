@@ -12,6 +12,14 @@ use adforge_worker::{
     JobQueue, MemoryQueue, ProgressSink, QueueConfig,
 };
 use image::{Rgb, RgbImage, Rgba, RgbaImage};
+
+/// The image ad a job rendered; panics (failing the test) on any other result.
+pub fn ad(done: AdCompleted) -> adforge_worker::ImageAdRendered {
+    match done.result {
+        adforge_worker::JobResult::ImageAd(r) => r,
+        other => panic!("expected an image ad, got {other:?}"),
+    }
+}
 use serde_json::json;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpListener;

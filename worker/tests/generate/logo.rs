@@ -172,7 +172,7 @@ async fn a_corner_logo_on_a_photo_is_chosen_by_the_pixels_behind_it() {
             .await
             .0
             .unwrap_or_else(|e| panic!("{shot}: {e:?}"));
-        let tree = done.json_tree.unwrap();
+        let tree = crate::fixtures::ad(done).json_tree.unwrap();
         assert_eq!(
             tree["nodes"][tree["root"].as_str().unwrap()]["name"],
             adforge_worker::generate::BLUEPRINT_LAYOUT,

@@ -106,6 +106,7 @@ async fn text_boxes_keep_the_margins_at_every_aspect() {
             .await
             .0
             .unwrap_or_else(|e| panic!("{}: {e:?}", r.name));
+        let done = crate::fixtures::ad(done);
         // For people to look at: target/generate-samples/margins-<aspect>.png.
         let png = h
             .blob(&adforge_worker::generate::blob_key(

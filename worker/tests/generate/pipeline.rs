@@ -43,7 +43,7 @@ async fn editable_ad(h: &Harness, ad_id: &str, reference: &str, size: (u32, u32)
     let (done, queue) = h
         .run(Job::GenerateImageAd(job(&h.base, ad_id, reference, true)))
         .await;
-    let done = done.unwrap();
+    let done = crate::fixtures::ad(done.unwrap());
     assert_eq!((done.width, done.height), size, "{reference}");
     let key = blob_key(ad_id, 1);
     assert_eq!(done.image_url, format!("http://blobs.test/files/{key}"));
@@ -123,7 +123,7 @@ async fn editable_ads_in_every_aspect_are_4k_and_rerender_identically() {
             json_tree: tree,
         }))
         .await;
-    let done = done.unwrap();
+    let done = crate::fixtures::ad(done.unwrap());
     assert_eq!((done.width, done.height), (3072, 3840));
     assert_eq!(h.blob(&blob_key("ia_poster", 2)).await, v1);
 }
@@ -140,7 +140,7 @@ async fn flat_ads_have_no_tree_and_a_redo_overwrites_the_same_key() {
         let (done, _) = h
             .run(Job::GenerateImageAd(job(&h.base, ad, reference, false)))
             .await;
-        let done = done.unwrap();
+        let done = crate::fixtures::ad(done.unwrap());
         assert!(done.json_tree.is_none());
         assert_eq!((done.width, done.height), size);
         let png = h.blob(&blob_key(ad, 1)).await;
@@ -159,7 +159,7 @@ async fn flat_ads_have_no_tree_and_a_redo_overwrites_the_same_key() {
         )))
         .await;
     assert_eq!(
-        redo.unwrap().image_url,
+        crate::fixtures::ad(redo.unwrap()).image_url,
         format!("http://blobs.test/files/{}", blob_key("ia_flat", 1))
     );
     assert_eq!(
@@ -191,7 +191,7 @@ async fn different_compositions_choose_different_layouts() {
         let (done, _) = h
             .run(Job::GenerateImageAd(job(&h.base, ad, reference, true)))
             .await;
-        let tree = done.unwrap().json_tree.unwrap();
+        let tree = crate::fixtures::ad(done.unwrap()).json_tree.unwrap();
         names.push(tree["nodes"][tree["root"].as_str().unwrap()]["name"].clone());
         save_sample(ad, &h.blob(&blob_key(ad, 1)).await);
     }
@@ -433,7 +433,7 @@ async fn a_bare_brand_still_gets_a_complete_ad() {
     j.product.details = Value::Null;
     j.audience.details = Value::Null;
     let (done, _) = h.run(Job::GenerateImageAd(j)).await;
-    let tree_json = done.unwrap().json_tree.unwrap();
+    let tree_json = crate::fixtures::ad(done.unwrap()).json_tree.unwrap();
     assert_uuid_ids(&tree_json);
     let nodes = tree_json["nodes"].as_object().unwrap();
     assert!(
@@ -523,6 +523,7 @@ async fn rerenders_draw_own_files_and_fail_on_images_they_cannot_read() {
         .await
         .0
         .unwrap();
+    let done = crate::fixtures::ad(done);
     let png = h.blob(&blob_key("ia_own", 2)).await;
     let img = image::load_from_memory(&png).unwrap().to_rgba8();
     assert_eq!((img.width(), img.height()), (done.width, done.height));

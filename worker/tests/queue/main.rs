@@ -11,6 +11,7 @@ mod housekeeping;
 mod priority;
 mod redis_restart;
 mod redis_server;
+mod results;
 mod runner;
 mod stats;
 
@@ -19,7 +20,8 @@ use std::time::Duration;
 
 use adforge_worker::protocol::{Audience, Brand, Logo, Product};
 use adforge_worker::{
-    AdCompleted, Event, GenerateAdJob, Job, JobQueue, MemoryQueue, QueueConfig, RedisQueue,
+    AdCompleted, Event, GenerateAdJob, ImageAdRendered, Job, JobQueue, JobResult, MemoryQueue,
+    QueueConfig, RedisQueue,
 };
 use redis_server::RedisServer;
 use tokio::time::Instant;
@@ -63,11 +65,13 @@ impl Kind {
             },
             Kind::Redis => {
                 let server = RedisServer::start();
-                let queue = RedisQueue::connect(&server.url(), config.clone())
-                    .await
-                    .unwrap();
+                let queue = Arc::new(
+                    RedisQueue::connect(&server.url(), config.clone())
+                        .await
+                        .unwrap(),
+                );
                 TestQueue {
-                    queue: Arc::new(queue),
+                    queue: queue.clone(),
                     server: Some(server),
                     config,
                 }
@@ -147,16 +151,15 @@ pub fn completed(job: &Job) -> AdCompleted {
     AdCompleted {
         ad_id: job.ad_id().to_owned(),
         version: job.version(),
-        image_url: format!("https://cdn.example.com/{}.png", job.ad_id()),
-        width: 3840,
-        height: 2160,
-        json_tree: None,
         duration_ms: 0,
-        swipe_file: None,
-        design_template: None,
-        render: None,
-        copy: None,
-        figma: None,
+        result: JobResult::ImageAd(ImageAdRendered {
+            image_url: format!("https://cdn.example.com/{}.png", job.ad_id()),
+            width: 3840,
+            height: 2160,
+            json_tree: None,
+            render: None,
+            copy: None,
+        }),
     }
 }
 

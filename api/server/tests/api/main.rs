@@ -48,6 +48,7 @@ mod paging;
 mod postgres;
 mod previews;
 mod resources;
+mod results;
 mod search;
 mod swipe;
 mod swipe_index;

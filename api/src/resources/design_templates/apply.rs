@@ -3,7 +3,8 @@
 //! redelivered event does nothing; the webhook event of the change is written in the same
 //! transaction.
 
-use adforge_worker::{AdCompleted, AdFailed};
+use adforge_worker::protocol::FigmaSynced;
+use adforge_worker::{AdCompleted, AdFailed, DesignTemplateAnalysed};
 use serde_json::json;
 
 use super::store;
@@ -27,14 +28,16 @@ async fn state(conn: &mut sqlx::AnyConnection, id: &str) -> ApiResult<Option<Sta
 
 /// A finished analysis (version 1: tree, preview, size, analysis) or preview of an edit
 /// (later versions: the preview; the tree is already the edited one). Returns whether
-/// anything changed.
+/// anything changed. `figma`: the frame's state after an import from Figma.
 ///
 /// # Errors
 /// Database failures (the event is then redelivered).
-pub async fn completed(db: &Db, c: &AdCompleted) -> ApiResult<bool> {
-    let Some(result) = &c.design_template else {
-        return Ok(false);
-    };
+pub async fn completed(
+    db: &Db,
+    c: &AdCompleted,
+    result: &DesignTemplateAnalysed,
+    figma: Option<&FigmaSynced>,
+) -> ApiResult<bool> {
     let mut tx = db.begin_write().await?;
     let Some(t) = state(&mut tx, &c.ad_id).await? else {
         return Ok(false);
@@ -43,13 +46,13 @@ pub async fn completed(db: &Db, c: &AdCompleted) -> ApiResult<bool> {
         return Ok(false);
     }
     let now = crate::timestamp::now();
-    let aspect = adforge_worker::swipe::taxonomy::aspect_ratio(c.width, c.height);
+    let aspect = adforge_worker::swipe::taxonomy::aspect_ratio(result.width, result.height);
     let duration = i64::try_from(c.duration_ms).unwrap_or(i64::MAX);
     let rendered = store::Rendered {
         id: &c.ad_id,
-        preview_url: &c.image_url,
-        width: c.width,
-        height: c.height,
+        preview_url: &result.preview_url,
+        width: result.width,
+        height: result.height,
         aspect_ratio: aspect,
         duration_ms: duration,
         now: &now,
@@ -76,7 +79,7 @@ pub async fn completed(db: &Db, c: &AdCompleted) -> ApiResult<bool> {
         // An edited tree may have changed the root's size.
         store::complete_preview(&mut tx, &rendered).await?;
     }
-    if let Some(f) = &c.figma {
+    if let Some(f) = figma {
         store::set_figma_sync(&mut tx, &c.ad_id, f).await?;
     }
     record(&mut tx, &t.org_id, &c.ad_id, "design_template.completed").await?;

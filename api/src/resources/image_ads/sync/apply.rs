@@ -3,7 +3,7 @@
 //! event: a new import becomes the ad's version (its tree, PNG, Figma's render and the
 //! report); an unchanged frame puts the ad back at its previous version.
 
-use adforge_worker::{AdCompleted, protocol::FigmaSynced};
+use adforge_worker::{AdCompleted, ImageAdRendered, protocol::FigmaSynced};
 
 use crate::error::ApiResult;
 use crate::metrics::Applied;
@@ -60,11 +60,17 @@ pub fn next_state(before: Option<&str>, f: &FigmaSynced, now: &str) -> FigmaSync
     s
 }
 
-/// Applies a completed sync of an image ad; `None` when nothing changed (a redelivery).
+/// Applies a completed sync of an image ad: `rendered` is the import, `None` when the frame
+/// had not changed. `None` when nothing changed (a redelivery).
 ///
 /// # Errors
 /// Database failures (the event is then redelivered).
-pub async fn completed(db: &Db, c: &AdCompleted, f: &FigmaSynced) -> ApiResult<Option<Applied>> {
+pub async fn completed(
+    db: &Db,
+    c: &AdCompleted,
+    f: &FigmaSynced,
+    rendered: Option<&ImageAdRendered>,
+) -> ApiResult<Option<Applied>> {
     let duration = Some(std::time::Duration::from_millis(c.duration_ms));
     let mut tx = db.begin_write().await?;
     let Some(ad) = ad_state(&mut tx, &c.ad_id).await? else {
@@ -75,7 +81,7 @@ pub async fn completed(db: &Db, c: &AdCompleted, f: &FigmaSynced) -> ApiResult<O
     }
     let now = crate::timestamp::now();
     let state = crate::store::to_json_text(&next_state(ad.figma_sync.as_deref(), f, &now));
-    if f.unchanged {
+    let Some(r) = rendered else {
         // Nothing new: back to the version the ad had (its latest version row).
         let previous: Option<i64> = crate::store::query_scalar(
             "SELECT max(version_number) FROM image_ad_versions WHERE ad_id = ? AND status = 'completed'",
@@ -101,8 +107,8 @@ pub async fn completed(db: &Db, c: &AdCompleted, f: &FigmaSynced) -> ApiResult<O
             duration,
             wallet: None,
         }));
-    }
-    let tree = c.json_tree.as_ref().map(crate::store::to_json_text);
+    };
+    let tree = r.json_tree.as_ref().map(crate::store::to_json_text);
     crate::store::query(
         "UPDATE image_ads SET status = 'completed', progress = NULL, image_url = ?, width = ?, height = ?, \
          duration_ms = ?, completed_at = ?, updated_at = ?, current_json_tree = coalesce(?, current_json_tree), \
@@ -110,9 +116,9 @@ pub async fn completed(db: &Db, c: &AdCompleted, f: &FigmaSynced) -> ApiResult<O
          initial_figma_render_url = coalesce(initial_figma_render_url, ?), figma_sync = ?, \
          error_code = NULL, error_message = NULL WHERE id = ?",
     )
-    .bind(&c.image_url)
-    .bind(i64::from(c.width))
-    .bind(i64::from(c.height))
+    .bind(&r.image_url)
+    .bind(i64::from(r.width))
+    .bind(i64::from(r.height))
     .bind(i64::try_from(c.duration_ms).unwrap_or(i64::MAX))
     .bind(&now)
     .bind(&now)
@@ -133,9 +139,9 @@ pub async fn completed(db: &Db, c: &AdCompleted, f: &FigmaSynced) -> ApiResult<O
     .bind(&ad.org_id)
     .bind(i64::from(c.version))
     .bind(tree.as_deref().unwrap_or("{}"))
-    .bind(&c.image_url)
-    .bind(i64::from(c.width))
-    .bind(i64::from(c.height))
+    .bind(&r.image_url)
+    .bind(i64::from(r.width))
+    .bind(i64::from(r.height))
     .bind(&now)
     .bind(&now)
     .execute(&mut *tx)

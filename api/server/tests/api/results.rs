@@ -1,0 +1,257 @@
+//! Typed results (issue 41): the applier hands each kind of worker result to what it
+//! completes by its kind (never by the subject's id or by which fields are set), and applies
+//! it once: the same event again, as a redelivery brings it, changes nothing.
+
+use adforge_worker::protocol::{FigmaFrameVersion, FigmaSynced};
+use adforge_worker::{
+    AdCompleted, DesignTemplateAnalysed, Event, FigmaSyncResult, ImageAdRendered, JobResult,
+    SwipeFileIngested,
+};
+use serde_json::{Value, json};
+
+use crate::support::{Org, TestServer, png};
+
+fn ad(url: &str) -> ImageAdRendered {
+    ImageAdRendered {
+        image_url: url.into(),
+        width: 1080,
+        height: 1350,
+        json_tree: None,
+        render: None,
+        copy: None,
+    }
+}
+
+fn template(url: &str) -> DesignTemplateAnalysed {
+    DesignTemplateAnalysed {
+        preview_url: url.into(),
+        width: 1080,
+        height: 1920,
+        preview_key: "design-templates/preview.png".into(),
+        json_tree: json!({"root": "root", "nodes": {"root": {"type": "frame", "name": "Template",
+            "x": 0, "y": 0, "width": 1080, "height": 1920, "children": []}}}),
+        cache_hit: false,
+        composition: "reference_blueprint".into(),
+        note: None,
+        reference_colours: vec![[200, 40, 40]],
+        industry: None,
+        ad_format: None,
+    }
+}
+
+fn synced() -> FigmaSynced {
+    FigmaSynced {
+        unchanged: false,
+        frame: FigmaFrameVersion {
+            file_version: "101".into(),
+            frame_hash: "f00d".into(),
+        },
+        file_name: "Spring ads".into(),
+        last_modified: "2026-11-28T00:00:00Z".into(),
+        figma_render_key: None,
+        figma_render_url: None,
+        report: Default::default(),
+    }
+}
+
+fn completed(id: &str, result: JobResult) -> Event {
+    Event::Completed(AdCompleted {
+        ad_id: id.into(),
+        version: 1,
+        duration_ms: 7,
+        result,
+    })
+}
+
+async fn balance(s: &TestServer, org: &Org) -> (i64, i64) {
+    adforge_api::store::query_as("SELECT balance_cents, held_cents FROM wallets WHERE org_id = ?")
+        .bind(&org.id)
+        .fetch_one(&s.db.read)
+        .await
+        .unwrap()
+}
+
+/// The stored Figma sync state of a row (empty when none).
+async fn figma_sync(s: &TestServer, table: &str, id: &str) -> String {
+    let state: Option<String> =
+        adforge_api::store::query_scalar(&format!("SELECT figma_sync FROM {table} WHERE id = ?"))
+            .bind(id)
+            .fetch_one(&s.db.read)
+            .await
+            .unwrap();
+    state.unwrap_or_default()
+}
+
+async fn get(s: &TestServer, org: &Org, path: &str) -> Value {
+    s.get(org, path).await.expect(200, None).body["data"].clone()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_kind_of_result_is_applied_by_its_kind_and_once() {
+    let s = TestServer::start_with(|a| a.workers = 0).await;
+    let org = s.org("Results").await;
+    let (c, reference) = s.ad_inputs(&org).await;
+    adforge_api::store::query(
+        "UPDATE wallets SET balance_cents = balance_cents + 10000 WHERE org_id = ?",
+    )
+    .bind(&org.id)
+    .execute(&s.db.write)
+    .await
+    .unwrap();
+    let blobs = adforge_api::blob::LocalBlobStore::new(s.data_dir.join("blobs"), "http://unused");
+    let new_ad = || async {
+        s.post(
+            &org,
+            "/v1/image-ads",
+            json!({"reference_ad_url": reference, "brand_id": c.brand, "product_id": c.product,
+                "audience_id": c.audience}),
+        )
+        .await
+        .expect(202, None)
+        .id()
+    };
+    let new_template = || async {
+        s.post(
+            &org,
+            "/v1/design-templates",
+            json!({"reference_image_url": reference}),
+        )
+        .await
+        .expect(202, None)
+        .id()
+    };
+    let (ad_id, synced_ad) = (new_ad().await, new_ad().await);
+    let (template_id, synced_template) = (new_template().await, new_template().await);
+    let form = reqwest::multipart::Form::new().part(
+        "file",
+        reqwest::multipart::Part::bytes(png(80, 100, [10, 200, 30, 255])).file_name("d.png"),
+    );
+    let swipe_id = crate::support::send(
+        s.request(reqwest::Method::POST, "/v1/swipe-files")
+            .header("x-api-key", &org.key)
+            .multipart(form),
+    )
+    .await
+    .expect(202, None)
+    .id();
+    let held = balance(&s, &org).await;
+    assert!(held.1 > 0, "two ads hold their price: {held:?}");
+
+    let events = [
+        (
+            completed(&ad_id, JobResult::ImageAd(ad("https://cdn.test/ad.png"))),
+            "image_ad",
+        ),
+        (
+            completed(
+                &swipe_id,
+                JobResult::SwipeFile(Box::new(SwipeFileIngested {
+                    width: 80,
+                    height: 100,
+                    thumb_key: format!("swipe-files/{swipe_id}/preview.webp"),
+                    blob_key: None,
+                    aspect_ratio: "4:5".into(),
+                    industry: None,
+                    ad_format: Some("product_shot".into()),
+                    caption: "a green square".into(),
+                    labels: vec![("square".into(), 0.9)],
+                    ocr_text: None,
+                    image_model: "test-image".into(),
+                    image_vector: vec![0.6, 0.8],
+                    text_model: "test-text".into(),
+                    text_vector: vec![1.0, 0.0],
+                })),
+            ),
+            "swipe_file",
+        ),
+        (
+            completed(
+                &template_id,
+                JobResult::DesignTemplate(Box::new(template("https://cdn.test/dt.png"))),
+            ),
+            "design_template",
+        ),
+        (
+            completed(
+                &synced_ad,
+                JobResult::FigmaSync(Box::new(FigmaSyncResult::ImageAd {
+                    synced: synced(),
+                    rendered: Some(ad("https://cdn.test/figma-ad.png")),
+                })),
+            ),
+            "image_ad",
+        ),
+        (
+            completed(
+                &synced_template,
+                JobResult::FigmaSync(Box::new(FigmaSyncResult::DesignTemplate {
+                    synced: synced(),
+                    rendered: Some(Box::new(template("https://cdn.test/figma-dt.png"))),
+                })),
+            ),
+            "design_template",
+        ),
+    ];
+    for (event, kind) in &events {
+        let applied = adforge_api::jobs::apply(&s.db, &blobs, event)
+            .await
+            .unwrap()
+            .unwrap_or_else(|| panic!("{event:?} changed nothing"));
+        assert_eq!((applied.kind, applied.outcome), (*kind, "completed"));
+    }
+    let after_once = balance(&s, &org).await;
+    assert_eq!(after_once.1, 0, "both holds captured: {after_once:?}");
+    assert!(after_once.0 < held.0);
+    // A redelivery of every event changes nothing.
+    for (event, _) in &events {
+        let again = adforge_api::jobs::apply(&s.db, &blobs, event)
+            .await
+            .unwrap();
+        assert_eq!(again, None, "{event:?} applied twice");
+    }
+    assert_eq!(balance(&s, &org).await, after_once, "charged once");
+
+    let a = get(&s, &org, &format!("/v1/image-ads/{ad_id}")).await;
+    assert_eq!(
+        (&a["status"], &a["image_url"]),
+        (&json!("completed"), &json!("https://cdn.test/ad.png"))
+    );
+    let a = get(&s, &org, &format!("/v1/image-ads/{synced_ad}")).await;
+    assert_eq!(
+        (&a["status"], &a["image_url"]),
+        (&json!("completed"), &json!("https://cdn.test/figma-ad.png"))
+    );
+    assert!(
+        figma_sync(&s, "image_ads", &synced_ad)
+            .await
+            .contains("Spring ads")
+    );
+    let f = get(&s, &org, &format!("/v1/swipe-files/{swipe_id}")).await;
+    assert_eq!(
+        (&f["status"], &f["width"], &f["aspect_ratio"]),
+        (&json!("ready"), &json!(80), &json!("4:5"))
+    );
+    let t = get(&s, &org, &format!("/v1/design-templates/{template_id}")).await;
+    assert_eq!(
+        (&t["status"], &t["preview_url"], &t["aspect_ratio"]),
+        (
+            &json!("completed"),
+            &json!("https://cdn.test/dt.png"),
+            &json!("9:16")
+        )
+    );
+    let t = get(&s, &org, &format!("/v1/design-templates/{synced_template}")).await;
+    assert_eq!(t["preview_url"], "https://cdn.test/figma-dt.png");
+    assert!(
+        figma_sync(&s, "design_templates", &synced_template)
+            .await
+            .contains("Spring ads")
+    );
+    // The plain results stored no Figma state.
+    assert!(figma_sync(&s, "image_ads", &ad_id).await.is_empty());
+    assert!(
+        figma_sync(&s, "design_templates", &template_id)
+            .await
+            .is_empty()
+    );
+}

@@ -237,7 +237,7 @@ impl ScaleOut {
                 "-p",
                 &port,
                 "XPENDING",
-                "adforge:jobs",
+                &adforge_worker::queue::jobs_stream("adforge"),
                 "workers",
                 "-",
                 "+",

@@ -19,6 +19,9 @@
 //!   node.
 //! - Renaming or removing a field, or changing its meaning, bumps [`PROTOCOL_VERSION`];
 //!   readers refuse a higher `v` with [`Error::UnsupportedVersion`] instead of misreading it.
+//!   A worker refuses a job of a higher version by putting it back as it was, for a worker
+//!   that speaks it; and a bump moves the Redis job keys (`P:v2:jobs`), so that workers of
+//!   the previous version never meet the new jobs (see [`crate::queue::PreviousProtocol`]).
 //!
 //! Version history: 1, the first; 2, [`Event::Completed`] carries a typed [`JobResult`]
 //! instead of one struct of optional fields (`swipe_file`, `design_template`, `figma`) the

@@ -50,11 +50,14 @@ use crate::Error;
 use crate::protocol::{AdCompleted, AdProgress, Event, Job};
 
 mod memory;
+mod redis_compat;
 mod redis_conn;
 mod redis_queue;
 mod redis_scripts;
 
 pub use self::memory::MemoryQueue;
+pub use self::redis_compat::PreviousProtocol;
+pub use self::redis_conn::jobs_stream;
 pub use self::redis_queue::RedisQueue;
 
 /// Whether `job` is background work that yields to every other queued job.

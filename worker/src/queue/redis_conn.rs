@@ -15,26 +15,57 @@ use crate::Error;
 
 pub(crate) struct Keys {
     prefix: String,
+    /// The prefix of this protocol's job keys ([`jobs_prefix`]).
+    job_prefix: String,
     pub jobs: String,
     pub delayed: String,
     /// Background jobs waiting for the stream to drain (see [`super::is_background`]).
     pub low: String,
     pub events: String,
+    /// The job stream of the previous protocol, which its workers read.
+    pub previous_jobs: Option<String>,
+}
+
+/// The prefix of the job keys of protocol `version` under the deployment's `prefix`: the
+/// prefix itself for protocol 1, `prefix:v{version}` after. A protocol bump moves the jobs to
+/// new keys, so a worker of the previous version, which reads the old keys, never meets a
+/// job it cannot read (a protocol-1 worker drops such a job: it would be lost); its jobs stay
+/// queued for the workers that speak the new version.
+fn jobs_prefix(prefix: &str, version: u32) -> String {
+    if version <= 1 {
+        prefix.to_owned()
+    } else {
+        format!("{prefix}:v{version}")
+    }
+}
+
+/// The job stream of this build's protocol under the key prefix `prefix` (`P:v2:jobs`),
+/// for operators' tools and tests that look at the stream itself.
+pub fn jobs_stream(prefix: &str) -> String {
+    format!(
+        "{}:jobs",
+        jobs_prefix(prefix, crate::protocol::PROTOCOL_VERSION)
+    )
 }
 
 impl Keys {
     pub fn new(prefix: &str) -> Self {
+        let version = crate::protocol::PROTOCOL_VERSION;
+        let job_prefix = jobs_prefix(prefix, version);
         Keys {
             prefix: prefix.to_owned(),
-            jobs: format!("{prefix}:jobs"),
-            delayed: format!("{prefix}:jobs:delayed"),
-            low: format!("{prefix}:jobs:low"),
+            jobs: format!("{job_prefix}:jobs"),
+            delayed: format!("{job_prefix}:jobs:delayed"),
+            low: format!("{job_prefix}:jobs:low"),
+            job_prefix,
             events: format!("{prefix}:events"),
+            previous_jobs: (version > 1)
+                .then(|| format!("{}:jobs", jobs_prefix(prefix, version - 1))),
         }
     }
 
     pub fn marker(&self, job_id: &str) -> String {
-        format!("{}:job:{job_id}", self.prefix)
+        format!("{}:job:{job_id}", self.job_prefix)
     }
 
     pub fn progress(&self, ad_id: &str) -> String {

@@ -47,7 +47,8 @@ use super::{
 };
 use crate::Error;
 use crate::protocol::{
-    AdCompleted, AdFailed, AdProgress, Event, Job, JobEnvelope, decode_envelope, decode_header,
+    AdCompleted, AdFailed, AdProgress, Event, Job, JobEnvelope, PROTOCOL_VERSION, decode_envelope,
+    decode_header,
 };
 
 const WORKERS_GROUP: &str = "workers";
@@ -60,8 +61,8 @@ const MARKER_TTL: Duration = Duration::from_secs(7 * 24 * 3600);
 /// as `Arc<dyn JobQueue>`.
 pub struct RedisQueue {
     config: QueueConfig,
-    keys: Keys,
-    conn: ConnectionManager,
+    pub(super) keys: Keys,
+    pub(super) conn: ConnectionManager,
     blocking: BlockingPool,
     scripts: Scripts,
 }
@@ -93,6 +94,7 @@ impl RedisQueue {
             scripts: Scripts::new(),
         };
         queue.ensure_groups().await?;
+        queue.warn_of_previous_protocol().await;
         Ok(queue)
     }
 
@@ -232,6 +234,14 @@ impl RedisQueue {
         let payload = entry.payload.unwrap_or_default();
         let header = match decode_header(&payload) {
             Ok(header) => header,
+            Err(Error::UnsupportedVersion { found, .. }) => {
+                // A job of a newer protocol: refused, and put back as it was (no attempt
+                // spent) for a worker that speaks its version.
+                tracing::warn!(entry = %entry.id, "a job has protocol version {found}, this worker speaks {PROTOCOL_VERSION}: left queued for a worker that speaks version {found}; upgrade this worker");
+                let backoff = self.config.visibility_timeout;
+                self.schedule(&entry.id, &payload, backoff).await?;
+                return Ok(None);
+            }
             Err(e) => {
                 tracing::error!(entry = %entry.id, error = %e, "dropping a job entry without a readable header");
                 self.finish(&entry.id, "", "").await?;

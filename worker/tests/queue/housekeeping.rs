@@ -11,13 +11,13 @@ async fn consumers(url: &str, group: &str) -> Vec<String> {
     let client = redis::Client::open(url).unwrap();
     let mut conn = client.get_multiplexed_async_connection().await.unwrap();
     let stream = if group == "workers" {
-        "test:jobs"
+        adforge_worker::queue::jobs_stream("test")
     } else {
-        "test:events"
+        "test:events".to_owned()
     };
     let info: Vec<std::collections::HashMap<String, redis::Value>> = redis::cmd("XINFO")
         .arg("CONSUMERS")
-        .arg(stream)
+        .arg(&stream)
         .arg(group)
         .query_async(&mut conn)
         .await
@@ -58,7 +58,7 @@ async fn finished_work_leaves_no_entries_and_retired_consumers_leave_no_names() 
     }
     assert_eq!(collect_events(t.queue.as_ref(), 3, PATIENCE).await.len(), 3);
     assert_eq!(
-        stream_len(&url, "test:jobs").await,
+        stream_len(&url, &adforge_worker::queue::jobs_stream("test")).await,
         0,
         "finished jobs are deleted"
     );

@@ -51,6 +51,8 @@ pub enum Kind {
 /// A queue under test, with its Redis server when it has one.
 pub struct TestQueue {
     pub queue: Arc<dyn JobQueue>,
+    /// The same queue, as its type, on Redis.
+    redis: Option<Arc<RedisQueue>>,
     pub server: Option<RedisServer>,
     config: QueueConfig,
 }
@@ -60,6 +62,7 @@ impl Kind {
         match self {
             Kind::Memory => TestQueue {
                 queue: Arc::new(MemoryQueue::new(config.clone())),
+                redis: None,
                 server: None,
                 config,
             },
@@ -72,6 +75,7 @@ impl Kind {
                 );
                 TestQueue {
                     queue: queue.clone(),
+                    redis: Some(queue),
                     server: Some(server),
                     config,
                 }
@@ -81,6 +85,11 @@ impl Kind {
 }
 
 impl TestQueue {
+    /// The queue as a [`RedisQueue`] (Redis tests only).
+    pub fn queue_redis(&self) -> &RedisQueue {
+        self.redis.as_deref().expect("a Redis queue")
+    }
+
     /// Another node's handle on the same queue: a second connection for Redis (as another
     /// process would have), the same queue in memory.
     pub async fn other_node(&self) -> Arc<dyn JobQueue> {

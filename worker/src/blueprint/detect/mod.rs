@@ -245,6 +245,10 @@ impl Grid {
     }
 }
 
+/// Tallest line (share of the canvas height) of a glyph block kept without a page block
+/// over it, unless its crop reads a figure or several words.
+const MAX_UNCONFIRMED_LINE: f32 = 0.15;
+
 /// Step 5c: the blocks of the shapes and of the page's words as one list, with their words.
 ///
 /// Tesseract's blocks come first: where it read words, its lines and blocks are the text
@@ -265,9 +269,24 @@ fn merge(
 ) -> (Vec<text::RawBlock>, Option<Vec<Option<String>>>) {
     let covers = |p: &Rect, s: &Rect| p.overlap(s) > 0.25 * p.area().min(s.area());
     let letters = |t: &str| t.chars().filter(|c| c.is_alphanumeric()).count();
-    let refs: Vec<&crate::blueprint::TextBlock> = shaped.iter().map(|b| &b.block).collect();
-    let read = words::read_blocks(img, &refs, reader).unwrap_or_else(|| vec![None; shaped.len()]);
-    let mut page: Vec<Option<(text::RawBlock, String)>> = page.into_iter().map(Some).collect();
+    // Every block's crop is read on one sheet: the glyph blocks' words, and the page blocks'
+    // words again (a crop, turned into ink on white and scaled to one size, keeps the
+    // punctuation and small letters a read of the whole page drops).
+    let refs: Vec<&crate::blueprint::TextBlock> = shaped
+        .iter()
+        .map(|b| &b.block)
+        .chain(page.iter().map(|(b, _)| &b.block))
+        .collect();
+    let mut read = words::read_blocks(img, &refs, reader).unwrap_or_else(|| vec![None; refs.len()]);
+    let again = read.split_off(shaped.len());
+    let mut page: Vec<Option<(text::RawBlock, String)>> = page
+        .into_iter()
+        .zip(again)
+        .map(|((b, t), c)| match c {
+            Some(c) if page::reads_alike(&t, &c) => Some((b, c)),
+            _ => Some((b, t)),
+        })
+        .collect();
     let mut kept: Vec<(text::RawBlock, Option<String>)> = Vec::new();
     for (s, w) in shaped.into_iter().zip(read) {
         let under: Vec<usize> = (0..page.len())
@@ -278,7 +297,22 @@ fn merge(
             })
             .collect();
         if under.is_empty() {
-            if s.stars || w.as_deref().is_some_and(page::says_something) {
+            // Type taller than 15 % of the canvas that neither page read kept is a figure
+            // ("93%" in display type) or several words; one word is a shape read as letters
+            // (a rocket's plume read as "Lev,").
+            let tall_ok = |t: &str| {
+                t.chars().any(|c| c.is_ascii_digit())
+                    || t.split_whitespace()
+                        .filter(|w| w.chars().filter(|c| c.is_alphabetic()).count() >= 3)
+                        .count()
+                        >= 2
+            };
+            if s.stars
+                || w.as_deref().is_some_and(|t| {
+                    page::says_something(t)
+                        && (s.block.line_height <= MAX_UNCONFIRMED_LINE || tall_ok(t))
+                })
+            {
                 kept.push((s, w));
             }
             continue;

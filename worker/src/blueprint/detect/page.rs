@@ -350,6 +350,38 @@ pub(super) fn says_something(text: &str) -> bool {
     })
 }
 
+/// Whether a crop's reading `crop` of a page block read as `page` is the same text, read
+/// better: as many lines, letters and digits within a third of each other's edits, and no
+/// tick or cross the page's read wrote back ([`normalise_marks`]) to lose.
+pub(super) fn reads_alike(page: &str, crop: &str) -> bool {
+    let signs = |t: &str| -> Vec<char> {
+        t.chars()
+            .filter(|c| c.is_alphanumeric())
+            .flat_map(char::to_lowercase)
+            .collect()
+    };
+    let (a, b) = (signs(page), signs(crop));
+    page.lines().count() == crop.lines().count()
+        && !page.lines().any(|l| l.starts_with(['✓', '✗']))
+        && !a.is_empty()
+        && 3 * edits(&a, &b) <= a.len().max(b.len())
+}
+
+/// The Levenshtein distance of two strings of characters.
+fn edits(a: &[char], b: &[char]) -> usize {
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.iter().enumerate() {
+        let mut cur = vec![i + 1; b.len() + 1];
+        for (j, cb) in b.iter().enumerate() {
+            cur[j + 1] = (prev[j + 1] + 1)
+                .min(cur[j] + 1)
+                .min(prev[j] + usize::from(ca != cb));
+        }
+        prev = cur;
+    }
+    prev[b.len()]
+}
+
 /// Whether a block holds a word that says something ([`says_something`]).
 fn has_a_word(b: &[WordLine]) -> bool {
     b.iter().any(|l| says_something(&l.text()))
@@ -664,6 +696,17 @@ mod tests {
             .map(|w| w.text)
             .collect();
         assert_eq!(merged, vec!["now", "Shap", "SALE"]);
+    }
+
+    #[test]
+    fn a_crop_that_reads_the_same_words_better_replaces_the_page_read() {
+        assert!(reads_alike("BOLD TASTE\nZERO", "BOLD TASTE.\nZERO."));
+        assert!(reads_alike("[he one you keep", "The one you keep"));
+        // Another number of lines, other words, or a tick to keep: the page's read stays.
+        assert!(!reads_alike("BOLD TASTE\nZERO", "BOLD TASTE ZERO"));
+        assert!(!reads_alike("Shop now", "Learn more"));
+        assert!(!reads_alike("✓ Cancel any time", "Y Cancel any time"));
+        assert_eq!(edits(&['k', 'i', 't'], &['s', 'i', 't', 's']), 2);
     }
 
     #[test]

@@ -169,6 +169,7 @@ impl Grid {
                 b.role = TextRole::Supporting;
             }
         }
+        list_siblings(&mut free);
         compare_at_prices(&mut free);
         let free: Vec<TextBlock> = free.into_iter().map(|(b, _)| b).collect();
         texts.extend(free);
@@ -283,6 +284,62 @@ fn list_by_layout(free: &mut [(TextBlock, Option<TextRole>)]) {
     }
 }
 
+/// Blocks set like a list item and next to one are items of that list too: Tesseract
+/// often reads no tick before an item, or a tick as a letter ("X Cancel any time"). Such a
+/// block has the item's type size (within 20 %), starts within 4 % of the width of its left
+/// edge (a missing tick moves it right), is at most three lines long, and sits within two
+/// and a half lines of an item above or below; the letter read for a tick is written as
+/// the tick.
+fn list_siblings(free: &mut [(TextBlock, Option<TextRole>)]) {
+    loop {
+        let items: Vec<TextBlock> = free
+            .iter()
+            .filter(|(b, _)| b.role == TextRole::ListItem)
+            .map(|(b, _)| b.clone())
+            .collect();
+        let mut changed = false;
+        for (b, said) in free.iter_mut() {
+            let plain = matches!(
+                b.role,
+                TextRole::Body | TextRole::Supporting | TextRole::Offer
+            ) && said.is_none_or(|r| r == TextRole::ListItem || r == TextRole::Offer);
+            if !plain || b.lines > 3 {
+                continue;
+            }
+            let sibling = items.iter().any(|it| {
+                let lh = it.line_height.max(1e-4);
+                let gap = (b.rect.y - it.rect.bottom()).max(it.rect.y - b.rect.bottom());
+                (b.line_height / lh - 1.0).abs() <= 0.2
+                    && (b.rect.x - it.rect.x).abs() <= 0.04
+                    && gap <= 2.5 * lh
+            });
+            if sibling {
+                b.role = TextRole::ListItem;
+                changed = true;
+            }
+        }
+        if !changed {
+            break;
+        }
+    }
+    for (b, _) in free
+        .iter_mut()
+        .filter(|(b, _)| b.role == TextRole::ListItem)
+    {
+        if let Some(w) = &b.words
+            && let Some(rest) = ["Y ", "v ", "V ", "/ "]
+                .iter()
+                .find_map(|m| w.strip_prefix(m))
+        {
+            b.words = Some(format!("✓ {rest}"));
+        } else if let Some(w) = &b.words
+            && let Some(rest) = ["X ", "x "].iter().find_map(|m| w.strip_prefix(m))
+        {
+            b.words = Some(format!("✗ {rest}"));
+        }
+    }
+}
+
 /// A short line right below a quote, in smaller type, names who said it.
 fn quote_authors(free: &mut [(TextBlock, Option<TextRole>)]) {
     let quotes: Vec<TextBlock> = free
@@ -327,5 +384,58 @@ fn compare_at_prices(free: &mut [(TextBlock, Option<TextRole>)]) {
         .fold((usize::MAX, f64::MIN), |m, p| if p.1 > m.1 { p } else { m });
     if priced.iter().any(|(i, a)| *i != hi && *a < hi_amount) {
         free[hi].0.role = TextRole::CompareAtPrice;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::blueprint::Align;
+
+    fn block(role: TextRole, y: f32, x: f32, words: &str) -> (TextBlock, Option<TextRole>) {
+        let b = TextBlock {
+            role,
+            rect: Rect {
+                x,
+                y,
+                w: 0.3,
+                h: 0.03,
+            },
+            lines: 1,
+            line_height: 0.03,
+            align: Align::Left,
+            color: [0, 0, 0],
+            weight: 400,
+            upper: false,
+            words: Some(words.into()),
+        };
+        let said = crate::blueprint::words::role_of(words);
+        (b, said)
+    }
+
+    #[test]
+    fn blocks_set_like_a_list_item_beside_one_are_items() {
+        // An item with its tick read, one below it whose tick was read as "X", one whose
+        // tick was not read (its text starts further right), and a caption far below.
+        let mut free = vec![
+            block(TextRole::ListItem, 0.40, 0.10, "✓ Ready in two minutes"),
+            block(TextRole::Body, 0.45, 0.10, "X Cancel any time"),
+            block(TextRole::Supporting, 0.50, 0.125, "Made in small batches"),
+            block(TextRole::Body, 0.80, 0.10, "Roasted every Monday"),
+        ];
+        list_siblings(&mut free);
+        let got: Vec<(TextRole, &str)> = free
+            .iter()
+            .map(|(b, _)| (b.role, b.words.as_deref().unwrap_or("")))
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                (TextRole::ListItem, "✓ Ready in two minutes"),
+                (TextRole::ListItem, "✗ Cancel any time"),
+                (TextRole::ListItem, "Made in small batches"),
+                (TextRole::Body, "Roasted every Monday"),
+            ]
+        );
     }
 }

@@ -55,6 +55,7 @@ pub mod ocr;
 pub mod protocol;
 pub mod s3;
 pub mod secrets;
+pub mod services;
 pub mod swipe;
 /// The `redis` crate this one is built on, so that other Redis users of the process (the
 /// API's shared rate limiter) use the same version and can share

@@ -185,17 +185,7 @@ impl Tone {
     }
 }
 
-/// FNV-1a over the parts (with a separator), stable across builds and platforms.
-pub fn fnv1a(parts: &[&str]) -> u64 {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for part in parts {
-        for b in part.bytes().chain([0xff]) {
-            h ^= u64::from(b);
-            h = h.wrapping_mul(0x0000_0100_0000_01b3);
-        }
-    }
-    h
-}
+pub use crate::services::fnv1a;
 
 /// The candidate at the hashed index among the first `among` that fit `max` characters.
 fn pick(candidates: &[String], seed: u64, max: usize, among: usize) -> Option<String> {

@@ -41,16 +41,10 @@ pub trait Classifier: Send + Sync {
     fn classify(&self, bytes: &[u8]) -> (Option<String>, Option<String>);
 }
 
-/// Long edge of a template preview, in pixels.
-pub const PREVIEW_EDGE: u32 = 1080;
+pub use crate::services::{PREVIEW_EDGE, preview_key};
 
 /// The root `name` of an ad made from a design template.
 pub const TEMPLATE_LAYOUT: &str = "design_template";
-
-/// The blob key of a template version's preview.
-pub fn preview_key(template_id: &str, version: u32) -> String {
-    format!("design-templates/{template_id}/v{version}/preview.png")
-}
 
 /// The design size (`width`, `height`) of a tree's root frame, if it has one.
 fn root_size(tree: &Value) -> Option<(u32, u32)> {
@@ -69,12 +63,7 @@ fn root_size(tree: &Value) -> Option<(u32, u32)> {
 
 /// The render width that gives a preview of [`PREVIEW_EDGE`] px on its long edge.
 fn preview_width(width: u32, height: u32) -> u32 {
-    if width >= height {
-        PREVIEW_EDGE
-    } else {
-        ((f64::from(PREVIEW_EDGE) * f64::from(width) / f64::from(height.max(1))).round() as u32)
-            .max(1)
-    }
+    crate::services::preview_width(f64::from(width), f64::from(height))
 }
 
 impl GenerateAdHandler {
@@ -87,7 +76,7 @@ impl GenerateAdHandler {
     ) -> Result<AdCompleted, JobError> {
         let url = job.reference_image_url.clone();
         let result = self.analyse_template_inner(&job, &progress).await;
-        self.fetcher.release(&[url]);
+        self.services.fetcher.release(&[url]);
         result
     }
 
@@ -153,7 +142,7 @@ impl GenerateAdHandler {
             version: job.version,
             duration_ms: 0,
             result: JobResult::DesignTemplate(Box::new(DesignTemplateAnalysed {
-                preview_url: self.blobs.url(&key),
+                preview_url: self.services.blobs.url(&key),
                 width,
                 height,
                 preview_key: key,
@@ -196,14 +185,14 @@ impl GenerateAdHandler {
             .await;
         let key = preview_key(&job.template_id, job.version);
         let rendered = self.render_preview(&tree, width, height, &key).await;
-        self.fetcher.release(&urls);
+        self.services.fetcher.release(&urls);
         rendered?;
         Ok(AdCompleted {
             ad_id: job.template_id.clone(),
             version: job.version,
             duration_ms: 0,
             result: JobResult::DesignTemplate(Box::new(DesignTemplateAnalysed {
-                preview_url: self.blobs.url(&key),
+                preview_url: self.services.blobs.url(&key),
                 width,
                 height,
                 preview_key: key,
@@ -228,7 +217,7 @@ impl GenerateAdHandler {
     ) -> Result<(), JobError> {
         let parsed = Tree::from_value(tree.clone())
             .map_err(|e| JobError::abort(format!("invalid json_tree: {e}")))?;
-        let renderer = self.renderer.clone();
+        let renderer = self.services.renderer.clone();
         let target = preview_width(width, height);
         let png = blocking(move || -> Result<Vec<u8>, JobError> {
             let mut out = render(&renderer, &parsed, Some(target), true)?;
@@ -293,7 +282,7 @@ impl GenerateAdHandler {
         let facts = std::sync::Arc::new(super::facts::Facts::from_job(job));
         let words = {
             let (renderer, facts, tree, job, model) = (
-                self.renderer.clone(),
+                self.services.renderer.clone(),
                 facts.clone(),
                 layout.json_tree.clone(),
                 job.clone(),
@@ -327,8 +316,8 @@ impl GenerateAdHandler {
                 layout.template_id
             ))
         })?;
-        let renderer = self.renderer.clone();
-        let fetcher = self.fetcher.clone();
+        let renderer = self.services.renderer.clone();
+        let fetcher = self.services.fetcher.clone();
         let tree = blocking(move || preflight(&renderer, &fetcher, filled)).await??;
         // The grounding rule, as on every ad.
         let stated =
@@ -342,8 +331,8 @@ impl GenerateAdHandler {
         let mut report = words.report;
         report.facts = super::slot_keys(stated, &report);
         progress.report("rendering", "Rendering at 4K", 75).await;
-        let renderer = self.renderer.clone();
-        let fetcher = self.fetcher.clone();
+        let renderer = self.services.renderer.clone();
+        let fetcher = self.services.fetcher.clone();
         let to_render = tree.clone();
         let (png, width, height, timings) =
             blocking(move || render_png_timed(&renderer, &fetcher, &to_render)).await??;
@@ -355,7 +344,7 @@ impl GenerateAdHandler {
             version: job.version,
             duration_ms: 0,
             result: JobResult::ImageAd(ImageAdRendered {
-                image_url: self.blobs.url(&key),
+                image_url: self.services.blobs.url(&key),
                 width,
                 height,
                 json_tree: job.editable.then(|| tree.as_value().clone()),

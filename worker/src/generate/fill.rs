@@ -19,7 +19,7 @@ use serde_json::{Map, Value, json};
 
 use super::analyse::{Rgb, contrast};
 use super::brand::{Palette, fonts};
-use super::copy::{AdCopy, fnv1a};
+use super::copy::AdCopy;
 use super::slots::SlotText;
 use crate::protocol::Brand;
 use std::collections::BTreeMap;
@@ -425,18 +425,7 @@ pub fn loosen_fit(filled: &mut Filled, overflowing: &[String]) {
     }
 }
 
-/// A v4-format UUID derived from the ad and the template node, so a redone job produces
-/// the same ids (the tree is the same) and ids stay stable across versions.
-pub fn node_uuid(ad_id: &str, key: &str) -> String {
-    let a = fnv1a(&[ad_id, key]);
-    let b = fnv1a(&[key, ad_id, "adforge-node"]);
-    let mut bytes = [0u8; 16];
-    bytes[..8].copy_from_slice(&a.to_be_bytes());
-    bytes[8..].copy_from_slice(&b.to_be_bytes());
-    uuid::Builder::from_random_bytes(bytes)
-        .into_uuid()
-        .to_string()
-}
+pub use crate::services::node_uuid;
 
 /// A colour as the tree writes it, channels to 4 decimals.
 fn colour_json(c: Rgb) -> Value {

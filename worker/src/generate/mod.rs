@@ -63,9 +63,7 @@ pub mod voice;
 
 use std::sync::Arc;
 
-use adforge_renderer::{
-    FetchLimits, FontLibrary, RenderOptions, Rendered, Renderer, Tree, Warning,
-};
+use adforge_renderer::{FetchLimits, FontLibrary, Rendered, Renderer, Tree, Warning};
 use bytes::Bytes;
 use futures_util::future::BoxFuture;
 use serde_json::Value;
@@ -76,7 +74,10 @@ use crate::cutout::Cutter;
 use crate::cutout::store::{CutoutError, cutout_of};
 use crate::protocol::{AdCompleted, GenerateAdJob, ImageAdRendered, Job, JobResult, RerenderJob};
 use crate::runner::{JobError, JobHandler, ProgressSink};
-use fetch::ShelfFetcher;
+pub use crate::services::{
+    MAX_TREE_IMAGE_BYTES, MAX_TREE_IMAGES, RENDER_BUDGET, blob_key, image_failures, render_within,
+};
+use crate::services::{Services, ShelfFetcher, blocking, render};
 
 /// The root `name` of an ad composed on its reference's own blueprint.
 pub const BLUEPRINT_LAYOUT: &str = "reference_blueprint";
@@ -86,15 +87,7 @@ pub const BLUEPRINT_LAYOUT: &str = "reference_blueprint";
 pub const GENERIC_LAYOUT: &str = "reference_aspect";
 
 /// Width of the preflight render that checks contrast and fit before the 4K render.
-const PREFLIGHT_WIDTH: u32 = 540;
-
-/// Most distinct images an edited tree may use (the built-in layouts use two or three).
-pub const MAX_TREE_IMAGES: usize = 16;
-
-/// Most memory the raster images of an edited tree may take decoded (RGBA, 4 bytes a
-/// pixel), all of them together: the renderer holds every image of a tree at once while
-/// it draws, so without this a tree could name many large images and take gigabytes.
-pub const MAX_TREE_IMAGE_BYTES: u64 = 512 * 1024 * 1024;
+const PREFLIGHT_WIDTH: u32 = crate::services::CHECK_WIDTH;
 
 /// How a [`GenerateAdHandler`] is set up.
 pub struct GenerateConfig {
@@ -195,29 +188,23 @@ impl GenerateConfig {
 /// Runs both image-ad jobs. Create one per process and share it: it owns the renderer.
 pub struct GenerateAdHandler {
     blueprints: Arc<cache::BlueprintCache>,
-    renderer: Arc<Renderer>,
-    fetcher: Arc<ShelfFetcher>,
-    blobs: Arc<dyn BlobStore>,
+    services: Services,
     layouts: Vec<layouts::Layout>,
     classifier: Option<Arc<dyn design_template::Classifier>>,
     cutter: Arc<Cutter>,
     copy_model: Option<Arc<dyn llm::SlotProposer>>,
-    secrets: Option<Arc<crate::secrets::SecretKey>>,
-    allow_private: bool,
-}
-
-/// The deterministic blob key of an ad version; a redo overwrites it.
-pub fn blob_key(ad_id: &str, version: u32) -> String {
-    format!("image-ads/{ad_id}/v{version}.png")
 }
 
 impl GenerateAdHandler {
     /// A handler with `config`. Builds the renderer's font database (a few hundred ms).
     pub fn new(config: GenerateConfig) -> Self {
-        let allow_private = config.fetch_limits.allow_private;
-        let fetcher =
-            Arc::new(ShelfFetcher::new(config.fetch_limits).with_own_files(config.blobs.clone()));
-        let renderer = Arc::new(Renderer::new(config.fonts, fetcher.clone()).with_gpu(config.gpu));
+        let services = Services::new(
+            config.blobs,
+            config.fonts,
+            config.fetch_limits,
+            config.gpu,
+            config.secrets,
+        );
         let layouts = layouts::library().unwrap_or_else(|e| {
             tracing::error!(error = %e, "built-in layouts do not parse; generation will fail");
             Vec::new()
@@ -226,15 +213,11 @@ impl GenerateAdHandler {
             blueprints: Arc::new(
                 cache::BlueprintCache::new(cache::CAPACITY).with_reader(config.words),
             ),
-            renderer,
-            fetcher,
-            blobs: config.blobs,
+            services,
             layouts,
             classifier: config.classifier,
             cutter: config.cutter,
             copy_model: config.copy_model,
-            secrets: config.secrets,
-            allow_private,
         }
     }
 
@@ -250,33 +233,35 @@ impl GenerateAdHandler {
 
     /// The renderer (to re-render a returned tree and compare).
     pub fn renderer(&self) -> &Arc<Renderer> {
-        &self.renderer
+        &self.services.renderer
     }
 
     /// What a Figma sync uses of this handler ([`crate::figma::sync`]).
     pub fn figma_parts(&self) -> crate::figma::sync::Parts {
+        let s = &self.services;
         crate::figma::sync::Parts {
-            renderer: self.renderer.clone(),
-            fetcher: self.fetcher.clone(),
-            blobs: self.blobs.clone(),
-            secrets: self.secrets.clone(),
-            allow_private: self.allow_private,
+            renderer: s.renderer.clone(),
+            fetcher: s.fetcher.clone(),
+            blobs: s.blobs.clone(),
+            secrets: s.secrets.clone(),
+            allow_private: s.allow_private,
             copy_model: self.copy_model.clone(),
         }
     }
 
     /// The fetcher the renderer reads images through (for [`preflight`] in tests).
     pub fn fetcher(&self) -> &Arc<ShelfFetcher> {
-        &self.fetcher
+        &self.services.fetcher
+    }
+
+    /// The worker's shared services this handler draws, fetches and stores with.
+    pub fn services(&self) -> &Services {
+        &self.services
     }
 
     /// Fetches `url` on a blocking thread, keeping the bytes for the render.
     async fn fetch(&self, what: &str, url: &str) -> Result<Arc<Vec<u8>>, JobError> {
-        let fetcher = self.fetcher.clone();
-        let u = url.to_owned();
-        blocking(move || fetcher.fetch_and_keep(&u))
-            .await?
-            .map_err(|e| fetch::classify(what, url, &e))
+        self.services.fetch(what, url).await
     }
 
     async fn generate(
@@ -286,7 +271,7 @@ impl GenerateAdHandler {
     ) -> Result<AdCompleted, JobError> {
         let mut fetched = vec![job.reference_ad_url.clone()];
         let result = self.generate_inner(&job, &progress, &mut fetched).await;
-        self.fetcher.release(&fetched);
+        self.services.fetcher.release(&fetched);
         result
     }
 
@@ -371,8 +356,11 @@ impl GenerateAdHandler {
                 )
                 .await;
             let words = {
-                let (renderer, facts, template) =
-                    (self.renderer.clone(), facts.clone(), template.clone());
+                let (renderer, facts, template) = (
+                    self.services.renderer.clone(),
+                    facts.clone(),
+                    template.clone(),
+                );
                 let (job, bp, model) = (job.clone(), readings.clone(), self.copy_model.clone());
                 blocking(move || {
                     blueprint_words(&job, &bp.1, &template, &facts, &renderer, model.as_deref())
@@ -384,8 +372,8 @@ impl GenerateAdHandler {
                 ..inputs.clone()
             };
             let filled = fill::fill(&template, &inputs).map_err(JobError::abort)?;
-            let renderer = self.renderer.clone();
-            let fetcher = self.fetcher.clone();
+            let renderer = self.services.renderer.clone();
+            let fetcher = self.services.fetcher.clone();
             let checked = blocking(move || preflight_report(&renderer, &fetcher, filled)).await??;
             let grounded = grounding::check_tree(checked.tree.as_value(), &facts)
                 .map(|_| ())
@@ -443,8 +431,8 @@ impl GenerateAdHandler {
                     ..inputs.clone()
                 };
                 let filled = fill::fill(&template, &inputs).map_err(JobError::abort)?;
-                let renderer = self.renderer.clone();
-                let fetcher = self.fetcher.clone();
+                let renderer = self.services.renderer.clone();
+                let fetcher = self.services.fetcher.clone();
                 let t = blocking(move || preflight(&renderer, &fetcher, filled)).await??;
                 written = Some(words);
                 t
@@ -477,8 +465,8 @@ impl GenerateAdHandler {
                     ..inputs.clone()
                 };
                 let filled = fill::fill(template, &inputs).map_err(JobError::abort)?;
-                let renderer = self.renderer.clone();
-                let fetcher = self.fetcher.clone();
+                let renderer = self.services.renderer.clone();
+                let fetcher = self.services.fetcher.clone();
                 let t = blocking(move || preflight(&renderer, &fetcher, filled)).await??;
                 written = Some(words);
                 t
@@ -513,8 +501,8 @@ impl GenerateAdHandler {
 
         let composed_ms = ms(started);
         progress.report("rendering", "Rendering at 4K", 75).await;
-        let renderer = self.renderer.clone();
-        let fetcher = self.fetcher.clone();
+        let renderer = self.services.renderer.clone();
+        let fetcher = self.services.fetcher.clone();
         let to_render = tree.clone();
         let (png, width, height, timings) =
             blocking(move || render_png_timed(&renderer, &fetcher, &to_render)).await??;
@@ -538,7 +526,7 @@ impl GenerateAdHandler {
             version: job.version,
             duration_ms: 0,
             result: JobResult::ImageAd(ImageAdRendered {
-                image_url: self.blobs.url(&key),
+                image_url: self.services.blobs.url(&key),
                 width,
                 height,
                 json_tree: job.editable.then(|| tree.as_value().clone()),
@@ -562,7 +550,11 @@ impl GenerateAdHandler {
             format_from: blueprint.format_from.to_owned(),
             words_read: blueprint.words_read,
         };
-        let (renderer, model, job) = (self.renderer.clone(), self.copy_model.clone(), job.clone());
+        let (renderer, model, job) = (
+            self.services.renderer.clone(),
+            self.copy_model.clone(),
+            job.clone(),
+        );
         blocking(move || {
             template_words(
                 &job,
@@ -621,7 +613,7 @@ impl GenerateAdHandler {
             .report("cutting_out", "Cutting the product out of its photo", 45)
             .await;
         let made = cutout_of(
-            self.blobs.as_ref(),
+            self.services.blobs.as_ref(),
             &self.cutter,
             Bytes::from(bytes.as_ref().clone()),
         )
@@ -646,7 +638,7 @@ impl GenerateAdHandler {
                 return None;
             }
         };
-        let cut_url = self.blobs.url(&stored.key);
+        let cut_url = self.services.blobs.url(&stored.key);
         fetched.push(cut_url.clone());
         if let Err(e) = self.fetch("product cut-out", &cut_url).await {
             tracing::warn!(url = %cut_url, error = ?e, "stored product cut-out unreadable");
@@ -692,7 +684,7 @@ impl GenerateAdHandler {
             .map_err(|e| JobError::abort(format!("invalid json_tree: {e}")))?;
         let urls = adforge_renderer::image::image_urls(&tree);
         let result = self.rerender_inner(job, tree, &urls, &progress).await;
-        self.fetcher.release(&urls);
+        self.services.fetcher.release(&urls);
         result
     }
 
@@ -732,8 +724,8 @@ impl GenerateAdHandler {
         progress
             .report("rendering", "Rendering the edited tree at 4K", 50)
             .await;
-        let renderer = self.renderer.clone();
-        let fetcher = self.fetcher.clone();
+        let renderer = self.services.renderer.clone();
+        let fetcher = self.services.fetcher.clone();
         let (png, width, height, timings) =
             blocking(move || render_png_timed(&renderer, &fetcher, &tree)).await??;
         progress.report("storing", "Storing the image", 90).await;
@@ -744,7 +736,7 @@ impl GenerateAdHandler {
             version: job.version,
             duration_ms: 0,
             result: JobResult::ImageAd(ImageAdRendered {
-                image_url: self.blobs.url(&key),
+                image_url: self.services.blobs.url(&key),
                 width,
                 height,
                 json_tree: Some(job.json_tree),
@@ -755,10 +747,7 @@ impl GenerateAdHandler {
     }
 
     async fn store(&self, key: &str, png: Vec<u8>) -> Result<(), JobError> {
-        self.blobs
-            .put(key, Bytes::from(png))
-            .await
-            .map_err(|e| JobError::retry(format!("storing {key}: {e}")))
+        self.services.store(key, png).await
     }
 }
 
@@ -1003,130 +992,15 @@ fn parse(tree: &Value) -> Result<Tree, JobError> {
         .map_err(|e| JobError::abort(format!("internal layout error: {e}")))
 }
 
-fn render(
-    renderer: &Renderer,
-    tree: &Tree,
-    width: Option<u32>,
-    encode_png: bool,
-) -> Result<Rendered, JobError> {
-    render_within(renderer, tree, &RenderOptions { width, encode_png })
-}
-
-/// How long one render of a job may draw: a tree that takes longer (hundreds of large
-/// blurred and shadowed layers) fails its job instead of holding a worker for minutes.
-/// An ad's 4K render takes 50-500 ms.
-pub const RENDER_BUDGET: std::time::Duration = std::time::Duration::from_secs(120);
-
-/// Renders `tree` within [`RENDER_BUDGET`]: past it, or when the process shuts down, the
-/// render stops where it is (between draw operations, inside blurs between rows).
-///
-/// # Errors
-/// A job error: `abort` for a tree that cannot be drawn within the budgets (time, memory)
-/// or at all, `retry` when the worker is shutting down (another picks the job up).
-pub fn render_within(
-    renderer: &Renderer,
-    tree: &Tree,
-    options: &RenderOptions,
-) -> Result<Rendered, JobError> {
-    use adforge_renderer::Error;
-    renderer
-        .render_until(tree, options, &adforge_renderer::Deadline::after(RENDER_BUDGET))
-        .map_err(|e| match e {
-            Error::Stopped => JobError::retry(e.to_string()),
-            Error::PastDeadline { .. } => JobError::abort(format!(
-                "rendering took longer than {} s and was stopped: use fewer or smaller blurs and shadows, or fewer layers",
-                RENDER_BUDGET.as_secs()
-            )),
-            e => JobError::abort(format!("rendering failed: {e}")),
-        })
-}
-
-/// A render that lost an image the tree asks for is not an ad: the renderer skips such a
-/// paint and reports [`Warning::ImageFailed`], and this turns the first one into the job's
-/// error. An image whose bytes were fetched for this job (they are on the shelf) failed to
-/// decode, which no retry fixes (abort); any other failure was the fetch, sorted by
-/// [`fetch::classify`] (5xx, timeouts and refused connections retry; 4xx and refused
-/// addresses abort).
-///
-/// # Errors
-/// The failure of the first image that could not be drawn, naming its URL and the reason.
-pub fn image_failures(fetcher: &ShelfFetcher, warnings: &[Warning]) -> Result<(), JobError> {
-    for w in warnings {
-        if let Warning::ImageFailed { node, url, reason } = w {
-            return Err(if fetcher.has(url) {
-                JobError::abort(format!(
-                    "the image at {url} (node {node}) cannot be decoded: {reason}"
-                ))
-            } else {
-                fetch::classify("image", url, reason)
-            });
-        }
-    }
-    Ok(())
-}
-
-/// Renders `tree` at 4K and encodes it; returns the PNG, its size, and the backend and
-/// stage times for the API's metrics.
+/// Renders `tree` at 4K and encodes it ([`crate::services::render_timed`]); an image it
+/// could not draw fails the job ([`image_failures`]). Returns the PNG, its size, and the
+/// backend and stage times for the API's metrics.
 fn render_png_timed(
     renderer: &Renderer,
     fetcher: &ShelfFetcher,
     tree: &Tree,
 ) -> Result<(Vec<u8>, u32, u32, crate::protocol::RenderTimings), JobError> {
-    let mut out = render(renderer, tree, None, true)?;
-    image_failures(fetcher, &out.report.warnings)?;
-    let (w, h) = (out.report.width, out.report.height);
-    let png = out
-        .png
-        .take()
-        .ok_or_else(|| JobError::retry("the renderer returned no PNG"))?;
-    if !out.report.warnings.is_empty() {
-        tracing::debug!(warnings = ?out.report.warnings, "render warnings");
-    }
-    let gpu = out.report.gpu.as_ref();
-    tracing::info!(
-        backend = ?out.report.backend,
-        width = w,
-        height = h,
-        total_ms = out.report.timings.total_ms,
-        gpu_upload_ms = gpu.map(|g| g.upload_ms),
-        gpu_draw_ms = gpu.map(|g| g.draw_ms),
-        gpu_readback_ms = gpu.map(|g| g.readback_ms),
-        gpu_fallback = gpu.and_then(|g| g.fallback.as_deref()),
-        "rendered"
-    );
-    let t = &out.report.timings;
-    let mut stages: std::collections::BTreeMap<String, f64> = [
-        ("images", t.images_ms),
-        ("layout", t.layout_ms),
-        ("scene", t.scene_ms),
-        ("raster", t.raster_ms),
-        ("encode", t.encode_ms),
-    ]
-    .into_iter()
-    .map(|(k, v)| (k.to_owned(), v))
-    .collect();
-    if let Some(g) = gpu {
-        stages.insert("gpu_upload".to_owned(), g.upload_ms);
-        stages.insert("gpu_draw".to_owned(), g.draw_ms);
-        stages.insert("gpu_readback".to_owned(), g.readback_ms);
-    }
-    let backend = match out.report.backend {
-        adforge_renderer::report::BackendUsed::Gpu => "gpu",
-        adforge_renderer::report::BackendUsed::Cpu => "cpu",
-    };
-    let timings = crate::protocol::RenderTimings {
-        backend: backend.to_owned(),
-        stages_ms: stages,
-    };
-    renderer.recycle(out.pixmap);
-    Ok((png, w, h, timings))
-}
-
-/// Runs CPU-bound work off the async threads; a panic becomes a retryable failure.
-async fn blocking<T: Send + 'static>(
-    f: impl FnOnce() -> T + Send + 'static,
-) -> Result<T, JobError> {
-    tokio::task::spawn_blocking(f)
-        .await
-        .map_err(|e| JobError::retry(format!("pipeline task failed: {e}")))
+    let out = crate::services::render_timed(renderer, tree, None)?;
+    image_failures(fetcher, &out.warnings)?;
+    Ok((out.png, out.width, out.height, out.timings))
 }

@@ -38,11 +38,11 @@
 //! # }
 //! ```
 //!
-//! Longer than 700 lines because it is the one pipeline of a job, step by step (reference,
-//! blueprint, fill, checks, render, store), and still also the job router and the shared
-//! services (render within its budget, timed render, blocking); each step's own logic lives
-//! in a submodule. Issue 41 moves the router and the services out to where the worker is
-//! assembled, which brings this file under the bound.
+//! Files: this one holds the image-ad pipeline step by step; `assets` fetches the product
+//! image and logos and cuts the product out, `words` writes the slots' words, `preflight`
+//! checks the filled tree, `rerender` and [`design_template`] run the other jobs of the
+//! pipeline. What both pipelines of a worker use (the renderer, fetcher, blob store, render
+//! budget, blocking hand-off) is [`crate::services`].
 
 pub mod analyse;
 pub mod brand;
@@ -61,18 +61,23 @@ pub mod quality;
 pub mod slots;
 pub mod voice;
 
+mod assets;
+mod preflight;
+mod rerender;
+mod words;
+
+pub use preflight::{Checked, pixels, preflight, preflight_report};
+pub use words::{blueprint_words, slot_keys, template_words};
+
 use std::sync::Arc;
 
-use adforge_renderer::{FetchLimits, FontLibrary, Rendered, Renderer, Tree, Warning};
-use bytes::Bytes;
+use adforge_renderer::{FetchLimits, FontLibrary, Renderer, Tree};
 use futures_util::future::BoxFuture;
-use serde_json::Value;
 
 use crate::blob::BlobStore;
 use crate::blueprint;
 use crate::cutout::Cutter;
-use crate::cutout::store::{CutoutError, cutout_of};
-use crate::protocol::{AdCompleted, GenerateAdJob, ImageAdRendered, Job, JobResult, RerenderJob};
+use crate::protocol::{AdCompleted, GenerateAdJob, ImageAdRendered, Job, JobResult};
 use crate::runner::{JobError, JobHandler, ProgressSink};
 pub use crate::services::{
     MAX_TREE_IMAGE_BYTES, MAX_TREE_IMAGES, RENDER_BUDGET, blob_key, image_failures, render_within,
@@ -85,9 +90,6 @@ pub const BLUEPRINT_LAYOUT: &str = "reference_blueprint";
 /// The root `name` of an ad composed on [`blueprint::Blueprint::generic`]: the reference's
 /// own layout was not usable and no library layout has its aspect ratio.
 pub const GENERIC_LAYOUT: &str = "reference_aspect";
-
-/// Width of the preflight render that checks contrast and fit before the 4K render.
-const PREFLIGHT_WIDTH: u32 = crate::services::CHECK_WIDTH;
 
 /// How a [`GenerateAdHandler`] is set up.
 pub struct GenerateConfig {
@@ -568,184 +570,6 @@ impl GenerateAdHandler {
         .await
     }
 
-    /// Fetches the product image (checked to be an image; its URL and bytes) and the
-    /// brand's logos (measured; a logo that cannot be fetched is skipped), noting each URL
-    /// in `fetched`.
-    async fn fetch_assets(
-        &self,
-        job: &GenerateAdJob,
-        fetched: &mut Vec<String>,
-    ) -> Result<(Option<(String, Arc<Vec<u8>>)>, Vec<fill::LogoChoice>), JobError> {
-        let mut product = None;
-        if let Some(url) = job.variant_image_urls.first() {
-            fetched.push(url.clone());
-            let bytes = self.fetch("product image", url).await?;
-            fetch::check_image("product image", url, &bytes)?;
-            product = Some((url.clone(), bytes));
-        }
-        let mut logos = Vec::new();
-        for logo in job.brand.logos.iter().take(4) {
-            fetched.push(logo.url.clone());
-            match self.fetch("logo", &logo.url).await {
-                Ok(bytes) => logos.extend(fetch::measure_logo(logo, &bytes)),
-                // A missing logo is not worth failing an ad for: the brand name is set
-                // as a wordmark instead.
-                Err(e) => {
-                    tracing::warn!(ad_id = %job.ad_id, url = %logo.url, error = ?e, "logo skipped")
-                }
-            }
-        }
-        Ok((product, logos))
-    }
-
-    /// The product cut out of its photo (`bytes`, fetched from `url`) for a `$cutout`
-    /// slot: the stored cut-out of the same bytes, or one made now and stored, kept on the
-    /// shelf for the renders. `None` (the slot shows the framed photo) when no cut-out can
-    /// be made; the progress message says which path ran, or why there is none.
-    async fn product_cutout(
-        &self,
-        url: &str,
-        bytes: &Arc<Vec<u8>>,
-        progress: &ProgressSink,
-        fetched: &mut Vec<String>,
-    ) -> Option<fill::ProductCutout> {
-        progress
-            .report("cutting_out", "Cutting the product out of its photo", 45)
-            .await;
-        let made = cutout_of(
-            self.services.blobs.as_ref(),
-            &self.cutter,
-            Bytes::from(bytes.as_ref().clone()),
-        )
-        .await;
-        let (stored, reused) = match made {
-            Ok(made) => made,
-            Err(e) => {
-                let why = match &e {
-                    CutoutError::Refused(why) => why.to_string(),
-                    other => {
-                        tracing::warn!(url, error = %other, "product cut-out failed");
-                        other.to_string()
-                    }
-                };
-                progress
-                    .report(
-                        "cutting_out",
-                        &format!("The product photo is shown framed, not cut out: {why}"),
-                        48,
-                    )
-                    .await;
-                return None;
-            }
-        };
-        let cut_url = self.services.blobs.url(&stored.key);
-        fetched.push(cut_url.clone());
-        if let Err(e) = self.fetch("product cut-out", &cut_url).await {
-            tracing::warn!(url = %cut_url, error = ?e, "stored product cut-out unreadable");
-            progress
-                .report(
-                    "cutting_out",
-                    "The product photo is shown framed, not cut out: the stored cut-out could not be read",
-                    48,
-                )
-                .await;
-            return None;
-        }
-        let how = match stored.method {
-            crate::cutout::Method::SourceAlpha => "from the photo's own transparency",
-            crate::cutout::Method::ColourKey => "by keying out its plain background",
-            crate::cutout::Method::Model => "by the U²-Net-P salient-object model",
-        };
-        let when = if reused {
-            ", reusing the cut-out made earlier"
-        } else {
-            ""
-        };
-        progress
-            .report(
-                "cutting_out",
-                &format!("The product is cut out of its photo {how}{when}"),
-                48,
-            )
-            .await;
-        Some(fill::ProductCutout {
-            url: cut_url,
-            width: stored.width,
-            height: stored.height,
-        })
-    }
-
-    async fn rerender(
-        &self,
-        job: RerenderJob,
-        progress: ProgressSink,
-    ) -> Result<AdCompleted, JobError> {
-        let tree = Tree::from_value(job.json_tree.clone())
-            .map_err(|e| JobError::abort(format!("invalid json_tree: {e}")))?;
-        let urls = adforge_renderer::image::image_urls(&tree);
-        let result = self.rerender_inner(job, tree, &urls, &progress).await;
-        self.services.fetcher.release(&urls);
-        result
-    }
-
-    /// Fetches every image of the edited tree first, like the first render does, so that a
-    /// fetch failure is sorted into retry or abort (never a render without the image), then
-    /// renders and stores.
-    async fn rerender_inner(
-        &self,
-        job: RerenderJob,
-        tree: Tree,
-        urls: &[String],
-        progress: &ProgressSink,
-    ) -> Result<AdCompleted, JobError> {
-        progress
-            .report("fetching_assets", "Fetching the tree's images", 20)
-            .await;
-        if urls.len() > MAX_TREE_IMAGES {
-            return Err(JobError::abort(format!(
-                "the tree uses {} different images; at most {MAX_TREE_IMAGES} are drawn",
-                urls.len()
-            )));
-        }
-        let mut decoded_bytes = 0u64;
-        for url in urls {
-            let bytes = self.fetch("image", url).await?;
-            if let Some((w, h)) = fetch::image_size("image", url, &bytes)? {
-                decoded_bytes += u64::from(w) * u64::from(h) * 4;
-            }
-        }
-        if decoded_bytes > MAX_TREE_IMAGE_BYTES {
-            return Err(JobError::abort(format!(
-                "the tree's images take {} MiB decoded; at most {} MiB are drawn in one ad (use fewer or smaller images)",
-                decoded_bytes >> 20,
-                MAX_TREE_IMAGE_BYTES >> 20
-            )));
-        }
-        progress
-            .report("rendering", "Rendering the edited tree at 4K", 50)
-            .await;
-        let renderer = self.services.renderer.clone();
-        let fetcher = self.services.fetcher.clone();
-        let (png, width, height, timings) =
-            blocking(move || render_png_timed(&renderer, &fetcher, &tree)).await??;
-        progress.report("storing", "Storing the image", 90).await;
-        let key = blob_key(&job.ad_id, job.version);
-        self.store(&key, png).await?;
-        Ok(AdCompleted {
-            ad_id: job.ad_id,
-            version: job.version,
-            duration_ms: 0,
-            result: JobResult::ImageAd(ImageAdRendered {
-                image_url: self.services.blobs.url(&key),
-                width,
-                height,
-                json_tree: Some(job.json_tree),
-                render: Some(timings),
-                copy: None,
-            }),
-        })
-    }
-
     async fn store(&self, key: &str, png: Vec<u8>) -> Result<(), JobError> {
         self.services.store(key, png).await
     }
@@ -772,224 +596,6 @@ impl JobHandler for GenerateAdHandler {
             }
         })
     }
-}
-
-/// The words of every text slot of `template` (written from `blueprint`), by role, from
-/// `facts` ([`slots`]), measured with `renderer`.
-pub fn blueprint_words(
-    job: &GenerateAdJob,
-    blueprint: &blueprint::Blueprint,
-    template: &serde_json::Value,
-    facts: &facts::Facts,
-    renderer: &Renderer,
-    model: Option<&dyn llm::SlotProposer>,
-) -> slots::Written {
-    let reference = slots::Reference {
-        format: blueprint.format.map(str::to_owned),
-        format_from: blueprint.format_from.to_owned(),
-        words_read: blueprint.words_read,
-    };
-    template_words(job, template, &reference, facts, renderer, model)
-}
-
-/// The words of every text slot of `template` (a blueprint's or a design template's), by
-/// role, from `facts` ([`slots`]), measured with `renderer`.
-pub fn template_words(
-    job: &GenerateAdJob,
-    template: &serde_json::Value,
-    reference: &slots::Reference,
-    facts: &facts::Facts,
-    renderer: &Renderer,
-    model: Option<&dyn llm::SlotProposer>,
-) -> slots::Written {
-    let (heading, body) = brand::fonts(&job.brand.fonts);
-    let specs = slots::specs(template, &heading, &body);
-    let seed = copy_seed(&copy_seed_parts(job), &specs, reference);
-    slots::write(&specs, facts, reference, seed, Some(renderer), model)
-}
-
-/// The facts with their slots named by template key (`badge_label`), as the report's slots
-/// are, rather than by node name (`Badge Label`).
-pub fn slot_keys(
-    mut facts: Vec<crate::protocol::FactSource>,
-    report: &crate::protocol::CopyReport,
-) -> Vec<crate::protocol::FactSource> {
-    for f in &mut facts {
-        if let Some(s) = report
-            .slots
-            .iter()
-            .find(|s| fill::display_name(&s.slot) == f.slot)
-        {
-            f.slot = s.slot.clone();
-        }
-    }
-    facts
-}
-
-/// What the copy's hash covers of a job: the inputs the words come from and the ad's
-/// version (a retried job writes the same words; a new version may write others).
-fn copy_seed_parts(job: &GenerateAdJob) -> Vec<String> {
-    vec![
-        job.product.name.clone(),
-        job.product.description.clone().unwrap_or_default(),
-        job.product.details.to_string(),
-        job.audience.name.clone(),
-        job.audience.details.to_string(),
-        job.brand.name.clone(),
-        job.brand.details.to_string(),
-        job.prompt.clone().unwrap_or_default(),
-        serde_json::to_string(&job.variant).unwrap_or_default(),
-        job.version.to_string(),
-    ]
-}
-
-/// The seed of an ad's words: [`copy_seed_parts`], the reference's slots, words and format.
-fn copy_seed(parts: &[String], specs: &[slots::SlotSpec], reference: &slots::Reference) -> u64 {
-    let mut all: Vec<String> = parts.to_vec();
-    for s in specs {
-        all.push(format!(
-            "{}:{}:{}:{}",
-            s.key,
-            s.role,
-            s.words.as_deref().unwrap_or(""),
-            s.lines
-        ));
-    }
-    all.push(reference.format.clone().unwrap_or_default());
-    let refs: Vec<&str> = all.iter().map(String::as_str).collect();
-    copy::fnv1a(&refs)
-}
-
-/// Renders small, fixes low contrast and overflowing text, and repeats (at most 3 times)
-/// until the renderer reports neither; then measures the logo on the pixels and, when it
-/// does not read, places it again against what was measured behind it
-/// ([`fill::relogo`]). Returns the parsed tree to render at 4K.
-///
-/// # Errors
-/// An abort when the filled tree does not parse (a layout asset bug); an image of the tree
-/// that cannot be drawn (see [`image_failures`]).
-pub fn preflight(
-    renderer: &Renderer,
-    fetcher: &ShelfFetcher,
-    filled: fill::Filled,
-) -> Result<Tree, JobError> {
-    preflight_report(renderer, fetcher, filled).map(|c| c.tree)
-}
-
-/// What the check render of [`preflight_report`] found.
-pub struct Checked {
-    /// The tree to render at 4K.
-    pub tree: Tree,
-    /// The report of its check render (the quality rules are judged on it).
-    pub report: adforge_renderer::RenderReport,
-    /// Its image logo as drawn ([`quality::measure_logo`]); `None` when it shows none.
-    pub logo: Option<quality::LogoMeasure>,
-}
-
-/// [`preflight`], also returning what its last check render found.
-///
-/// # Errors
-/// As [`preflight`].
-pub fn preflight_report(
-    renderer: &Renderer,
-    fetcher: &ShelfFetcher,
-    mut filled: fill::Filled,
-) -> Result<Checked, JobError> {
-    // Three rounds of text fixes, and one more after the logo is placed again.
-    const ROUNDS: usize = 5;
-    let mut relogoed = false;
-    let mut text_rounds = 0;
-    for round in 0..ROUNDS {
-        let tree = parse(&filled.tree)?;
-        let out = render(renderer, &tree, Some(PREFLIGHT_WIDTH), false)?;
-        image_failures(fetcher, &out.report.warnings)?;
-        let last = round + 1 == ROUNDS;
-        let (mut low, mut overflow) = (Vec::new(), Vec::new());
-        for w in &out.report.warnings {
-            match w {
-                Warning::LowContrast { node, .. } => low.push(node.clone()),
-                Warning::TextOverflow { node, .. } => overflow.push(node.clone()),
-                _ => {}
-            }
-        }
-        if !last && text_rounds < 3 && !(low.is_empty() && overflow.is_empty()) {
-            fill::strengthen(&mut filled, &low);
-            fill::loosen_fit(&mut filled, &overflow);
-            text_rounds += 1;
-            continue;
-        }
-        let logo = logo_measure(renderer, &filled, &out)?;
-        if !last
-            && !relogoed
-            && let Some(m) = &logo
-            && quality::logo_rule(m).is_err()
-            && fill::relogo(&mut filled, m.ground)
-        {
-            relogoed = true;
-            continue;
-        }
-        return Ok(Checked {
-            tree,
-            report: out.report,
-            logo,
-        });
-    }
-    unreachable!("the last round returns")
-}
-
-/// The measure of the visible image logo of `filled` in its check render `out`: the same
-/// tree is rendered again without the logo, for what is behind it. `None` when the ad
-/// shows no image logo (none, hidden, or a wordmark, which is text).
-fn logo_measure(
-    renderer: &Renderer,
-    filled: &fill::Filled,
-    out: &Rendered,
-) -> Result<Option<quality::LogoMeasure>, JobError> {
-    let Some(slot) = &filled.logo else {
-        return Ok(None);
-    };
-    let node = &filled.tree["nodes"][&slot.id];
-    let image = node["fills"]
-        .as_array()
-        .is_some_and(|f| f.iter().any(|p| p["type"] == "IMAGE"));
-    let Some(b) = out.boxes.iter().find(|b| b.id == slot.id) else {
-        return Ok(None);
-    };
-    if !image || !b.visible || node["visible"] == false {
-        return Ok(None);
-    }
-    let mut without = filled.tree.clone();
-    without["nodes"][&slot.id]["visible"] = Value::from(false);
-    let behind = render(renderer, &parse(&without)?, Some(PREFLIGHT_WIDTH), false)?;
-    let bbox = [b.x, b.y, b.width, b.height];
-    let drawn = node["fills"].as_array().and_then(|f| {
-        f.iter()
-            .find_map(|p| p["imageFillUrl"].as_str())
-            .and_then(|url| slot.logo_at(url))
-    });
-    let (with, without) = (pixels(out), pixels(&behind));
-    let measured = match drawn.and_then(|l| Some((l.ink.as_deref()?, l.aspect))) {
-        Some((ink, aspect)) => {
-            quality::measure_logo_ink(&slot.id, with, without, bbox, ink, aspect)
-        }
-        None => quality::measure_logo(&slot.id, with, without, bbox),
-    };
-    Ok(Some(measured))
-}
-
-/// The pixels of a render, for the quality rules.
-pub fn pixels(r: &Rendered) -> quality::Pixels<'_> {
-    quality::Pixels {
-        width: r.pixmap.width(),
-        height: r.pixmap.height(),
-        rgba: r.pixmap.data(),
-    }
-}
-
-fn parse(tree: &Value) -> Result<Tree, JobError> {
-    // A filled template that does not parse is a bug in a layout asset, not in the input.
-    Tree::from_value(tree.clone())
-        .map_err(|e| JobError::abort(format!("internal layout error: {e}")))
 }
 
 /// Renders `tree` at 4K and encodes it ([`crate::services::render_timed`]); an image it

@@ -13,8 +13,11 @@
 //! - [`runner`]: [`run_worker`], the loop a render node (or the API's in-process workers)
 //!   runs: claim, run the [`JobHandler`] in its own task, heartbeat, ack / retry / fail, and
 //!   stop claiming on shutdown while in-flight jobs finish.
-//! - [`node`]: what a render node runs, wired once per process: the ad generation handler
-//!   wrapped by swipe-file ingest, the GPU choice, in-process workers beside the API.
+//! - [`node`]: what a render node runs, wired once per process: the router of job kinds
+//!   ([`node::JobRouter`], each job to its pipeline), the GPU choice, in-process workers
+//!   beside the API.
+//! - [`services`]: what every pipeline uses (renderer, fetcher, blob store, secrets, the
+//!   render budget and timings, blocking hand-off), so pipelines never import each other.
 //! - [`generate`] and [`blueprint`]: ad generation from a reference and a brand.
 //! - [`cutout`]: products cut out of their photos (colour key or U²-Net-P), kept by content
 //!   hash in the blob store.

@@ -1,8 +1,13 @@
-//! What a render node runs, wired once per process: the job handler (ad generation, wrapped
-//! by swipe-file ingest when the models are loaded, with design-template references
-//! classified by the same models), the GPU `--backend` chose, and workers in the API's own
-//! process (`serve --workers N`). The `adforge worker` command (its flags, Redis, shutdown)
-//! belongs to the binary and calls these.
+//! What a render node runs, wired once per process: the router of job kinds ([`JobRouter`]:
+//! image ads and design templates to the generate pipeline, Figma syncs to
+//! [`crate::figma`], swipe-file ingest to the models when they are loaded, with
+//! design-template references classified by the same models), the GPU `--backend` chose,
+//! and workers in the API's own process (`serve --workers N`). The `adforge worker` command
+//! (its flags, Redis, shutdown) belongs to the binary and calls these.
+//!
+//! This is the one place that knows every pipeline: the pipelines share
+//! [`crate::services`] and never import each other, and what one lends another (the
+//! copywriter that fills a Figma frame's text slots, [`SlotCopywriter`]) is wired here.
 //!
 //! ```no_run
 //! # fn demo(blobs: std::sync::Arc<dyn adforge_worker::blob::BlobStore>, queue: std::sync::Arc<dyn adforge_worker::JobQueue>) -> Result<(), adforge_renderer::Error> {
@@ -20,16 +25,26 @@
 //! Lifetimes: one [`Gpu`], one [`Cutter`] and one handler per process (the handler owns the renderer and its
 //! fonts); every worker loop of the process shares them.
 
+use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
 
 use adforge_models::Models;
+use adforge_renderer::Renderer;
+use futures_util::future::BoxFuture;
+use serde_json::Value;
 
 use crate::blob::BlobStore;
 use crate::cutout::Cutter;
+use crate::figma::slots::{SlotWords, SlotWriter};
+use crate::figma::sync::Parts;
 use crate::generate::design_template::Classifier;
-use crate::swipe::ingest::{Ingestor, SwipeAwareHandler};
-use crate::{GenerateAdHandler, GenerateConfig, JobHandler, JobQueue, WorkerOptions};
+use crate::generate::{facts::Facts, llm::SlotProposer, slots::Reference};
+use crate::swipe::ingest::Ingestor;
+use crate::{
+    AdCompleted, GenerateAdHandler, GenerateAdJob, GenerateConfig, Job, JobError, JobHandler,
+    JobQueue, ProgressSink, WorkerOptions,
+};
 
 /// The process's one GPU context.
 pub type Gpu = Arc<adforge_renderer::backend::gpu::GpuContext>;
@@ -49,8 +64,9 @@ pub fn open_backend(
     Ok(gpu)
 }
 
-/// The ad generation handler wrapped by the swipe-file ingest (when `models` are loaded;
-/// `models_dir` is read for the ImageNet label order), cutting products out with `cutter`
+/// The router of a render node's jobs ([`JobRouter`]): the ad generation pipeline, Figma
+/// sync, and swipe-file ingest (when `models` are loaded; `models_dir` is read for the
+/// ImageNet label order), cutting products out with `cutter`
 /// (the process's one: [`Cutter::load`]), with `copy_model` (the operator's model
 /// writer, when set) proposing candidate lines, and opening sealed tokens (Figma sync)
 /// with `secrets`.
@@ -83,7 +99,101 @@ pub fn handler_with_models(
             .with_copy_model(copy_model)
             .with_secrets(secrets),
     ));
-    Arc::new(SwipeAwareHandler::new(generate, ingest))
+    Arc::new(JobRouter::new(generate, ingest))
+}
+
+/// The router of job kinds: each [`Job`] to the pipeline that runs it. One per process,
+/// shared by every worker loop.
+pub struct JobRouter {
+    generate: Arc<GenerateAdHandler>,
+    figma: Parts,
+    ingest: Option<Arc<Ingestor>>,
+}
+
+impl JobRouter {
+    /// Routes image ads and design templates to `generate`, Figma syncs to
+    /// [`crate::figma::sync`] on `generate`'s services, and swipe-file ingest to `ingest`
+    /// (`None`: no models loaded here; the job is left to a worker that has them).
+    pub fn new(generate: Arc<GenerateAdHandler>, ingest: Option<Arc<Ingestor>>) -> Self {
+        JobRouter {
+            figma: figma_parts(&generate),
+            generate,
+            ingest,
+        }
+    }
+}
+
+impl JobHandler for JobRouter {
+    fn handle<'a>(
+        &'a self,
+        job: Job,
+        progress: ProgressSink,
+    ) -> BoxFuture<'a, Result<AdCompleted, JobError>> {
+        Box::pin(async move {
+            match job {
+                Job::GenerateImageAd(j) => self.generate.generate(j, progress).await,
+                Job::RenderImageAdVersion(j) => self.generate.rerender(j, progress).await,
+                Job::AnalyzeDesignTemplate(j) => self.generate.analyse_template(j, progress).await,
+                Job::RenderDesignTemplatePreview(j) => {
+                    self.generate.preview_template(j, progress).await
+                }
+                Job::SyncFigma(j) => crate::figma::sync::run(&self.figma, j, progress).await,
+                Job::IngestSwipeFile(j) => match &self.ingest {
+                    Some(ingest) => ingest.run(j, progress).await,
+                    // Another worker with models may take it; after the attempts the design
+                    // fails with this message.
+                    None => Err(JobError::retry(
+                        "no worker with the swipe-file models took this design; run scripts/fetch-models on the workers",
+                    )),
+                },
+            }
+        })
+    }
+}
+
+/// What a Figma sync runs with beside `generate`: its services, and the copywriter of its
+/// ads for the frame's text slots.
+pub fn figma_parts(generate: &GenerateAdHandler) -> Parts {
+    Parts {
+        services: generate.services().clone(),
+        words: Arc::new(SlotCopywriter {
+            renderer: generate.renderer().clone(),
+            model: generate.copy_model().cloned(),
+        }),
+    }
+}
+
+/// The copywriter of generated ads ([`crate::generate::template_words`]) writing a Figma
+/// frame's text slots: the same roles, facts and grounding rule, measured with the
+/// process's renderer, with no reference to follow.
+pub struct SlotCopywriter {
+    renderer: Arc<Renderer>,
+    model: Option<Arc<dyn SlotProposer>>,
+}
+
+impl SlotWriter for SlotCopywriter {
+    fn write(&self, inputs: &GenerateAdJob, template: &Value) -> BTreeMap<String, SlotWords> {
+        let facts = Facts::from_job(inputs);
+        let written = crate::generate::template_words(
+            inputs,
+            template,
+            &Reference::default(),
+            &facts,
+            &self.renderer,
+            self.model.as_deref(),
+        );
+        written
+            .slots
+            .into_iter()
+            .map(|(node, t)| {
+                let words = SlotWords {
+                    text: t.text,
+                    shown: t.shown,
+                };
+                (node, words)
+            })
+            .collect()
+    }
 }
 
 /// Design-template references classified as swipe files are: the same models, OCR and

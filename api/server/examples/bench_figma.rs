@@ -350,7 +350,7 @@ async fn main() {
             token_sealed: key.seal(TOKEN.as_bytes(), &token_context("org_bench")),
             previous: None,
             fill_slots: false,
-            inputs: None,
+            brief: None,
         };
         queue.enqueue(Job::SyncFigma(job.clone())).await.unwrap();
         let claimed = queue
@@ -359,7 +359,7 @@ async fn main() {
             .unwrap()
             .unwrap();
         let progress = ProgressSink::new(queue.clone(), &claimed);
-        let parts: Parts = handler.figma_parts();
+        let parts: Parts = adforge_worker::node::figma_parts(&handler);
         let t = Instant::now();
         let (done, times) = run_timed(&parts, &job, &progress).await.unwrap();
         totals.push(t.elapsed().as_secs_f64() * 1000.0);

@@ -12,9 +12,10 @@ use sha2::{Digest, Sha256};
 
 use super::client::{FigmaClient, FigmaError, encode};
 use super::import::{IMAGE_PLACEHOLDER, Imported, SVG_PLACEHOLDER};
-use super::sync::{Parts, blocking, hex, job_error};
+use super::sync::{Parts, hex, job_error};
 use crate::protocol::{FigmaSyncJob, Unmapped};
 use crate::runner::JobError;
+use crate::services::blocking;
 
 /// Downloads made at once.
 const PARALLEL_DOWNLOADS: usize = 8;
@@ -26,7 +27,7 @@ const FIGMA_RENDER_EDGE: f64 = 2048.0;
 
 /// The extension for stored image bytes, or why they cannot be drawn.
 fn image_extension(bytes: &[u8]) -> Result<&'static str, String> {
-    if crate::generate::fetch::looks_svg(bytes) {
+    if crate::services::fetch::looks_svg(bytes) {
         return Ok("svg");
     }
     match image::guess_format(bytes) {
@@ -192,7 +193,8 @@ pub(super) async fn fetch(
         };
         if placeholder == "render" {
             let key = format!("figma/renders/{}/v{}.png", job.subject_id, job.version);
-            p.blobs
+            p.services
+                .blobs
                 .put(&key, Bytes::from(bytes))
                 .await
                 .map_err(|e| JobError::retry(format!("storing {key}: {e}")))?;
@@ -207,14 +209,15 @@ pub(super) async fn fetch(
             }
         };
         let key = format!("figma/files/{}.{ext}", hex(&Sha256::digest(&bytes)));
-        if !p.blobs.exists(&key).await.unwrap_or(false) {
-            p.blobs
+        if !p.services.blobs.exists(&key).await.unwrap_or(false) {
+            p.services
+                .blobs
                 .put(&key, Bytes::from(bytes.clone()))
                 .await
                 .map_err(|e| JobError::retry(format!("storing {key}: {e}")))?;
         }
-        let url = p.blobs.url(&key);
-        p.fetcher.keep(&url, bytes);
+        let url = p.services.blobs.url(&key);
+        p.services.fetcher.keep(&url, bytes);
         stored.insert(placeholder, url);
     }
     replace_placeholders(imported, &stored, &missing);

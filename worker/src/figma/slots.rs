@@ -5,7 +5,8 @@
 //! hyphens for underscores) take:
 //!
 //! - text slots: words written by the slot's role from the ad's facts by the same
-//!   copywriter and grounding rule as every generated ad ([`crate::generate::slots`]),
+//!   copywriter and grounding rule as every generated ad (a [`SlotWriter`], which the
+//!   worker's router gives: [`crate::node::SlotCopywriter`]),
 //!   measured in the node's own style; the node keeps the designer's font, size, colour
 //!   and box, and shrinks to fit (`textFit`) rather than overflow. Per-range styles of the
 //!   old words are dropped (they named ranges of those words);
@@ -14,14 +15,36 @@
 //!
 //! Everything else stays as the designer made it: colours and fonts are not re-branded.
 
+use std::collections::BTreeMap;
+
 use serde_json::{Map, Value, json};
 
 use super::import::Imported;
 use super::sync::Parts;
-use crate::generate::{facts::Facts, slots::Reference};
 use crate::protocol::GenerateAdJob;
 use crate::runner::JobError;
+use crate::services::blocking;
 use adforge_renderer::tree::{PaintList, TreeDoc};
+
+/// The words one text slot shows.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SlotWords {
+    /// The words.
+    pub text: String,
+    /// False when the copywriter left the slot out (no fact for its role): the node is
+    /// hidden.
+    pub shown: bool,
+}
+
+/// Writes the words of a frame's text slots from an ad's inputs. Declared here, where it is
+/// used, and implemented where the worker is assembled by the copywriter every generated ad
+/// uses ([`crate::node::SlotCopywriter`]), so design-tool sync does not depend on the
+/// generate pipeline. Runs on a blocking thread (it measures text with the renderer).
+pub trait SlotWriter: Send + Sync {
+    /// The words of each text slot of `template` (its nodes marked `$text` with their copy
+    /// role, their style fields on the node), by node id, for the ad `inputs`.
+    fn write(&self, inputs: &GenerateAdJob, template: &Value) -> BTreeMap<String, SlotWords>;
+}
 
 /// The copy role a text slot is written as.
 fn role_of(slot: &str) -> Option<&'static str> {
@@ -73,35 +96,17 @@ pub async fn fill(
     let written = if text_slots.is_empty() {
         None
     } else {
-        let (renderer, model, job) = (p.renderer.clone(), p.copy_model.clone(), inputs.clone());
-        Some(
-            tokio::task::spawn_blocking(move || {
-                let facts = Facts::from_job(&job);
-                crate::generate::template_words(
-                    &job,
-                    &template,
-                    &Reference::default(),
-                    &facts,
-                    &renderer,
-                    model.as_deref(),
-                )
-            })
-            .await
-            .map_err(|e| JobError::retry(format!("writing the slots' words failed: {e}")))?,
-        )
+        let (writer, job) = (p.words.clone(), inputs.clone());
+        Some(blocking(move || writer.write(&job, &template)).await?)
     };
 
     let mut fetched = Vec::new();
     let product = inputs.variant_image_urls.first().cloned();
     let logo = inputs.brand.logos.first().map(|l| l.url.clone());
     for url in product.iter().chain(logo.iter()) {
-        let fetcher = p.fetcher.clone();
-        let u = url.clone();
-        let got = tokio::task::spawn_blocking(move || fetcher.fetch_and_keep(&u))
-            .await
-            .map_err(|e| JobError::retry(format!("fetch task failed: {e}")))?;
+        let got = p.services.fetch("image", url).await;
         fetched.push(url.clone());
-        got.map_err(|e| crate::generate::fetch::classify("image", url, &e))?;
+        got?;
     }
 
     let slots = imported.report.slots.clone();
@@ -113,7 +118,7 @@ pub async fn fill(
             .and_then(Value::as_str)
             == Some("TEXT");
         let filled = if is_text {
-            let Some(w) = written.as_ref().and_then(|w| w.slots.get(&s.node)) else {
+            let Some(w) = written.as_ref().and_then(|w| w.get(&s.node)) else {
                 continue;
             };
             let Some(node) = doc.node_mut(&s.node) else {

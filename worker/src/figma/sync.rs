@@ -12,36 +12,33 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Instant;
 
-use adforge_renderer::{RenderOptions, Renderer, Tree, Warning};
-use bytes::Bytes;
+use adforge_renderer::{Tree, Warning};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
 use super::client::{FigmaClient, FigmaError, encode};
 use super::import::{self, Imported};
+use super::slots::SlotWriter;
 use super::{FIGMA_NOT_FOUND, FIGMA_RATE_LIMITED, FIGMA_TOKEN_INVALID, MAX_TREE_BYTES};
-use crate::blob::BlobStore;
-use crate::generate::MAX_TREE_IMAGES;
-use crate::generate::fetch::ShelfFetcher;
 use crate::protocol::{
     AdCompleted, DesignTemplateAnalysed, FigmaFrameVersion, FigmaSyncJob, FigmaSyncResult,
     FigmaSynced, FigmaTarget, ImageAdRendered, JobResult, MissingFont, RenderTimings, Unmapped,
     token_context,
 };
 use crate::runner::{JobError, ProgressSink};
-use crate::secrets::SecretKey;
+use crate::services::{
+    CHECK_WIDTH, MAX_TREE_IMAGES, Services, blob_key, blocking, preview_key, preview_width,
+    render_timed,
+};
 
-/// Width of the check render (missing fonts, images that cannot be drawn).
-const CHECK_WIDTH: u32 = 540;
-
-/// What the job uses of its handler.
+/// What a sync uses: the worker's shared services, and the copywriter that writes a frame's
+/// text slots (`fill_slots`), given where the worker is assembled ([`crate::node`]).
+#[derive(Clone)]
 pub struct Parts {
-    pub renderer: Arc<Renderer>,
-    pub fetcher: Arc<ShelfFetcher>,
-    pub blobs: Arc<dyn BlobStore>,
-    pub secrets: Option<Arc<SecretKey>>,
-    pub allow_private: bool,
-    pub copy_model: Option<Arc<dyn crate::generate::llm::SlotProposer>>,
+    /// The renderer, fetcher, blob store and the key that opens the Figma token.
+    pub services: Services,
+    /// Writes the words of the frame's text slots.
+    pub words: Arc<dyn SlotWriter>,
 }
 
 /// Milliseconds per stage of one sync.
@@ -90,14 +87,6 @@ pub fn job_error(e: FigmaError, file_key: &str) -> JobError {
     }
 }
 
-pub(super) async fn blocking<T: Send + 'static>(
-    f: impl FnOnce() -> T + Send + 'static,
-) -> Result<T, JobError> {
-    tokio::task::spawn_blocking(f)
-        .await
-        .map_err(|e| JobError::retry(format!("sync task failed: {e}")))
-}
-
 pub(super) fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
@@ -112,11 +101,11 @@ pub fn frame_hash(document: &Value) -> String {
 /// # Errors
 /// Figma's refusals as the ad's codes ([`job_error`]); a frame the tree cannot hold.
 pub async fn run(
-    p: Parts,
+    p: &Parts,
     job: FigmaSyncJob,
     progress: ProgressSink,
 ) -> Result<AdCompleted, JobError> {
-    let (done, _) = run_timed(&p, &job, &progress).await?;
+    let (done, _) = run_timed(p, &job, &progress).await?;
     Ok(done)
 }
 
@@ -130,7 +119,7 @@ pub async fn run_timed(
     progress: &ProgressSink,
 ) -> Result<(AdCompleted, StageTimes), JobError> {
     let mut times = StageTimes::new();
-    let key = p.secrets.clone().ok_or_else(|| {
+    let key = p.services.secrets.clone().ok_or_else(|| {
         JobError::retry("this worker has no ADFORGE_SECRETS_KEY to open the organisation's Figma token; give every worker the API nodes' key")
     })?;
     let token = key
@@ -140,7 +129,11 @@ pub async fn run_timed(
         })?;
     let token = String::from_utf8(token)
         .map_err(|_| JobError::abort("the stored Figma token is not text; connect Figma again"))?;
-    let client = Arc::new(FigmaClient::new(&job.api_url, token, p.allow_private));
+    let client = Arc::new(FigmaClient::new(
+        &job.api_url,
+        token,
+        p.services.allow_private,
+    ));
 
     progress
         .report("reading_frame", "Reading the frame from Figma", 10)
@@ -264,14 +257,14 @@ pub async fn run_timed(
         match super::slots::fill(p, inputs, &mut imported).await {
             Ok(mut more) => fetched.append(&mut more),
             Err(e) => {
-                p.fetcher.release(&fetched);
+                p.services.fetcher.release(&fetched);
                 return Err(e);
             }
         }
     }
     let tree_text = imported.tree.to_string();
     if tree_text.len() > MAX_TREE_BYTES {
-        p.fetcher.release(&fetched);
+        p.services.fetcher.release(&fetched);
         return Err(JobError::abort(format!(
             "the imported frame's tree is {} KiB; at most {} KiB are kept so the ad stays editable (flatten detailed vectors in Figma, or sync a smaller frame)",
             tree_text.len() / 1024,
@@ -284,30 +277,25 @@ pub async fn run_timed(
         .await;
     let t = Instant::now();
     let result = render(p, job, &mut imported).await;
-    p.fetcher.release(&fetched);
+    p.services.fetcher.release(&fetched);
     let (png, size, timings) = result?;
     times.insert("render".into(), ms(t));
 
     progress.report("storing", "Storing the image", 90).await;
     let t = Instant::now();
     let key = match job.target {
-        FigmaTarget::ImageAd => crate::generate::blob_key(&job.subject_id, job.version),
-        FigmaTarget::DesignTemplate => {
-            crate::generate::design_template::preview_key(&job.subject_id, job.version)
-        }
+        FigmaTarget::ImageAd => blob_key(&job.subject_id, job.version),
+        FigmaTarget::DesignTemplate => preview_key(&job.subject_id, job.version),
     };
-    p.blobs
-        .put(&key, Bytes::from(png))
-        .await
-        .map_err(|e| JobError::retry(format!("storing {key}: {e}")))?;
+    p.services.store(&key, png).await?;
     times.insert("store".into(), ms(t));
-    let url = p.blobs.url(&key);
+    let url = p.services.blobs.url(&key);
     let synced = FigmaSynced {
         unchanged: false,
         frame,
         file_name,
         last_modified,
-        figma_render_url: figma_render_key.as_deref().map(|k| p.blobs.url(k)),
+        figma_render_url: figma_render_key.as_deref().map(|k| p.services.blobs.url(k)),
         figma_render_key,
         report: imported.report.clone(),
     };
@@ -364,65 +352,22 @@ async fn render(
     job: &FigmaSyncJob,
     imported: &mut Imported,
 ) -> Result<(Vec<u8>, (u32, u32), RenderTimings), JobError> {
-    let renderer = p.renderer.clone();
+    let renderer = p.services.renderer.clone();
     let tree_value = imported.tree.clone();
     let target = job.target;
-    let (check, png, w, h, stages) = blocking(move || -> Result<_, JobError> {
+    let (check, out) = blocking(move || -> Result<_, JobError> {
         let tree = Tree::from_value(tree_value)
             .map_err(|e| JobError::abort(format!("the imported frame cannot be drawn: {e}")))?;
-        let check = crate::generate::render_within(
-            &renderer,
-            &tree,
-            &RenderOptions {
-                width: Some(CHECK_WIDTH),
-                encode_png: false,
-            },
-        )?;
+        let check = crate::services::render(&renderer, &tree, Some(CHECK_WIDTH), false)?;
         let (dw, dh) = tree.design_size();
         let width = match target {
             FigmaTarget::ImageAd => None,
-            FigmaTarget::DesignTemplate => Some(if dw >= dh {
-                crate::generate::design_template::PREVIEW_EDGE
-            } else {
-                ((f64::from(crate::generate::design_template::PREVIEW_EDGE) * f64::from(dw)
-                    / f64::from(dh.max(1.0)))
-                .round() as u32)
-                    .max(1)
-            }),
+            FigmaTarget::DesignTemplate => Some(preview_width(f64::from(dw), f64::from(dh))),
         };
-        let mut out = crate::generate::render_within(
-            &renderer,
-            &tree,
-            &RenderOptions {
-                width,
-                encode_png: true,
-            },
-        )?;
-        let png = out
-            .png
-            .take()
-            .ok_or_else(|| JobError::retry("the renderer returned no PNG"))?;
-        let t = &out.report.timings;
-        let stages: BTreeMap<String, f64> = [
-            ("images", t.images_ms),
-            ("layout", t.layout_ms),
-            ("scene", t.scene_ms),
-            ("raster", t.raster_ms),
-            ("encode", t.encode_ms),
-        ]
-        .into_iter()
-        .map(|(k, v)| (k.to_owned(), v))
-        .collect();
-        let (w, h) = (out.report.width, out.report.height);
-        let backend = match out.report.backend {
-            adforge_renderer::BackendUsed::Gpu => "gpu",
-            adforge_renderer::BackendUsed::Cpu => "cpu",
-        };
-        renderer.recycle(out.pixmap);
-        Ok((check.report.warnings, png, w, h, (backend, stages)))
+        let out = render_timed(&renderer, &tree, width)?;
+        Ok((check.report.warnings, out))
     })
     .await??;
-    let (backend, stages) = stages;
     // Missing fonts, by family, with their nodes.
     let mut fonts: BTreeMap<(String, String), Vec<String>> = BTreeMap::new();
     for w in &check {
@@ -461,12 +406,5 @@ async fn render(
             }
         })
         .collect();
-    Ok((
-        png,
-        (w, h),
-        RenderTimings {
-            backend: backend.to_owned(),
-            stages_ms: stages,
-        },
-    ))
+    Ok((out.png, (out.width, out.height), out.timings))
 }

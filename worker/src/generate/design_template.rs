@@ -69,7 +69,7 @@ fn preview_width(width: u32, height: u32) -> u32 {
 impl GenerateAdHandler {
     /// [`crate::Job::AnalyzeDesignTemplate`]: reference → blueprint (cached) → template tree →
     /// preview.
-    pub(super) async fn analyse_template(
+    pub async fn analyse_template(
         &self,
         job: DesignTemplateJob,
         progress: ProgressSink,
@@ -158,7 +158,7 @@ impl GenerateAdHandler {
     }
 
     /// [`crate::Job::RenderDesignTemplatePreview`]: the preview of an edited tree.
-    pub(super) async fn preview_template(
+    pub async fn preview_template(
         &self,
         job: DesignTemplateJob,
         progress: ProgressSink,

@@ -238,17 +238,9 @@ impl GenerateAdHandler {
         &self.services.renderer
     }
 
-    /// What a Figma sync uses of this handler ([`crate::figma::sync`]).
-    pub fn figma_parts(&self) -> crate::figma::sync::Parts {
-        let s = &self.services;
-        crate::figma::sync::Parts {
-            renderer: s.renderer.clone(),
-            fetcher: s.fetcher.clone(),
-            blobs: s.blobs.clone(),
-            secrets: s.secrets.clone(),
-            allow_private: s.allow_private,
-            copy_model: self.copy_model.clone(),
-        }
+    /// The operator's copy model, when one is set ([`llm`]).
+    pub fn copy_model(&self) -> Option<&Arc<dyn llm::SlotProposer>> {
+        self.copy_model.as_ref()
     }
 
     /// The fetcher the renderer reads images through (for [`preflight`] in tests).
@@ -266,7 +258,11 @@ impl GenerateAdHandler {
         self.services.fetch(what, url).await
     }
 
-    async fn generate(
+    /// Runs [`Job::GenerateImageAd`].
+    ///
+    /// # Errors
+    /// The job's failure: `abort` for inputs no retry fixes, `retry` otherwise.
+    pub async fn generate(
         &self,
         job: GenerateAdJob,
         progress: ProgressSink,
@@ -575,6 +571,10 @@ impl GenerateAdHandler {
     }
 }
 
+/// The pipeline's own jobs run alone (tests, examples, benchmarks). A worker process routes
+/// every job kind through [`crate::node::JobRouter`], which calls the pipeline's methods
+/// directly; the kinds of other pipelines are refused here with a retry, so that a worker
+/// which has them takes the job.
 impl JobHandler for GenerateAdHandler {
     fn handle<'a>(
         &'a self,
@@ -585,14 +585,11 @@ impl JobHandler for GenerateAdHandler {
             match job {
                 Job::GenerateImageAd(j) => self.generate(j, progress).await,
                 Job::RenderImageAdVersion(j) => self.rerender(j, progress).await,
-                // Ingest runs where the models are loaded (the API crate's swipe-file
-                // handler wraps this one); a bare generation handler cannot do it.
-                Job::IngestSwipeFile(_) => Err(JobError::retry(
-                    "this worker has no swipe-file models loaded",
-                )),
                 Job::AnalyzeDesignTemplate(j) => self.analyse_template(j, progress).await,
                 Job::RenderDesignTemplatePreview(j) => self.preview_template(j, progress).await,
-                Job::SyncFigma(j) => crate::figma::sync::run(self.figma_parts(), j, progress).await,
+                Job::IngestSwipeFile(_) | Job::SyncFigma(_) => Err(JobError::retry(
+                    "the image-ad pipeline alone does not run this job; a worker routes it through node::JobRouter",
+                )),
             }
         })
     }

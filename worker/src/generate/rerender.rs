@@ -12,7 +12,11 @@ use crate::runner::{JobError, ProgressSink};
 use crate::services::blocking;
 
 impl GenerateAdHandler {
-    pub(super) async fn rerender(
+    /// Runs [`crate::Job::RenderImageAdVersion`].
+    ///
+    /// # Errors
+    /// An invalid tree, too many or too large images, or a failed render or store.
+    pub async fn rerender(
         &self,
         job: RerenderJob,
         progress: ProgressSink,

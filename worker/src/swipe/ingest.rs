@@ -1,7 +1,6 @@
-//! The worker side of a swipe file: [`SwipeAwareHandler`] runs
-//! [`Job::IngestSwipeFile`] with the process's models and hands every other job to the ad
-//! generation handler ([`crate::node::handler_with_models`] wires the two). The result
-//! travels back in the job's event; the API stores it.
+//! The worker side of a swipe file: [`Ingestor::run`] runs [`crate::Job::IngestSwipeFile`]
+//! with the process's models (the router of job kinds, [`crate::node::JobRouter`], hands it
+//! the job). The result travels back in the job's event; the API stores it.
 //!
 //! Ingest: read the stored original → decode under the process-wide decode budget and
 //! shrink at once to [`imaging::WORKING_EDGE`] (the full-size pixels never outlive the
@@ -20,53 +19,17 @@ use std::time::{Duration, Instant};
 
 use adforge_models::Models;
 use bytes::Bytes;
-use futures_util::future::BoxFuture;
 use image::DynamicImage;
 
 use super::taxonomy;
 use crate::blob::BlobStore;
 use crate::imaging;
 use crate::{
-    AdCompleted, IngestSwipeFileJob, Job, JobError, JobHandler, JobResult, ProgressSink,
-    SwipeFileIngested,
+    AdCompleted, IngestSwipeFileJob, JobError, JobResult, ProgressSink, SwipeFileIngested,
 };
 
 /// The failure code of a swipe file whose embedding failed.
 pub const EMBEDDING_FAILED: &str = "EMBEDDING_FAILED";
-
-/// Runs swipe-file ingests with loaded models; everything else goes to `inner`.
-pub struct SwipeAwareHandler {
-    inner: Arc<dyn JobHandler>,
-    ingest: Option<Arc<Ingestor>>,
-}
-
-impl SwipeAwareHandler {
-    pub fn new(inner: Arc<dyn JobHandler>, ingest: Option<Arc<Ingestor>>) -> Self {
-        Self { inner, ingest }
-    }
-}
-
-impl JobHandler for SwipeAwareHandler {
-    fn handle<'a>(
-        &'a self,
-        job: Job,
-        progress: ProgressSink,
-    ) -> BoxFuture<'a, Result<AdCompleted, JobError>> {
-        match job {
-            Job::IngestSwipeFile(j) => Box::pin(async move {
-                match &self.ingest {
-                    Some(ingest) => ingest.run(j, progress).await,
-                    // Another worker with models may take it; after the attempts the design
-                    // fails with this message.
-                    None => Err(JobError::retry(
-                        "no worker with the swipe-file models took this design; run scripts/fetch-models on the workers",
-                    )),
-                }
-            }),
-            other => self.inner.handle(other, progress),
-        }
-    }
-}
 
 /// What an ingest needs: models, blobs, the label index and whether OCR is available.
 pub struct Ingestor {
@@ -210,7 +173,12 @@ impl Ingestor {
         })
     }
 
-    async fn run(
+    /// Runs one ingest: read the stored original, measure, embed and classify it.
+    ///
+    /// # Errors
+    /// [`EMBEDDING_FAILED`] when the image cannot be embedded; a retry when the stored
+    /// original cannot be read.
+    pub async fn run(
         &self,
         job: IngestSwipeFileJob,
         progress: ProgressSink,

@@ -235,8 +235,7 @@ impl Importer<'_> {
                 return snake;
             }
         }
-        let id =
-            crate::generate::fill::node_uuid(&format!("figma:{}", self.opts.file_key), figma_id);
+        let id = crate::services::node_uuid(&format!("figma:{}", self.opts.file_key), figma_id);
         self.used_ids.insert(id.clone());
         id
     }

@@ -122,7 +122,7 @@ impl Importer<'_> {
             n.insert("fills".into(), strokes);
             return Vec::new();
         }
-        let stroke_id = crate::generate::fill::node_uuid(
+        let stroke_id = crate::services::node_uuid(
             &format!("figma:{}", self.opts.file_key),
             &format!("{}:stroke", str_of(f, "id")),
         );

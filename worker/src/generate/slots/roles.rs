@@ -256,6 +256,12 @@ impl State<'_> {
                     .words
                     .as_deref()
                     .and_then(|w| w.lines().next().and_then(list_marker))
+                    // A cross marks what a comparison's other column lacks: the product's
+                    // own benefit never carries one (it would say the product lacks it).
+                    .map(|m| match m {
+                        "✗" | "✘" | "×" => "✓",
+                        m => m,
+                    })
                     .map(str::to_owned);
                 while self.point_next < points.len() {
                     let p = &points[self.point_next];

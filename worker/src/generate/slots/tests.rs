@@ -212,6 +212,22 @@ fn list_items_get_the_benefits_with_the_reference_marker() {
         assert!(item.starts_with('✓'), "{item}");
         assert!(item.contains(benefit.as_str()), "{item}");
     }
+    // A comparison's crossed column: the product's benefits are ticked, never crossed.
+    let crossed: Vec<SlotSpec> = (1..=2)
+        .map(|i| {
+            spec(
+                &format!("list_item_{i}"),
+                "list_item",
+                "✗ Artificial flavours",
+                1,
+            )
+        })
+        .collect();
+    let s = written(&crossed, &f);
+    for i in 1..=2 {
+        let item = &said(&s, &format!("list_item_{i}")).text;
+        assert!(item.starts_with('✓') && !item.contains('✗'), "{item}");
+    }
 }
 
 #[test]

@@ -135,6 +135,8 @@ impl NodeBuilder {
 pub mod paint {
     use serde_json::{Map, Value};
 
+    use super::super::ImageField;
+
     fn object<const N: usize>(fields: [(&str, Value); N]) -> Value {
         Value::Object(
             fields
@@ -185,8 +187,14 @@ pub mod paint {
     pub fn image(url: &str, scale_mode: &str) -> Value {
         object([
             ("type", "IMAGE".into()),
-            ("imageFillUrl", url.into()),
+            (ImageField::FillUrl.key(), url.into()),
             ("scaleMode", scale_mode.into()),
         ])
+    }
+
+    /// Points an IMAGE paint object that is being built (an importer's, before it is in a
+    /// tree) at `url`, in the field writers use (`imageFillUrl`, [`ImageField::FillUrl`]).
+    pub fn set_image_url(paint: &mut Map<String, Value>, url: impl Into<String>) {
+        paint.insert(ImageField::FillUrl.key().into(), Value::String(url.into()));
     }
 }

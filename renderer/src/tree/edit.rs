@@ -496,6 +496,16 @@ impl<T: BorrowMut<Value>> TreeDoc<T> {
         Ok(())
     }
 
+    /// Shows or hides the IMAGE paint at `at` (`"visible"`), keeping its other fields.
+    ///
+    /// # Errors
+    /// [`Error::NodeNotFound`]; [`Error::NoSuchPaint`] when there is no IMAGE paint at `at`.
+    pub fn set_image_visible(&mut self, at: &PaintAt, visible: bool) -> Result<(), Error> {
+        self.paint_mut(at, "IMAGE")?
+            .insert("visible".into(), Value::Bool(visible));
+        Ok(())
+    }
+
     /// Replaces a node's `fills` or `strokes` (build paints with [`super::paint`]).
     ///
     /// # Errors

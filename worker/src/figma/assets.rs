@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use adforge_renderer::tree::TreeDoc;
+use adforge_renderer::tree::{ImageField, TreeDoc};
 use bytes::Bytes;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
@@ -237,18 +237,12 @@ fn replace_placeholders(
             let _ = doc.set_image_url(&paint.at, paint.field, url);
         } else if let Some((_, why)) = missing.iter().find(|(ph, _)| *ph == paint.url) {
             let at = paint.at.clone();
-            if let Some(node) = doc.node_mut(&at.node)
-                && let Some(p) = node
-                    .get_mut(at.list.key())
-                    .and_then(|l| l.get_mut(at.index))
-                    .and_then(Value::as_object_mut)
-            {
-                p.insert("visible".into(), Value::Bool(false));
-                p.insert(
-                    "imageFillUrl".into(),
-                    Value::from("https://figma.invalid/missing.png"),
-                );
-            }
+            let _ = doc.set_image_visible(&at, false);
+            let _ = doc.set_image_url(
+                &at,
+                ImageField::FillUrl,
+                "https://figma.invalid/missing.png",
+            );
             let (figma_id, name) = doc
                 .node(&at.node)
                 .map(|n| {

@@ -3,6 +3,7 @@
 //! again where it does not read. Every completed ad has been checked this way before its
 //! 4K render.
 
+use adforge_renderer::tree::ImageField;
 use adforge_renderer::{Rendered, Renderer, Tree, Warning};
 use serde_json::Value;
 
@@ -117,7 +118,7 @@ fn logo_measure(
     let bbox = [b.x, b.y, b.width, b.height];
     let drawn = node["fills"].as_array().and_then(|f| {
         f.iter()
-            .find_map(|p| p["imageFillUrl"].as_str())
+            .find_map(|p| ImageField::of_paint(p).map(|(_, url)| url))
             .and_then(|url| slot.logo_at(url))
     });
     let (with, without) = (pixels(out), pixels(&behind));

@@ -3,7 +3,7 @@
 //! image fills get a placeholder URL, and what the renderer does not draw as Figma does is
 //! reported.
 
-use adforge_renderer::tree::BlendMode;
+use adforge_renderer::tree::{BlendMode, paint};
 use serde_json::{Map, Value};
 
 use super::{IMAGE_PLACEHOLDER, Importer, aside, num, str_of};
@@ -140,10 +140,7 @@ impl Importer<'_> {
             "IMAGE" => {
                 match obj.get("imageRef").and_then(Value::as_str) {
                     Some(r) if !r.is_empty() => {
-                        q.insert(
-                            "imageFillUrl".into(),
-                            Value::from(format!("{IMAGE_PLACEHOLDER}{r}")),
-                        );
+                        paint::set_image_url(&mut q, format!("{IMAGE_PLACEHOLDER}{r}"));
                         if visible {
                             self.image_refs.insert(r.to_owned());
                         }

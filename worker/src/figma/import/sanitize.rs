@@ -4,6 +4,7 @@
 //! reported, until the parser accepts the tree. So no Figma value is silently dropped and
 //! no odd value fails an import.
 
+use adforge_renderer::tree::TreeDoc;
 use adforge_renderer::{Error, Tree};
 use serde_json::{Map, Value};
 
@@ -58,23 +59,13 @@ pub(super) fn until_valid(tree: &mut Value, report: &mut ImportReport) -> Result
 
 /// The tree with every placeholder image URL replaced by a valid stand-in.
 fn with_stand_ins(tree: &Value) -> Value {
-    let mut t = tree.clone();
-    if let Some(nodes) = t.get_mut("nodes").and_then(Value::as_object_mut) {
-        for node in nodes.values_mut() {
-            for list in ["fills", "strokes"] {
-                if let Some(Value::Array(paints)) = node.get_mut(list) {
-                    for p in paints {
-                        if let Some(url) = p.get_mut("imageFillUrl")
-                            && url.as_str().is_some_and(|u| u.starts_with("figma-"))
-                        {
-                            *url = Value::from(STAND_IN);
-                        }
-                    }
-                }
-            }
+    let mut doc = TreeDoc::new(tree.clone());
+    for p in doc.image_paints() {
+        if p.url.starts_with("figma-") {
+            let _ = doc.set_image_url(&p.at, p.field, STAND_IN);
         }
     }
-    t
+    doc.into_inner()
 }
 
 /// Moves the value at `field` (`fills[2].color.r`, `textCase`, a `style` field) of `node`

@@ -1,7 +1,8 @@
 //! Shapes of an import: vectors from Figma's geometry (strokes as Figma's own outline where
 //! that is exact), and nodes drawn from Figma's SVG export of them.
 
-use serde_json::{Map, Value, json};
+use adforge_renderer::tree::paint;
+use serde_json::{Map, Value};
 
 use super::{FRAME_LIKE, Importer, Parent, SVG_PLACEHOLDER, num, placement, r3, size_of, str_of};
 
@@ -62,7 +63,10 @@ impl Importer<'_> {
         }
         n.insert(
             "fills".into(),
-            json!([{"type": "IMAGE", "imageFillUrl": format!("{SVG_PLACEHOLDER}{figma_id}"), "scaleMode": "STRETCH"}]),
+            Value::Array(vec![paint::image(
+                &format!("{SVG_PLACEHOLDER}{figma_id}"),
+                "STRETCH",
+            )]),
         );
         self.nodes.insert(id.to_owned(), Value::Object(n));
         self.svg_exports.push((figma_id, id.to_owned()));

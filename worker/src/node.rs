@@ -64,6 +64,22 @@ pub fn open_backend(
     Ok(gpu)
 }
 
+/// Loads the swipe-file models from `dir` through the models crate, once per process;
+/// `None` (logged, never fatal) when they are not installed: this node then leaves
+/// swipe-file ingest to nodes that have them.
+pub fn load_models(dir: &Path) -> Option<Arc<Models>> {
+    match Models::load(dir) {
+        Ok(m) => {
+            tracing::info!(models_dir = %dir.display(), image = m.image.model_id(), text = m.text.model_id(), "swipe-file models loaded");
+            Some(Arc::new(m))
+        }
+        Err(e) => {
+            tracing::warn!(models_dir = %dir.display(), error = %e, "swipe-file models not loaded; swipe-file ingest is left to workers that have them until scripts/fetch-models has run here");
+            None
+        }
+    }
+}
+
 /// The router of a render node's jobs ([`JobRouter`]): the ad generation pipeline, Figma
 /// sync, and swipe-file ingest (when `models` are loaded; `models_dir` is read for the
 /// ImageNet label order), cutting products out with `cutter`

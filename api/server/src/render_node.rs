@@ -111,7 +111,7 @@ pub async fn run(args: WorkerArgs) -> Result<(), Error> {
         .map_err(|e| Error::Invalid(format!("cannot use --redis-url {}: {e}", args.redis_url)))?;
     let blobs: Arc<dyn BlobStore> = args.blob.open(&args.data_dir, &args.public_url)?;
     let models_dir = adforge_api::swipe::models_dir(args.models_dir.as_ref());
-    let models = adforge_api::swipe::ModelState::load(&models_dir);
+    let models = node::load_models(&models_dir);
     let gpu = open_backend(args.render.backend)?;
     let cutter = Arc::new(adforge_worker::cutout::Cutter::load(&models_dir));
     // Figma sync jobs carry the organisation's token sealed with the API's key; this
@@ -124,7 +124,7 @@ pub async fn run(args: WorkerArgs) -> Result<(), Error> {
         blobs,
         args.allow_private_urls,
         gpu,
-        models.get().cloned(),
+        models,
         &models_dir,
         cutter,
         args.copy_model.open()?,

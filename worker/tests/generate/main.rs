@@ -11,6 +11,7 @@ mod cutout;
 mod figma;
 mod fixtures;
 mod formats;
+mod layering;
 mod llm;
 mod logo;
 mod margins;

@@ -18,11 +18,14 @@ pub fn new_id(prefix: &str) -> String {
     format!("{prefix}_{}", base62(uuid::Uuid::new_v4().as_u128()))
 }
 
+/// What every API key starts with.
+pub const KEY_PREFIX: &str = "svc_live_";
+
 /// A fresh API key secret: `svc_live_` + 44 base62 characters (two 128-bit draws).
 pub fn new_api_key_secret() -> String {
     let a = base62(uuid::Uuid::new_v4().as_u128());
     let b = base62(uuid::Uuid::new_v4().as_u128());
-    format!("{}{a}{b}", crate::auth::KEY_PREFIX)
+    format!("{KEY_PREFIX}{a}{b}")
 }
 
 /// The resource kind an id names, judged by its prefix (`prod_x` → `prod`).

@@ -1,6 +1,9 @@
-//! The API's side of asynchronous work: the outbox dispatcher that moves committed jobs
-//! into the queue, the event applier that turns worker results into SQL state exactly once,
-//! and the resume step at start-up.
+//! The API's side of asynchronous work: the outbox (resources stage their jobs in their own
+//! transaction, [`Jobs::kick`] wakes the dispatcher that moves committed jobs into the
+//! queue), the loop that reads worker events and hands each to the result router it was
+//! given ([`ApplyEvent`]), and re-queueing at start-up. What a result changes is its
+//! feature's (`resources::*::apply`); this module imports no resource, so every resource
+//! can import it.
 //!
 //! Why an outbox: the ad row and its job are written in one SQL transaction, then a
 //! dispatcher enqueues and deletes outbox rows. A crash between commit and enqueue leaves
@@ -9,25 +12,29 @@
 //! request instead was rejected: a crash between the SQL commit and the enqueue would lose
 //! the job and leave the ad `processing` forever.
 //!
-//! The applier is idempotent per (ad, version): only a `processing` ad whose current version
-//! is the event's version changes, so redelivered events do nothing, and the wallet is
-//! captured (or released) in the same transaction as the status change. The webhook event
-//! of the change (`image_ad.completed` / `image_ad.failed`) and its deliveries are written
-//! in that same transaction too (see `crate::webhooks`), and the delivery task is woken
-//! after the commit.
+//! Each feature's applier is idempotent per (subject, version): only a `processing` subject
+//! whose current version is the event's changes, so redelivered events do nothing; the
+//! wallet and the webhook event of the change are written in the same transaction, and the
+//! delivery task is woken after the commit.
 
 use std::sync::Arc;
 use std::time::Duration;
 
-use adforge_worker::{
-    AdCompleted, AdFailed, Event, FigmaSyncResult, ImageAdRendered, Job, JobQueue, JobResult,
-};
+use adforge_worker::{Event, Job, JobQueue};
+use futures_util::future::BoxFuture;
 use sqlx::AnyConnection;
 use tokio::sync::Notify;
 
+use crate::blob::BlobStore;
 use crate::error::ApiResult;
 use crate::metrics::Applied;
 use crate::store::Db;
+
+/// Applies one worker event to SQL, exactly once in effect; says what changed (for the
+/// metrics), or `None` when nothing did (a redelivery, a stale version). The process that
+/// assembles the features passes the result router, so the outbox knows no feature.
+pub type ApplyEvent =
+    for<'a> fn(&'a Db, &'a dyn BlobStore, &'a Event) -> BoxFuture<'a, ApiResult<Option<Applied>>>;
 
 /// Shared handle: the queue plus the dispatcher's wake-up. One `Arc`, cloned per request by
 /// the states that hold it.
@@ -143,86 +150,27 @@ impl Jobs {
         });
     }
 
-    /// At start-up: re-enqueues the current job of everything `processing` (image ads,
-    /// swipe-file ingests, design templates) and says how many of each kind it queued. Jobs
-    /// still live in the queue are dropped there as duplicates; jobs lost with a stopped
-    /// in-process queue run again.
-    ///
-    /// # Errors
-    /// Database failures.
-    pub async fn resume(&self) -> Result<Resumed, sqlx::Error> {
-        let ads: Vec<String> = crate::store::query_scalar(
-            "SELECT job FROM image_ads WHERE status = 'processing' AND deleted_at IS NULL",
-        )
-        .fetch_all(&self.db.read)
-        .await?;
-        // A bulk import's design keeps what its manifest said (URL, hints).
-        let swipes: Vec<(
-            String,
-            Option<String>,
-            String,
-            Option<String>,
-            Option<crate::store::Flag>,
-            Option<String>,
-            Option<String>,
-            Option<String>,
-        )> = crate::store::query_as(
-            "SELECT f.id, f.org_id, f.blob_key, i.locator, i.is_url, i.industry, i.ad_format, i.caption \
-             FROM swipe_files f LEFT JOIN swipe_import_items i ON i.swipe_file_id = f.id \
-             WHERE f.status = 'processing'",
-        )
-        .fetch_all(&self.db.read)
-        .await?;
-        let ingests = swipes.into_iter().map(
-            |(swipe_file_id, org_id, blob_key, locator, is_url, industry, ad_format, caption)| {
-                let from_import = locator.is_some();
-                crate::store::to_json_text(&Job::IngestSwipeFile(
-                    adforge_worker::IngestSwipeFileJob {
-                        swipe_file_id,
-                        org_id,
-                        blob_key,
-                        fetch_url: locator.filter(|_| is_url.is_some_and(|u| u.0)),
-                        hints: from_import.then_some(adforge_worker::IngestHints {
-                            industry,
-                            ad_format,
-                            caption,
-                        }),
-                    },
-                ))
-            },
-        );
-        // Design templates whose analysis or preview is running (deleted ones too: their
-        // result is still applied).
-        let templates: Vec<String> = crate::store::query_scalar(
-            "SELECT job FROM design_templates WHERE status = 'processing'",
-        )
-        .fetch_all(&self.db.read)
-        .await?;
-        let mut resumed = Resumed::default();
-        let jobs = ads
-            .into_iter()
-            .map(|j| (ResumedKind::ImageAd, j))
-            .chain(ingests.map(|j| (ResumedKind::SwipeFileIngest, j)))
-            .chain(
-                templates
-                    .into_iter()
-                    .map(|j| (ResumedKind::DesignTemplate, j)),
-            );
-        for (kind, payload) in jobs {
-            if let Ok(job) = serde_json::from_str::<Job>(&payload) {
-                match self.queue.enqueue(job).await {
-                    Ok(_) => resumed.count(kind),
-                    Err(e) => {
-                        tracing::warn!(error = %e, kind = kind.name(), "could not resume a processing job")
-                    }
+    /// Queues `jobs` again (at start-up: the unfinished jobs a feature names); says how
+    /// many were queued. Jobs still live in the queue are dropped there as duplicates
+    /// (one job id per subject version); jobs lost with a stopped in-process queue run
+    /// again. `kind` names them in the log.
+    pub async fn requeue(&self, jobs: Vec<Job>, kind: &str) -> usize {
+        let mut queued = 0;
+        for job in jobs {
+            match self.queue.enqueue(job).await {
+                Ok(_) => queued += 1,
+                Err(e) => {
+                    tracing::warn!(error = %e, kind, "could not resume a processing job")
                 }
             }
         }
-        Ok(resumed)
+        queued
     }
 
-    /// Runs the event applier as consumer `consumer` of the API group.
-    pub fn spawn_applier(&self, consumer: String) {
+    /// Runs the event applier as consumer `consumer` of the API group: each event goes to
+    /// `apply` (the result router, which hands it to the feature that owns its subject) and
+    /// is acknowledged once applied.
+    pub fn spawn_applier(&self, consumer: String, apply: ApplyEvent) {
         let this = self.clone();
         tokio::spawn(async move {
             loop {
@@ -263,372 +211,5 @@ impl Jobs {
                 }
             }
         });
-    }
-}
-
-struct AdState {
-    org_id: String,
-    status: String,
-    current_version: i64,
-    editable: bool,
-    price_cents: i64,
-    charged_at: Option<String>,
-}
-
-async fn ad_state(conn: &mut AnyConnection, ad_id: &str) -> ApiResult<Option<AdState>> {
-    let row: Option<(String, String, i64, crate::store::Flag, i64, Option<String>)> = crate::store::query_as(
-        "SELECT org_id, status, current_version, editable, price_cents, charged_at FROM image_ads WHERE id = ?",
-    )
-    .bind(ad_id)
-    .fetch_optional(conn)
-    .await?;
-    Ok(row.map(
-        |(org_id, status, current_version, editable, price_cents, charged_at)| AdState {
-            org_id,
-            status,
-            current_version,
-            editable: editable.0,
-            price_cents,
-            charged_at,
-        },
-    ))
-}
-
-/// Applies one worker event to SQL, exactly once in effect; says what changed (for the
-/// metrics), or `None` when the event changed nothing (a redelivery, a stale version).
-///
-/// # Errors
-/// Database failures (the event is then redelivered).
-pub async fn apply(
-    db: &Db,
-    blobs: &dyn crate::blob::BlobStore,
-    event: &Event,
-) -> ApiResult<Option<Applied>> {
-    match event {
-        Event::Completed(c) => completed(db, blobs, c).await,
-        Event::Failed(f) => failed(db, blobs, f).await,
-        Event::Progress(_) => Ok(None),
-    }
-}
-
-/// Hands a finished job's result to what it completes, by the kind of result.
-async fn completed(
-    db: &Db,
-    blobs: &dyn crate::blob::BlobStore,
-    c: &AdCompleted,
-) -> ApiResult<Option<Applied>> {
-    let duration = Some(Duration::from_millis(c.duration_ms));
-    let applied = |changed: bool, kind: &'static str| {
-        changed.then_some(Applied {
-            kind,
-            outcome: "completed",
-            duration,
-            wallet: None,
-        })
-    };
-    match &c.result {
-        JobResult::ImageAd(r) => image_ad_completed(db, c, r).await,
-        JobResult::SwipeFile(r) => {
-            let changed = crate::swipe::apply_ingested(db, blobs, &c.ad_id, r).await?;
-            Ok(applied(changed, "swipe_file"))
-        }
-        JobResult::DesignTemplate(r) => {
-            let changed =
-                crate::resources::design_templates::apply::completed(db, c, r, None).await?;
-            Ok(applied(changed, "design_template"))
-        }
-        JobResult::FigmaSync(sync) => match sync.as_ref() {
-            FigmaSyncResult::ImageAd { synced, rendered } => {
-                crate::resources::image_ads::sync::apply::completed(
-                    db,
-                    c,
-                    synced,
-                    rendered.as_ref(),
-                )
-                .await
-            }
-            FigmaSyncResult::DesignTemplate {
-                synced,
-                rendered: Some(r),
-            } => {
-                let changed =
-                    crate::resources::design_templates::apply::completed(db, c, r, Some(synced))
-                        .await?;
-                Ok(applied(changed, "design_template"))
-            }
-            // A template's import is never a re-sync (it names no previous frame), so an
-            // unchanged frame changes nothing.
-            FigmaSyncResult::DesignTemplate { rendered: None, .. } => Ok(None),
-        },
-    }
-}
-
-/// A generated or re-rendered image ad.
-async fn image_ad_completed(
-    db: &Db,
-    c: &AdCompleted,
-    r: &ImageAdRendered,
-) -> ApiResult<Option<Applied>> {
-    let duration = Some(Duration::from_millis(c.duration_ms));
-    let mut tx = db.begin_write().await?;
-    let Some(ad) = ad_state(&mut tx, &c.ad_id).await? else {
-        return Ok(None);
-    };
-    if ad.status != "processing" || ad.current_version != i64::from(c.version) {
-        return Ok(None);
-    }
-    let now = crate::timestamp::now();
-    let tree = r
-        .json_tree
-        .as_ref()
-        .filter(|_| ad.editable)
-        .map(crate::store::to_json_text);
-    crate::store::query(
-        "UPDATE image_ads SET status = 'completed', progress = NULL, image_url = ?, width = ?, height = ?, \
-         duration_ms = ?, completed_at = ?, updated_at = ?, current_json_tree = coalesce(?, current_json_tree), \
-         copy_report = coalesce(?, copy_report), error_code = NULL, error_message = NULL WHERE id = ?",
-    )
-    .bind(&r.image_url)
-    .bind(i64::from(r.width))
-    .bind(i64::from(r.height))
-    .bind(i64::try_from(c.duration_ms).unwrap_or(i64::MAX))
-    .bind(&now)
-    .bind(&now)
-    .bind(&tree)
-    .bind(r.copy.as_ref().map(crate::store::to_json_text))
-    .bind(&c.ad_id)
-    .execute(&mut *tx)
-    .await?;
-    if ad.editable {
-        if c.version == 1 {
-            crate::store::query(
-                "INSERT INTO image_ad_versions (id, ad_id, org_id, version_number, json_tree, image_url, width, height, \
-                 status, created_at, completed_at) VALUES (?, ?, ?, 1, ?, ?, ?, ?, 'completed', ?, ?) \
-                 ON CONFLICT(ad_id, version_number) DO NOTHING",
-            )
-            .bind(crate::ids::new_id("iav"))
-            .bind(&c.ad_id)
-            .bind(&ad.org_id)
-            .bind(tree.as_deref().unwrap_or("{}"))
-            .bind(&r.image_url)
-            .bind(i64::from(r.width))
-            .bind(i64::from(r.height))
-            .bind(&now)
-            .bind(&now)
-            .execute(&mut *tx)
-            .await?;
-        } else {
-            crate::store::query(
-                "UPDATE image_ad_versions SET image_url = ?, width = ?, height = ?, status = 'completed', completed_at = ? \
-                 WHERE ad_id = ? AND version_number = ?",
-            )
-            .bind(&r.image_url)
-            .bind(i64::from(r.width))
-            .bind(i64::from(r.height))
-            .bind(&now)
-            .bind(&c.ad_id)
-            .bind(i64::from(c.version))
-            .execute(&mut *tx)
-            .await?;
-        }
-    }
-    let charge = ad.charged_at.is_none();
-    if charge {
-        crate::wallet::capture(&mut tx, &ad.org_id, ad.price_cents, &c.ad_id).await?;
-        crate::store::query("UPDATE image_ads SET charged_at = ? WHERE id = ?")
-            .bind(&now)
-            .bind(&c.ad_id)
-            .execute(&mut *tx)
-            .await?;
-    }
-    record_ad_event(&mut tx, &ad.org_id, &c.ad_id, "image_ad.completed").await?;
-    tx.commit().await?;
-    Ok(Some(Applied {
-        kind: "image_ad",
-        outcome: "completed",
-        duration,
-        wallet: charge.then_some(("capture", ad.price_cents)),
-    }))
-}
-
-async fn failed(
-    db: &Db,
-    blobs: &dyn crate::blob::BlobStore,
-    f: &AdFailed,
-) -> ApiResult<Option<Applied>> {
-    if f.ad_id.starts_with("sf_") {
-        let changed = crate::swipe::apply_failed(db, blobs, &f.ad_id, &f.message).await?;
-        return Ok(changed.then_some(Applied {
-            kind: "swipe_file",
-            outcome: "failed",
-            duration: None,
-            wallet: None,
-        }));
-    }
-    if f.ad_id.starts_with("dt_") {
-        let changed = crate::resources::design_templates::apply::failed(db, f).await?;
-        return Ok(changed.then_some(Applied {
-            kind: "design_template",
-            outcome: "failed",
-            duration: None,
-            wallet: None,
-        }));
-    }
-    let mut tx = db.begin_write().await?;
-    let Some(ad) = ad_state(&mut tx, &f.ad_id).await? else {
-        return Ok(None);
-    };
-    if ad.status != "processing" || ad.current_version != i64::from(f.version) {
-        return Ok(None);
-    }
-    let now = crate::timestamp::now();
-    crate::store::query(
-        "UPDATE image_ads SET status = 'failed', progress = NULL, error_code = ?, error_message = ?, updated_at = ? WHERE id = ?",
-    )
-    .bind(&f.code)
-    .bind(&f.message)
-    .bind(&now)
-    .bind(&f.ad_id)
-    .execute(&mut *tx)
-    .await?;
-    crate::store::query(
-        "UPDATE image_ad_versions SET status = 'failed', error_code = ?, error_message = ? WHERE ad_id = ? AND version_number = ?",
-    )
-    .bind(&f.code)
-    .bind(&f.message)
-    .bind(&f.ad_id)
-    .bind(i64::from(f.version))
-    .execute(&mut *tx)
-    .await?;
-    // A failed sync from Figma leaves the ad at its last completed version.
-    crate::resources::image_ads::sync::apply::after_failed(&mut tx, &f.ad_id).await?;
-    let release = ad.charged_at.is_none();
-    if release {
-        // The first generation failed: no charge, and the hold goes back.
-        crate::wallet::release(&mut tx, &ad.org_id, ad.price_cents, &f.ad_id).await?;
-    }
-    record_ad_event(&mut tx, &ad.org_id, &f.ad_id, "image_ad.failed").await?;
-    tx.commit().await?;
-    Ok(Some(Applied {
-        kind: "image_ad",
-        outcome: "failed",
-        duration: None,
-        wallet: release.then_some(("release", ad.price_cents)),
-    }))
-}
-
-/// Writes the webhook event of an ad's state change, with the ad as GET shows it now, in
-/// the transaction of the change.
-pub(crate) async fn record_ad_event(
-    conn: &mut AnyConnection,
-    org_id: &str,
-    ad_id: &str,
-    event_type: &str,
-) -> ApiResult<()> {
-    if let Some(object) = crate::resources::image_ads::snapshot(&mut *conn, org_id, ad_id).await? {
-        crate::webhooks::record(conn, org_id, event_type, ad_id, object).await?;
-    }
-    Ok(())
-}
-
-/// What [`Jobs::resume`] queued again at start-up, by kind of work.
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
-pub struct Resumed {
-    /// Image ads (generation, re-renders and Figma syncs of an ad).
-    pub image_ads: usize,
-    /// Swipe-file designs being analysed (uploads and bulk imports, the default collection's
-    /// among them).
-    pub swipe_file_ingests: usize,
-    /// Design templates whose analysis, preview or Figma import was running.
-    pub design_templates: usize,
-}
-
-#[derive(Debug, Clone, Copy)]
-enum ResumedKind {
-    ImageAd,
-    SwipeFileIngest,
-    DesignTemplate,
-}
-
-impl ResumedKind {
-    fn name(self) -> &'static str {
-        match self {
-            Self::ImageAd => "image ad",
-            Self::SwipeFileIngest => "swipe-file ingest",
-            Self::DesignTemplate => "design template",
-        }
-    }
-}
-
-impl Resumed {
-    fn count(&mut self, kind: ResumedKind) {
-        match kind {
-            ResumedKind::ImageAd => self.image_ads += 1,
-            ResumedKind::SwipeFileIngest => self.swipe_file_ingests += 1,
-            ResumedKind::DesignTemplate => self.design_templates += 1,
-        }
-    }
-
-    /// Jobs queued again, every kind together.
-    pub fn total(&self) -> usize {
-        self.image_ads + self.swipe_file_ingests + self.design_templates
-    }
-
-    /// Logs one line naming what was resumed, each kind with its count (nothing when
-    /// nothing was): `resumed processing 45 swipe-file ingests`.
-    pub fn log(&self) {
-        if self.total() > 0 {
-            tracing::info!(
-                image_ads = self.image_ads,
-                swipe_file_ingests = self.swipe_file_ingests,
-                design_templates = self.design_templates,
-                "resumed processing {self}"
-            );
-        }
-    }
-}
-
-/// The kinds resumed, with their counts: "2 image ads and 45 swipe-file ingests".
-impl std::fmt::Display for Resumed {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let parts: Vec<String> = [
-            (self.image_ads, ResumedKind::ImageAd),
-            (self.swipe_file_ingests, ResumedKind::SwipeFileIngest),
-            (self.design_templates, ResumedKind::DesignTemplate),
-        ]
-        .into_iter()
-        .filter(|(n, _)| *n > 0)
-        .map(|(n, k)| format!("{n} {}{}", k.name(), if n == 1 { "" } else { "s" }))
-        .collect();
-        match parts.as_slice() {
-            [] => f.write_str("nothing"),
-            [one] => f.write_str(one),
-            [init @ .., last] => write!(f, "{} and {last}", init.join(", ")),
-        }
-    }
-}
-
-#[cfg(test)]
-mod resumed_tests {
-    use super::Resumed;
-
-    #[test]
-    fn the_resume_message_names_each_kind() {
-        let only_ingests = Resumed {
-            swipe_file_ingests: 45,
-            ..Resumed::default()
-        };
-        assert_eq!(only_ingests.to_string(), "45 swipe-file ingests");
-        let all = Resumed {
-            image_ads: 1,
-            swipe_file_ingests: 2,
-            design_templates: 3,
-        };
-        assert_eq!(
-            all.to_string(),
-            "1 image ad, 2 swipe-file ingests and 3 design templates"
-        );
-        assert_eq!(all.total(), 6);
-        assert_eq!(Resumed::default().to_string(), "nothing");
     }
 }

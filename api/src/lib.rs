@@ -32,6 +32,7 @@ pub mod ops;
 pub mod orgs;
 pub mod ratelimit;
 pub mod resources;
+pub mod results;
 pub mod state;
 pub mod store;
 pub mod swipe;

@@ -1,24 +1,27 @@
-//! The process's shared state ([`AppState`]) and the parts of it that middleware and
-//! bodies take instead of the whole (axum's `FromRef` substates: [`AuthState`],
-//! [`OpsState`], and the single services `Db`, `Jobs`, `SharedLimiter`, the blob store).
+//! The process's shared state ([`AppState`]). The parts of it that middleware and bodies
+//! take instead of the whole (axum's `FromRef` substates) live beside the code that uses
+//! them, with private fields (`auth::AuthState`, `ops::OpsState`); the single services
+//! (`Db`, `Jobs`, `SharedLimiter`, the blob store) are taken from it here.
 //!
-//! A leaf of the crate's module graph: it names the services it holds and nothing that
-//! routes or serves requests, so the resource modules that import it are never imported
-//! back through it (the router that knows every resource lives in the `adforge` binary
-//! crate). Created once per process by the server and cloned per request (every field is
-//! a handle).
+//! A leaf of the crate's module graph: it names the services it holds, each from a module
+//! that does not import the state back (`auth::cache`, `ops::config`,
+//! `integrations::config`, `previews::render`, …), and nothing that routes or serves
+//! requests, so the modules that import it are never imported back through it (a test,
+//! `api/server/tests/api/layering.rs`, fails on such a circle). Created once per process
+//! by the server and cloned per request (every field is a handle).
 
 use std::sync::Arc;
 
 use adforge_renderer::HttpFetcher;
 use axum::extract::FromRef;
 
-use crate::auth::KeyCache;
+use crate::auth::cache::KeyCache;
 use crate::blob::BlobStore;
 use crate::jobs::Jobs;
-use crate::ops::Ops;
+use crate::ops::config::Ops;
 use crate::ratelimit::SharedLimiter;
-use crate::resources::previews::Previewer;
+use crate::resources::integrations::config::FigmaConfig;
+use crate::resources::previews::render::Previewer;
 use crate::store::Db;
 use crate::swipe::ModelState;
 use crate::swipe::index::SearchIndex;
@@ -69,43 +72,7 @@ pub struct Services {
     /// The preview renderer (POST /v1/previews, the dashboard's editor).
     pub previews: Arc<Previewer>,
     /// Design-tool sync: Figma's API base URL and the secrets key tokens are sealed with.
-    pub figma: Arc<crate::resources::integrations::FigmaConfig>,
-}
-
-/// What authentication reads: the keys' table and the cache in front of it.
-#[derive(Clone)]
-pub struct AuthState {
-    pub db: Db,
-    pub keys: Arc<KeyCache>,
-}
-
-/// What `/readyz` and `/metrics` read.
-#[derive(Clone)]
-pub struct OpsState {
-    pub db: Db,
-    pub jobs: Jobs,
-    pub blobs: Arc<dyn BlobStore>,
-    pub ops: Arc<Ops>,
-}
-
-impl FromRef<AppState> for AuthState {
-    fn from_ref(s: &AppState) -> Self {
-        Self {
-            db: s.db.clone(),
-            keys: s.keys.clone(),
-        }
-    }
-}
-
-impl FromRef<AppState> for OpsState {
-    fn from_ref(s: &AppState) -> Self {
-        Self {
-            db: s.db.clone(),
-            jobs: s.jobs.clone(),
-            blobs: s.blobs.clone(),
-            ops: s.ops.clone(),
-        }
-    }
+    pub figma: Arc<FigmaConfig>,
 }
 
 impl FromRef<AppState> for Db {

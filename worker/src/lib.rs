@@ -69,9 +69,10 @@ pub mod runner;
 
 pub use generate::{GenerateAdHandler, GenerateConfig};
 pub use protocol::{
-    AdCompleted, AdFailed, AdProgress, DesignTemplateAnalysed, DesignTemplateJob, Event,
+    AdBrief, AdCompleted, AdFailed, AdProgress, DesignTemplateAnalysed, DesignTemplateJob, Event,
     FigmaSyncResult, GenerateAdJob, ImageAdRendered, IngestHints, IngestSwipeFileJob, Job,
-    JobEnvelope, JobResult, RenderTimings, RerenderJob, SwipeFileIngested, TemplateLayout,
+    JobEnvelope, JobResult, RenderTimings, RerenderJob, SubjectKind, SwipeFileIngested,
+    TemplateLayout,
 };
 pub use queue::{
     Claimed, DeliveredEvent, EnqueueOutcome, JobQueue, MemoryQueue, QueueConfig, QueueStats,

@@ -2,13 +2,13 @@
 //! admin data-source import`) with its progress, and one import's failures with their
 //! reasons. Read-only (imports are started from the command line, where the files are);
 //! the page reloads itself every 5 seconds while an import is under way. Its reads are the
-//! domain's ([`adforge_api::swipe::imports`]).
+//! domain's ([`adforge_api::resources::swipe_files::imports`]).
 
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
 
 use adforge_api::state::AppState;
-use adforge_api::swipe::imports::{self, ImportSummary, Progress};
+use adforge_api::resources::swipe_files::imports::{self, ImportSummary, Progress};
 
 use crate::html::{esc, page_with_head, when};
 use crate::{DashError, DashResult, SignedIn, html};

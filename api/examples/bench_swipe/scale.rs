@@ -141,7 +141,7 @@ async fn write_designs(db: &Db, n: usize) -> (String, String) {
         .as_str()
         .expect("id")
         .to_string();
-    let source = adforge_api::swipe::sources::create(db, "bench source", true)
+    let source = adforge_api::resources::swipe_files::sources::create(db, "bench source", true)
         .await
         .expect("source");
     let mut rng = Rng(0x0025_0025_0025_0025);

@@ -248,7 +248,7 @@ pub async fn run(args: AdminArgs) -> Result<(), Error> {
         }
         AdminCommand::Wallet(WalletCommand::Show { org }) => wallet_show(&db, &org).await?,
         AdminCommand::DataSource(DataSourceCommand::Create { name, default }) => {
-            let id = adforge_api::swipe::sources::create(&db, &name, default).await?;
+            let id = adforge_api::resources::swipe_files::sources::create(&db, &name, default).await?;
             json!({"id": id, "name": name.trim(), "is_default": default})
         }
         AdminCommand::DataSource(DataSourceCommand::Import {
@@ -276,7 +276,7 @@ pub async fn run(args: AdminArgs) -> Result<(), Error> {
             crate::import::status(&db, &import).await?
         }
         AdminCommand::DataSource(DataSourceCommand::List) => {
-            let rows = adforge_api::swipe::sources::list(&db).await?;
+            let rows = adforge_api::resources::swipe_files::sources::list(&db).await?;
             json!({"data": rows.into_iter().map(|(id, name, is_default, n)| json!({"id": id, "name": name, "is_default": is_default.0, "designs": n})).collect::<Vec<_>>()})
         }
     };

@@ -18,11 +18,13 @@ use crate::cli::ServeArgs;
 use adforge_api::Error;
 use adforge_api::auth::KeyCache;
 use adforge_api::blob::BlobStore;
+use adforge_api::http::stack::AuthState;
 use adforge_api::http::{middleware, stack};
 use adforge_api::jobs::Jobs;
+use adforge_api::ops::OpsState;
 use adforge_api::ratelimit::{MemoryRateLimiter, RedisRateLimiter, SharedLimiter};
 use adforge_api::resources;
-use adforge_api::state::{AppState, AuthState, OpsState};
+use adforge_api::state::AppState;
 use adforge_api::store::Db;
 use adforge_api::v1::api_router;
 
@@ -135,7 +137,10 @@ impl Server {
         resources::images::resume_derivatives(&db, &blobs).await;
         if let Some(folder) = &args.default_collection
             && let Some((id, n)) =
-                adforge_api::swipe::sources::ensure_default_collection(&db, &blobs, folder).await?
+                adforge_api::resources::swipe_files::sources::ensure_default_collection(
+                    &db, &blobs, folder,
+                )
+                .await?
         {
             tracing::info!(data_source_id = %id, designs = n, "imported the default swipe-file collection");
         }
@@ -205,8 +210,12 @@ impl Server {
         .map_err(|e| Error::Invalid(format!("cannot start webhook delivery: {e}")))?
         .spawn();
         jobs.spawn_dispatcher();
-        jobs.spawn_applier(adforge_worker::default_consumer_name());
-        jobs.resume().await?.log();
+        // The one match over job results: each goes to the feature that owns it.
+        jobs.spawn_applier(
+            adforge_worker::default_consumer_name(),
+            adforge_api::results::apply_boxed,
+        );
+        adforge_api::results::resume(&jobs).await?.log();
         let dashboard_url: Arc<str> = Arc::from(
             args.dashboard_url
                 .clone()

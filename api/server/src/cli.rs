@@ -94,7 +94,7 @@ pub struct ServeArgs {
     pub models_dir: Option<PathBuf>,
     /// Folder imported as the default swipe-file collection at the first start (when no
     /// default data source exists yet). Default: the repository's `assets/swipe-default`.
-    #[arg(long, env = "ADFORGE_DEFAULT_COLLECTION", default_value = adforge_api::swipe::sources::DEFAULT_COLLECTION_DIR)]
+    #[arg(long, env = "ADFORGE_DEFAULT_COLLECTION", default_value = adforge_api::resources::swipe_files::sources::DEFAULT_COLLECTION_DIR)]
     pub default_collection: Option<PathBuf>,
 }
 

@@ -1,5 +1,5 @@
 //! `adforge admin data-source import` and `import-status`: stages a folder's or a
-//! manifest's items through [`adforge_api::swipe::imports`] and reports progress on stderr,
+//! manifest's items through [`adforge_api::resources::swipe_files::imports`] and reports progress on stderr,
 //! a bar when stderr is a terminal and JSON lines otherwise, then one JSON object on
 //! stdout (as every admin command prints).
 
@@ -13,7 +13,7 @@ use serde_json::{Value, json};
 use adforge_api::Error;
 use adforge_api::blob::BlobStore;
 use adforge_api::store::Db;
-use adforge_api::swipe::imports::{self, Progress};
+use adforge_api::resources::swipe_files::imports::{self, Progress};
 
 /// Entries of `imported` printed at most (the counts are always whole).
 const LISTED: usize = 1000;

@@ -19,7 +19,7 @@ use utoipa::ToSchema;
 use crate::error::{ApiError, ApiResult, ErrorCode};
 use crate::store::Db;
 
-pub const KEY_PREFIX: &str = "svc_live_";
+use crate::ids::KEY_PREFIX;
 /// How long a verified key is trusted without asking the database again.
 pub const KEY_CACHE_TTL: Duration = Duration::from_secs(2);
 /// Requests per rolling 60 s for keys without an override.
@@ -540,7 +540,8 @@ fn key_from_headers(headers: &axum::http::HeaderMap) -> Result<&str, ApiError> {
 
 /// Authenticates every `/v1` request and puts the [`Caller`] into the request extensions.
 pub async fn authenticate<N, F>(
-    state: &crate::state::AuthState,
+    db: &Db,
+    keys: &KeyCache,
     mut req: Request,
     next: N,
 ) -> Result<Response, ApiError>
@@ -553,9 +554,8 @@ where
         return Ok(next(req).await);
     }
     let key = key_from_headers(req.headers())?;
-    let caller = state
-        .keys
-        .lookup(&state.db, &key_digest(key))
+    let caller = keys
+        .lookup(db, &key_digest(key))
         .await?
         .ok_or_else(|| unauthorized("Unknown or revoked API key"))?;
     tracing::Span::current().record("org_id", caller.org_id.as_str());
@@ -582,7 +582,7 @@ impl<S: Send + Sync> axum::extract::FromRequestParts<S> for Auth {
     }
 }
 
-mod cache;
+pub mod cache;
 pub use cache::KeyCache;
 
 #[cfg(test)]

@@ -13,11 +13,28 @@ use axum::extract::{Request, State};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
+use crate::auth::KeyCache;
 use crate::http::middleware;
 use crate::metrics::Metrics;
 use crate::ratelimit::RateState;
-use crate::state::AuthState;
+use crate::state::AppState;
 use crate::store::Db;
+
+/// What authentication reads: the keys' table and the cache in front of it.
+#[derive(Clone)]
+pub struct AuthState {
+    db: Db,
+    keys: Arc<KeyCache>,
+}
+
+impl axum::extract::FromRef<AppState> for AuthState {
+    fn from_ref(s: &AppState) -> Self {
+        Self {
+            db: s.db.clone(),
+            keys: s.keys.clone(),
+        }
+    }
+}
 
 /// What the steps read.
 #[derive(Clone)]
@@ -33,7 +50,7 @@ pub async fn run(State(s): State<Stack>, req: Request, next: Next) -> Response {
     let s = &s;
     crate::metrics::track(&s.metrics, req, |req| {
         middleware::with_request_id(req, |req| async move {
-            crate::auth::authenticate(&s.auth, req, |req| {
+            crate::auth::authenticate(&s.auth.db, &s.auth.keys, req, |req| {
                 crate::ratelimit::enforce(&s.rate, req, |req| async move {
                     middleware::limit_body(req, |req| async move {
                         crate::idempotency::idempotency(&s.db, req, |req| next.run(req))

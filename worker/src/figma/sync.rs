@@ -249,7 +249,7 @@ pub async fn run_timed(
     times.insert("assets".into(), ms(t));
 
     if job.fill_slots
-        && let Some(inputs) = &job.inputs
+        && let Some(inputs) = &job.ad_inputs()
     {
         progress
             .report("filling", "Filling the frame's slots", 55)

@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::GenerateAdJob;
+use super::{AdBrief, GenerateAdJob};
 
 /// What a Figma frame is imported into.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -45,10 +45,35 @@ pub struct FigmaSyncJob {
     /// Fill the frame's slots with the ad's inputs (`fill_slots`), like a blueprint.
     #[serde(default)]
     pub fill_slots: bool,
-    /// The ad's inputs (brand, product, audience, variant images, prompt), for filling
+    /// The ad's brief (brand, product, audience, variant images, prompt), for filling
     /// slots and for the copy's facts; `None` for design templates.
     #[serde(default)]
-    pub inputs: Option<Box<GenerateAdJob>>,
+    pub brief: Option<Box<AdBrief>>,
+}
+
+impl FigmaSyncJob {
+    /// What the slots of an image ad's frame are filled from: the brief, as the job of
+    /// the ad's version this sync produces (the copywriter seeds its words with the ad's
+    /// version, as a generated ad's). `None` without a brief (design templates).
+    pub fn ad_inputs(&self) -> Option<GenerateAdJob> {
+        let brief = self.brief.as_deref()?.clone();
+        Some(GenerateAdJob {
+            ad_id: self.subject_id.clone(),
+            org_id: self.org_id.clone(),
+            version: self.version,
+            editable: true,
+            // An imported frame is laid out by its designer: no reference is read.
+            reference_ad_url: String::new(),
+            prompt: brief.prompt,
+            brand: brief.brand,
+            product: brief.product,
+            audience: brief.audience,
+            variant_image_urls: brief.variant_image_urls,
+            variant: brief.variant,
+            template: None,
+            created_at: brief.created_at,
+        })
+    }
 }
 
 // The sealed token is not secret without the key, but it has no business in logs either.

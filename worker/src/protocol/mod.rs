@@ -25,19 +25,28 @@
 //!
 //! Version history: 1, the first; 2, [`Event::Completed`] carries a typed [`JobResult`]
 //! instead of one struct of optional fields (`swipe_file`, `design_template`, `figma`) the
-//! API routed on by guessing.
+//! API routed on by guessing; [`Event::Failed`] names its subject's kind ([`SubjectKind`],
+//! also copied into the envelope) instead of the API reading it from the id's prefix; and
+//! the Figma job carries the ad's [`AdBrief`] instead of a whole `GenerateAdJob`.
 //!
 //! Rejected alternative: a binary format (bincode, protobuf). Jobs are a few KiB and a
 //! handful per second per node; JSON is readable with `redis-cli XRANGE` when an operator
 //! debugs a stuck ad, and serde's field rules give the compatibility rule above for free.
 
+mod brief;
 mod copy;
+mod event;
 mod figma;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+pub use brief::{AdBrief, Audience, Brand, Logo, Product};
 pub use copy::{CopyReport, FactSource, Money, Refusal, SlotReport, Variant};
+pub use event::{
+    AdCompleted, AdFailed, AdProgress, Event, FigmaSyncResult, ImageAdRendered, JobResult,
+    RenderTimings,
+};
 pub use figma::{
     FigmaFrameVersion, FigmaSyncJob, FigmaSynced, FigmaTarget, ImportReport, MissingFont, SlotNode,
     Unmapped, token_context,
@@ -101,6 +110,22 @@ impl Job {
         }
     }
 
+    /// What kind of subject [`Job::ad_id`] names: which feature owns the job, applies its
+    /// failure and resumes it.
+    pub fn subject(&self) -> SubjectKind {
+        match self {
+            Job::GenerateImageAd(_) | Job::RenderImageAdVersion(_) => SubjectKind::ImageAd,
+            Job::IngestSwipeFile(_) => SubjectKind::SwipeFile,
+            Job::AnalyzeDesignTemplate(_) | Job::RenderDesignTemplatePreview(_) => {
+                SubjectKind::DesignTemplate
+            }
+            Job::SyncFigma(j) => match j.target {
+                FigmaTarget::ImageAd => SubjectKind::ImageAd,
+                FigmaTarget::DesignTemplate => SubjectKind::DesignTemplate,
+            },
+        }
+    }
+
     /// The ad version this job produces (1 for a new ad and for every ingest).
     pub fn version(&self) -> u32 {
         match self {
@@ -118,6 +143,26 @@ impl Job {
     pub fn job_id(&self) -> String {
         format!("{}@v{}", self.ad_id(), self.version())
     }
+}
+
+/// What a job produces a version of; it routes a [`AdFailed`] to the feature that owns the
+/// subject (a completion is routed by its [`JobResult`]). Written in the job's envelope and
+/// in its `Failed` event.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SubjectKind {
+    /// An image ad (`ia_…`): generated, re-rendered or imported from Figma.
+    ImageAd,
+    /// A swipe file (`sf_…`) being ingested.
+    SwipeFile,
+    /// A design template (`dt_…`): analysed, previewed or imported from Figma.
+    DesignTemplate,
+    /// A kind of subject a newer release added, read from an envelope this build cannot
+    /// decode (or from an envelope written before the kind was copied into it); its
+    /// failure is for an API node of that release to apply.
+    #[default]
+    #[serde(other)]
+    Unknown,
 }
 
 /// Inputs of [`Job::GenerateImageAd`].
@@ -323,73 +368,12 @@ pub struct SwipeFileIngested {
     pub text_vector: Vec<f32>,
 }
 
-/// A brand as a worker sees it: identity resolved to values and absolute URLs.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Brand {
-    /// The brand id (`br_…`).
-    pub id: String,
-    /// Display name.
-    pub name: String,
-    /// The brand's `color_palettes` object as stored (free-form hex values), or null.
-    #[serde(default)]
-    pub color_palettes: Value,
-    /// The brand's `fonts` array as stored (objects with at least `name`).
-    #[serde(default)]
-    pub fonts: Value,
-    /// Logos, each with its public URL and light/dark theme.
-    #[serde(default)]
-    pub logos: Vec<Logo>,
-    /// The brand's `details` object as stored (its `voice` steers the copy), or null.
-    #[serde(default, skip_serializing_if = "Value::is_null")]
-    pub details: Value,
-}
-
-/// One brand logo.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Logo {
-    /// Absolute URL of the logo image.
-    pub url: String,
-    /// `light` or `dark` when known.
-    #[serde(default)]
-    pub theme: Option<String>,
-}
-
-/// The product an ad sells.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Product {
-    /// The product id (`prod_…`).
-    pub id: String,
-    /// Name.
-    pub name: String,
-    /// Description, if any.
-    #[serde(default)]
-    pub description: Option<String>,
-    /// Free-form details object as stored.
-    #[serde(default)]
-    pub details: Value,
-}
-
-/// The audience an ad speaks to.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Audience {
-    /// The audience id (`aud_…`).
-    pub id: String,
-    /// Name.
-    pub name: String,
-    /// Description, if any.
-    #[serde(default)]
-    pub description: Option<String>,
-    /// Free-form details object as stored.
-    #[serde(default)]
-    pub details: Value,
-}
-
 /// A job on the wire: the job plus what the queue needs to deliver it.
 ///
 /// # Invariants
-/// `job_id == job.job_id()`, `ad_id == job.ad_id()`, `version == job.version()` for envelopes
-/// built by [`JobEnvelope::new`]; the copies exist so a reader that cannot decode `job` (a
-/// newer variant) can still fail the right ad.
+/// `job_id == job.job_id()`, `ad_id == job.ad_id()`, `subject == job.subject()`,
+/// `version == job.version()` for envelopes built by [`JobEnvelope::new`]; the copies exist
+/// so a reader that cannot decode `job` (a newer variant) can still fail the right subject.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct JobEnvelope {
     /// Protocol version, [`PROTOCOL_VERSION`] when written by this build.
@@ -398,6 +382,9 @@ pub struct JobEnvelope {
     pub job_id: String,
     /// Copy of `job.ad_id()`.
     pub ad_id: String,
+    /// Copy of `job.subject()`.
+    #[serde(default)]
+    pub subject: SubjectKind,
     /// Copy of `job.version()`.
     pub version: u32,
     /// Which attempt this delivery starts from (1-based); a retry writes `attempt + 1`.
@@ -412,6 +399,8 @@ pub(crate) struct EnvelopeHeader {
     pub v: u32,
     pub job_id: String,
     pub ad_id: String,
+    #[serde(default)]
+    pub subject: SubjectKind,
     pub version: u32,
     pub attempt: u32,
 }
@@ -423,6 +412,7 @@ impl JobEnvelope {
             v: PROTOCOL_VERSION,
             job_id: job.job_id(),
             ad_id: job.ad_id().to_owned(),
+            subject: job.subject(),
             version: job.version(),
             attempt: 1,
             job,
@@ -460,382 +450,5 @@ pub(crate) fn decode_envelope(json: &str) -> Result<JobEnvelope, Error> {
     })
 }
 
-/// What a worker reports back. Terminal events (`Completed`, `Failed`) change the ad's state
-/// and travel durably (at least once); `Progress` is a superseded-by-the-next hint kept only
-/// as the latest value per ad (see [`crate::JobQueue::latest_progress`]).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "type", rename_all = "snake_case")]
-pub enum Event {
-    /// A step of the pipeline started.
-    Progress(AdProgress),
-    /// The ad version is rendered and stored.
-    Completed(AdCompleted),
-    /// The ad version failed for good; the API releases the wallet hold.
-    Failed(AdFailed),
-}
-
-impl Event {
-    /// The ad the event is about.
-    pub fn ad_id(&self) -> &str {
-        match self {
-            Event::Progress(e) => &e.ad_id,
-            Event::Completed(e) => &e.ad_id,
-            Event::Failed(e) => &e.ad_id,
-        }
-    }
-
-    /// The JSON written to the events stream: the event with `"v"` beside `"type"`.
-    pub fn encode(&self) -> String {
-        let mut value = serde_json::to_value(self).unwrap_or(Value::Null);
-        if let Value::Object(map) = &mut value {
-            map.insert("v".to_owned(), Value::from(PROTOCOL_VERSION));
-        }
-        value.to_string()
-    }
-
-    /// Decodes what [`Event::encode`] wrote.
-    ///
-    /// # Errors
-    /// [`Error::UnsupportedVersion`] for a newer `v`, [`Error::Decode`] for anything this
-    /// build cannot read.
-    pub fn decode(json: &str) -> Result<Event, Error> {
-        #[derive(Deserialize)]
-        struct Version {
-            #[serde(default)]
-            v: u32,
-        }
-        let version: Version = serde_json::from_str(json).map_err(|source| Error::Decode {
-            what: "event",
-            source,
-        })?;
-        if version.v > PROTOCOL_VERSION {
-            return Err(Error::UnsupportedVersion {
-                what: "event",
-                found: version.v,
-                supported: PROTOCOL_VERSION,
-            });
-        }
-        serde_json::from_str(json).map_err(|source| Error::Decode {
-            what: "event",
-            source,
-        })
-    }
-}
-
-/// Payload of [`Event::Progress`].
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct AdProgress {
-    /// The ad.
-    pub ad_id: String,
-    /// The version being produced.
-    pub version: u32,
-    /// Machine-readable step (`fetch_reference`, `layout`, `render`, ...).
-    pub step: String,
-    /// What a person reads.
-    pub message: String,
-    /// 0 to 100.
-    pub percentage: u8,
-}
-
-/// Payload of [`Event::Completed`]: which subject, which version, and what the job
-/// produced, typed by the kind of job ([`JobResult`]).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct AdCompleted {
-    /// The subject: the ad (`ia_…`), swipe file (`sf_…`) or design template (`dt_…`).
-    pub ad_id: String,
-    /// The version produced.
-    pub version: u32,
-    /// Time the successful attempt took (filled in by the runner).
-    pub duration_ms: u64,
-    /// What the job produced.
-    pub result: JobResult,
-}
-
-impl AdCompleted {
-    /// The image ad this job rendered: a generated or re-rendered ad, or a Figma frame
-    /// imported into one (unless the frame was unchanged).
-    pub fn image_ad(&self) -> Option<&ImageAdRendered> {
-        match &self.result {
-            JobResult::ImageAd(r) => Some(r),
-            JobResult::FigmaSync(sync) => match sync.as_ref() {
-                FigmaSyncResult::ImageAd { rendered, .. } => rendered.as_ref(),
-                FigmaSyncResult::DesignTemplate { .. } => None,
-            },
-            JobResult::SwipeFile(_) | JobResult::DesignTemplate(_) => None,
-        }
-    }
-
-    /// How the 4K render of an ad went, when the job rendered one (the API's render
-    /// metrics).
-    pub fn render(&self) -> Option<&RenderTimings> {
-        self.image_ad().and_then(|r| r.render.as_ref())
-    }
-}
-
-/// What a finished job produced, one variant per kind of job, each with exactly its
-/// fields. The API applies each with one `match`; nothing is guessed from ids or from
-/// which optional fields are set. Tagged by `"kind"` on the wire.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
-pub enum JobResult {
-    /// [`Job::GenerateImageAd`] and [`Job::RenderImageAdVersion`]: the ad's PNG.
-    ImageAd(ImageAdRendered),
-    /// [`Job::IngestSwipeFile`]: what was measured (the subject is the swipe file).
-    SwipeFile(Box<SwipeFileIngested>),
-    /// [`Job::AnalyzeDesignTemplate`] and [`Job::RenderDesignTemplatePreview`]: the tree
-    /// and preview (the subject is the template).
-    DesignTemplate(Box<DesignTemplateAnalysed>),
-    /// [`Job::SyncFigma`]: the frame's state, and what it was imported into.
-    FigmaSync(Box<FigmaSyncResult>),
-}
-
-/// An image ad's rendered version.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ImageAdRendered {
-    /// Absolute URL of the PNG in the blob store.
-    pub image_url: String,
-    /// Pixel width of the PNG.
-    pub width: u32,
-    /// Pixel height of the PNG.
-    pub height: u32,
-    /// The tree of an editable ad (and of every re-render or Figma import); `None` for
-    /// flat ads.
-    #[serde(default)]
-    pub json_tree: Option<Value>,
-    /// How the 4K render went (the API's render metrics).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub render: Option<RenderTimings>,
-    /// What the copywriter wrote into a generated ad and the source of every fact in it;
-    /// absent from jobs that write no copy.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub copy: Option<Box<CopyReport>>,
-}
-
-/// What a Figma sync produced, by what the frame was imported into. `rendered` is `None`
-/// exactly when the frame had not changed since the last sync (`synced.unchanged`): the
-/// subject stays at its current version.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "target", rename_all = "snake_case")]
-pub enum FigmaSyncResult {
-    /// An editable image ad (`ia_…`).
-    ImageAd {
-        /// The frame's state and the import report.
-        synced: FigmaSynced,
-        /// The imported ad's render.
-        rendered: Option<ImageAdRendered>,
-    },
-    /// A design template (`dt_…`).
-    DesignTemplate {
-        /// The frame's state and the import report.
-        synced: FigmaSynced,
-        /// The imported template's tree and preview.
-        rendered: Option<Box<DesignTemplateAnalysed>>,
-    },
-}
-
-/// The backend and stage times of one render, as the worker measured them.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct RenderTimings {
-    /// `cpu` or `gpu`: what drew the pixels (a GPU render redone on the CPU says `cpu`).
-    pub backend: String,
-    /// Milliseconds per stage: `images`, `layout`, `scene`, `raster`, `encode`, and on the
-    /// GPU `gpu_upload`, `gpu_draw`, `gpu_readback`.
-    pub stages_ms: std::collections::BTreeMap<String, f64>,
-}
-
-/// Payload of [`Event::Failed`].
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct AdFailed {
-    /// The ad.
-    pub ad_id: String,
-    /// The version that failed.
-    pub version: u32,
-    /// Spec error code, [`crate::PIPELINE_ERROR`] unless a pipeline chose another.
-    pub code: String,
-    /// What went wrong, for the client.
-    pub message: String,
-}
-
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn rerender() -> Job {
-        Job::RenderImageAdVersion(RerenderJob {
-            ad_id: "ia_1".into(),
-            org_id: "org_1".into(),
-            version: 2,
-            version_id: None,
-            json_tree: serde_json::json!({"nodes": {}}),
-        })
-    }
-
-    #[test]
-    fn envelope_round_trips_and_ignores_unknown_fields() {
-        let env = JobEnvelope::new(rerender());
-        let mut value: Value = serde_json::from_str(&env.encode()).unwrap();
-        assert_eq!(value["job"]["type"], "render_image_ad_version");
-        value["added_later"] = Value::from(1);
-        value["job"]["also_added_later"] = Value::from("x");
-        let json = value.to_string();
-        assert_eq!(decode_header(&json).unwrap().job_id, "ia_1@v2");
-        assert_eq!(decode_envelope(&json).unwrap(), env);
-    }
-
-    #[test]
-    fn newer_versions_are_refused_and_unknown_variants_fail_to_decode() {
-        let mut value: Value =
-            serde_json::from_str(&JobEnvelope::new(rerender()).encode()).unwrap();
-        value["job"]["type"] = Value::from("render_video_ad");
-        let header = decode_header(&value.to_string()).unwrap();
-        assert_eq!(header.ad_id, "ia_1");
-        assert!(matches!(
-            decode_envelope(&value.to_string()),
-            Err(Error::Decode { .. })
-        ));
-        value["v"] = Value::from(PROTOCOL_VERSION + 1);
-        assert!(matches!(
-            decode_header(&value.to_string()),
-            Err(Error::UnsupportedVersion { .. })
-        ));
-    }
-
-    /// One result of each kind, as the pipelines write them.
-    pub(crate) fn one_of_each_result() -> Vec<JobResult> {
-        let ad = ImageAdRendered {
-            image_url: "https://cdn.example.com/ia_1.png".into(),
-            width: 3072,
-            height: 3840,
-            json_tree: Some(serde_json::json!({"root": "r", "nodes": {}})),
-            render: Some(RenderTimings {
-                backend: "cpu".into(),
-                stages_ms: [("raster".to_owned(), 12.5)].into_iter().collect(),
-            }),
-            copy: None,
-        };
-        let template = DesignTemplateAnalysed {
-            preview_url: "https://cdn.example.com/dt_1.png".into(),
-            width: 1080,
-            height: 1350,
-            preview_key: "design-templates/dt_1/v1.png".into(),
-            json_tree: serde_json::json!({"root": "r", "nodes": {}}),
-            cache_hit: true,
-            composition: "reference_blueprint".into(),
-            note: None,
-            reference_colours: vec![[1, 2, 3]],
-            industry: Some("beauty".into()),
-            ad_format: None,
-        };
-        let synced = FigmaSynced {
-            unchanged: false,
-            frame: FigmaFrameVersion {
-                file_version: "42".into(),
-                frame_hash: "ab".into(),
-            },
-            file_name: "Ads".into(),
-            last_modified: "2026-11-28T00:00:00Z".into(),
-            figma_render_key: None,
-            figma_render_url: None,
-            report: ImportReport::default(),
-        };
-        vec![
-            JobResult::ImageAd(ad.clone()),
-            JobResult::SwipeFile(Box::new(SwipeFileIngested {
-                width: 800,
-                height: 1000,
-                thumb_key: "swipe-files/sf_1/preview.webp".into(),
-                blob_key: None,
-                aspect_ratio: "4:5".into(),
-                industry: None,
-                ad_format: Some("product_shot".into()),
-                caption: "a bottle".into(),
-                labels: vec![("bottle".into(), 0.5)],
-                ocr_text: None,
-                image_model: "img".into(),
-                image_vector: vec![0.6, 0.8],
-                text_model: "txt".into(),
-                text_vector: vec![1.0],
-            })),
-            JobResult::DesignTemplate(Box::new(template.clone())),
-            JobResult::FigmaSync(Box::new(FigmaSyncResult::ImageAd {
-                synced: synced.clone(),
-                rendered: Some(ad),
-            })),
-            JobResult::FigmaSync(Box::new(FigmaSyncResult::ImageAd {
-                synced: FigmaSynced {
-                    unchanged: true,
-                    ..synced.clone()
-                },
-                rendered: None,
-            })),
-            JobResult::FigmaSync(Box::new(FigmaSyncResult::DesignTemplate {
-                synced,
-                rendered: Some(Box::new(template)),
-            })),
-        ]
-    }
-
-    #[test]
-    fn every_kind_of_result_round_trips_tagged_by_its_kind() {
-        let kinds: Vec<String> = one_of_each_result()
-            .into_iter()
-            .map(|result| {
-                let event = Event::Completed(AdCompleted {
-                    ad_id: "ia_1".into(),
-                    version: 1,
-                    duration_ms: 5,
-                    result,
-                });
-                let json = event.encode();
-                assert_eq!(Event::decode(&json).unwrap(), event, "{json}");
-                let value: Value = serde_json::from_str(&json).unwrap();
-                let result = &value["result"];
-                format!(
-                    "{}{}",
-                    result["kind"].as_str().unwrap(),
-                    result["target"]
-                        .as_str()
-                        .map(|t| format!("/{t}"))
-                        .unwrap_or_default()
-                )
-            })
-            .collect();
-        assert_eq!(
-            kinds,
-            [
-                "image_ad",
-                "swipe_file",
-                "design_template",
-                "figma_sync/image_ad",
-                "figma_sync/image_ad",
-                "figma_sync/design_template"
-            ]
-        );
-    }
-
-    #[test]
-    fn a_completed_event_of_protocol_1_is_not_read_as_a_result() {
-        // Protocol 1's shape: the result's fields beside the subject, no `result`.
-        let old = r#"{"type":"completed","v":1,"ad_id":"ia_1","version":1,"image_url":"u","width":1,"height":1,"duration_ms":1}"#;
-        assert!(matches!(Event::decode(old), Err(Error::Decode { .. })));
-    }
-
-    #[test]
-    fn events_round_trip_with_version() {
-        let event = Event::Failed(AdFailed {
-            ad_id: "ia_1".into(),
-            version: 1,
-            code: "PIPELINE_ERROR".into(),
-            message: "boom".into(),
-        });
-        let json = event.encode();
-        let v = format!("\"v\":{PROTOCOL_VERSION}");
-        assert!(json.contains(&v), "{json}");
-        assert_eq!(Event::decode(&json).unwrap(), event);
-        let newer = json.replace(&v, "\"v\":99");
-        assert!(matches!(
-            Event::decode(&newer),
-            Err(Error::UnsupportedVersion { .. })
-        ));
-    }
-}
+mod tests;

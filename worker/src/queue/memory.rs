@@ -149,6 +149,7 @@ impl State {
             if pending.entry.attempt() > config.max_attempts {
                 let envelope = &pending.entry.envelope;
                 let identity = JobIdentity {
+                    subject: envelope.subject,
                     ad_id: &envelope.ad_id,
                     version: envelope.version,
                 };
@@ -461,6 +462,7 @@ impl JobQueue for MemoryQueue {
     ) -> BoxFuture<'a, Result<RetryOutcome, Error>> {
         let result = if claimed.attempt >= self.config.max_attempts {
             let identity = JobIdentity {
+                subject: claimed.job.subject(),
                 ad_id: claimed.job.ad_id(),
                 version: claimed.job.version(),
             };
@@ -494,6 +496,7 @@ impl JobQueue for MemoryQueue {
         message: &'a str,
     ) -> BoxFuture<'a, Result<(), Error>> {
         let event = Event::Failed(AdFailed {
+            subject: claimed.job.subject(),
             ad_id: claimed.job.ad_id().to_owned(),
             version: claimed.job.version(),
             code: code.to_owned(),

@@ -283,6 +283,7 @@ pub trait JobQueue: Send + Sync {
 /// The `Failed` event of an ad whose attempts ran out.
 pub(crate) fn gave_up(job: &JobIdentity<'_>, reason: &str) -> Event {
     Event::Failed(crate::protocol::AdFailed {
+        subject: job.subject,
         ad_id: job.ad_id.to_owned(),
         version: job.version,
         code: crate::PIPELINE_ERROR.to_owned(),
@@ -293,6 +294,7 @@ pub(crate) fn gave_up(job: &JobIdentity<'_>, reason: &str) -> Event {
 /// The parts of a job a failure event needs, available even when the job body cannot be
 /// decoded.
 pub(crate) struct JobIdentity<'a> {
+    pub subject: crate::protocol::SubjectKind,
     pub ad_id: &'a str,
     pub version: u32,
 }

@@ -252,6 +252,7 @@ impl RedisQueue {
             .attempt
             .saturating_add(entry.deliveries.saturating_sub(1));
         let identity = JobIdentity {
+            subject: header.subject,
             ad_id: &header.ad_id,
             version: header.version,
         };
@@ -519,6 +520,7 @@ impl JobQueue for RedisQueue {
         async move {
             if claimed.attempt >= self.config.max_attempts {
                 let identity = JobIdentity {
+                    subject: claimed.job.subject(),
                     ad_id: claimed.job.ad_id(),
                     version: claimed.job.version(),
                 };
@@ -548,6 +550,7 @@ impl JobQueue for RedisQueue {
         message: &'a str,
     ) -> BoxFuture<'a, Result<(), Error>> {
         let event = Event::Failed(AdFailed {
+            subject: claimed.job.subject(),
             ad_id: claimed.job.ad_id().to_owned(),
             version: claimed.job.version(),
             code: code.to_owned(),

@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use adforge_worker::{AdFailed, AdProgress, Event};
+use adforge_worker::{AdFailed, AdProgress, Event, SubjectKind};
 
 use crate::{Kind, PATIENCE, both_backends, completed, job, test_config};
 
@@ -17,6 +17,7 @@ async fn events_are_redelivered_until_acknowledged(kind: Kind) {
     let other = t.other_node().await;
     let done = Event::Completed(completed(&job("ia_ev1")));
     let failed = Event::Failed(AdFailed {
+        subject: SubjectKind::ImageAd,
         ad_id: "ia_ev2".into(),
         version: 1,
         code: "PIPELINE_ERROR".into(),

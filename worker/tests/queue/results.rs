@@ -7,12 +7,15 @@ use std::time::Duration;
 use adforge_worker::protocol::{FigmaFrameVersion, FigmaSyncJob, FigmaSynced, FigmaTarget};
 use adforge_worker::{
     AdCompleted, DesignTemplateAnalysed, DesignTemplateJob, Event, FigmaSyncResult,
-    ImageAdRendered, IngestSwipeFileJob, Job, JobResult, SwipeFileIngested,
+    ImageAdRendered, IngestSwipeFileJob, Job, JobResult, SubjectKind, SwipeFileIngested,
 };
 
 use crate::{Kind, PATIENCE, both_backends, claim_within, collect_events, job, test_config};
 
-both_backends!(a_result_of_each_kind_round_trips_and_a_redelivery_is_the_same);
+both_backends!(
+    a_result_of_each_kind_round_trips_and_a_redelivery_is_the_same,
+    a_failure_names_the_kind_of_its_subject
+);
 
 fn ad() -> ImageAdRendered {
     ImageAdRendered {
@@ -68,7 +71,7 @@ fn figma_job(subject_id: &str, target: FigmaTarget) -> Job {
         token_sealed: "sealed".into(),
         previous: None,
         fill_slots: false,
-        inputs: None,
+        brief: None,
     })
 }
 
@@ -194,5 +197,69 @@ async fn a_result_of_each_kind_round_trips_and_a_redelivery_is_the_same(kind: Ki
         collect_events(t.queue.as_ref(), 1, Duration::from_millis(900))
             .await
             .is_empty()
+    );
+}
+
+/// A failed job's event says what kind of subject failed (the API routes it by that, never
+/// by the id's prefix), whether the handler failed it or its attempts ran out, on both
+/// backends; the envelope carries the kind for a worker that cannot decode the job.
+async fn a_failure_names_the_kind_of_its_subject(kind: Kind) {
+    let t = kind.start(test_config()).await;
+    let jobs = work().len();
+    for (n, (job, _)) in work().into_iter().enumerate() {
+        let subject = job.subject();
+        let encoded: serde_json::Value =
+            serde_json::from_str(&adforge_worker::JobEnvelope::new(job.clone()).encode()).unwrap();
+        assert_eq!(encoded["subject"], serde_json::to_value(subject).unwrap());
+        t.queue.enqueue(job).await.unwrap();
+        let claimed = claim_within(t.queue.as_ref(), "w1", PATIENCE)
+            .await
+            .expect("the job is claimed");
+        // Every other job fails by choice, the rest by running out of attempts.
+        if n % 2 == 0 {
+            t.queue
+                .fail(&claimed, "PIPELINE_ERROR", "bad input")
+                .await
+                .unwrap();
+        } else {
+            let mut claimed = claimed;
+            loop {
+                let outcome = t
+                    .queue
+                    .retry(&claimed, Duration::ZERO, "busy")
+                    .await
+                    .unwrap();
+                if outcome == adforge_worker::RetryOutcome::GaveUp {
+                    break;
+                }
+                claimed = claim_within(t.queue.as_ref(), "w1", PATIENCE)
+                    .await
+                    .expect("the retry is claimed");
+            }
+        }
+    }
+    let events = collect_events(t.queue.as_ref(), jobs, PATIENCE).await;
+    let got: Vec<(String, SubjectKind)> = events
+        .iter()
+        .map(|e| match e {
+            Event::Failed(f) => (f.ad_id.clone(), f.subject),
+            other => panic!("expected Failed, got {other:?}"),
+        })
+        .collect();
+    let want: Vec<(String, SubjectKind)> = work()
+        .into_iter()
+        .map(|(job, _)| (job.ad_id().to_owned(), job.subject()))
+        .collect();
+    assert_eq!(got, want);
+    assert_eq!(
+        want.iter().map(|(_, k)| *k).collect::<Vec<_>>(),
+        [
+            SubjectKind::ImageAd,
+            SubjectKind::SwipeFile,
+            SubjectKind::DesignTemplate,
+            SubjectKind::ImageAd,
+            SubjectKind::ImageAd,
+            SubjectKind::DesignTemplate,
+        ]
     );
 }

@@ -1,11 +1,12 @@
-//! Typed results (issue 41): the applier hands each kind of worker result to what it
-//! completes by its kind (never by the subject's id or by which fields are set), and applies
-//! it once: the same event again, as a redelivery brings it, changes nothing.
+//! Typed results (issue 41): the result router hands each kind of worker result to the
+//! feature it completes by its kind, and each failure by its subject's kind (never by the
+//! subject's id or by which fields are set), and each is applied once: the same event
+//! again, as a redelivery brings it, changes nothing.
 
 use adforge_worker::protocol::{FigmaFrameVersion, FigmaSynced};
 use adforge_worker::{
-    AdCompleted, DesignTemplateAnalysed, Event, FigmaSyncResult, ImageAdRendered, JobResult,
-    SwipeFileIngested,
+    AdCompleted, AdFailed, DesignTemplateAnalysed, Event, FigmaSyncResult, ImageAdRendered,
+    JobResult, SubjectKind, SwipeFileIngested,
 };
 use serde_json::{Value, json};
 
@@ -193,7 +194,7 @@ async fn each_kind_of_result_is_applied_by_its_kind_and_once() {
         ),
     ];
     for (event, kind) in &events {
-        let applied = adforge_api::jobs::apply(&s.db, &blobs, event)
+        let applied = adforge_api::results::apply(&s.db, &blobs, event)
             .await
             .unwrap()
             .unwrap_or_else(|| panic!("{event:?} changed nothing"));
@@ -204,7 +205,7 @@ async fn each_kind_of_result_is_applied_by_its_kind_and_once() {
     assert!(after_once.0 < held.0);
     // A redelivery of every event changes nothing.
     for (event, _) in &events {
-        let again = adforge_api::jobs::apply(&s.db, &blobs, event)
+        let again = adforge_api::results::apply(&s.db, &blobs, event)
             .await
             .unwrap();
         assert_eq!(again, None, "{event:?} applied twice");
@@ -254,4 +255,114 @@ async fn each_kind_of_result_is_applied_by_its_kind_and_once() {
             .await
             .is_empty()
     );
+}
+
+fn failed(subject: SubjectKind, id: &str) -> Event {
+    Event::Failed(AdFailed {
+        subject,
+        ad_id: id.into(),
+        version: 1,
+        code: "PIPELINE_ERROR".into(),
+        message: "the reference could not be read".into(),
+    })
+}
+
+/// A failure goes to the feature its subject kind names, not the one the id's prefix
+/// suggests, and is applied once: the hold goes back once, a redelivery changes nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_kind_of_failure_is_applied_by_its_kind_and_once() {
+    let s = TestServer::start_with(|a| a.workers = 0).await;
+    let org = s.org("Failures").await;
+    let (c, reference) = s.ad_inputs(&org).await;
+    adforge_api::store::query(
+        "UPDATE wallets SET balance_cents = balance_cents + 10000 WHERE org_id = ?",
+    )
+    .bind(&org.id)
+    .execute(&s.db.write)
+    .await
+    .unwrap();
+    let blobs = adforge_api::blob::LocalBlobStore::new(s.data_dir.join("blobs"), "http://unused");
+    let ad_id = s
+        .post(
+            &org,
+            "/v1/image-ads",
+            json!({"reference_ad_url": reference, "brand_id": c.brand, "product_id": c.product,
+                "audience_id": c.audience}),
+        )
+        .await
+        .expect(202, None)
+        .id();
+    let template_id = s
+        .post(
+            &org,
+            "/v1/design-templates",
+            json!({"reference_image_url": reference}),
+        )
+        .await
+        .expect(202, None)
+        .id();
+    let form = reqwest::multipart::Form::new().part(
+        "file",
+        reqwest::multipart::Part::bytes(png(80, 100, [10, 200, 30, 255])).file_name("d.png"),
+    );
+    let swipe_id = crate::support::send(
+        s.request(reqwest::Method::POST, "/v1/swipe-files")
+            .header("x-api-key", &org.key)
+            .multipart(form),
+    )
+    .await
+    .expect(202, None)
+    .id();
+    let held = balance(&s, &org).await;
+    assert!(held.1 > 0, "the ad holds its price: {held:?}");
+
+    // A failure whose kind does not own the id changes nothing (before issue 41 the
+    // applier routed by the id's prefix and failed the swipe file here).
+    for (subject, id) in [
+        (SubjectKind::ImageAd, &swipe_id),
+        (SubjectKind::DesignTemplate, &ad_id),
+        (SubjectKind::SwipeFile, &template_id),
+        (SubjectKind::Unknown, &ad_id),
+    ] {
+        let applied = adforge_api::results::apply(&s.db, &blobs, &failed(subject, id))
+            .await
+            .unwrap();
+        assert_eq!(applied, None, "{subject:?} {id}");
+    }
+
+    let events = [
+        (failed(SubjectKind::ImageAd, &ad_id), "image_ad"),
+        (failed(SubjectKind::SwipeFile, &swipe_id), "swipe_file"),
+        (
+            failed(SubjectKind::DesignTemplate, &template_id),
+            "design_template",
+        ),
+    ];
+    for (event, kind) in &events {
+        let applied = adforge_api::results::apply(&s.db, &blobs, event)
+            .await
+            .unwrap()
+            .unwrap_or_else(|| panic!("{event:?} changed nothing"));
+        assert_eq!((applied.kind, applied.outcome), (*kind, "failed"));
+    }
+    let after_once = balance(&s, &org).await;
+    assert_eq!(
+        after_once,
+        (held.0, 0),
+        "the hold went back, nothing charged"
+    );
+    for (event, _) in &events {
+        let again = adforge_api::results::apply(&s.db, &blobs, event)
+            .await
+            .unwrap();
+        assert_eq!(again, None, "{event:?} applied twice");
+    }
+    assert_eq!(balance(&s, &org).await, after_once, "released once");
+
+    let a = get(&s, &org, &format!("/v1/image-ads/{ad_id}")).await;
+    assert_eq!(a["status"], "failed");
+    let f = get(&s, &org, &format!("/v1/swipe-files/{swipe_id}")).await;
+    assert_eq!(f["status"], "failed");
+    let t = get(&s, &org, &format!("/v1/design-templates/{template_id}")).await;
+    assert_eq!(t["status"], "failed");
 }

@@ -113,7 +113,7 @@ async fn two_api_nodes_answer_what_sql_says_after_every_kind_of_change() {
     let n1 = TestServer::start_with(setup).await;
     let n2 = TestServer::start_with(setup).await;
     let org = n1.org("two nodes").await;
-    let source = adforge_api::swipe::sources::create(&n1.db, "shared", true)
+    let source = adforge_api::resources::swipe_files::sources::create(&n1.db, "shared", true)
         .await
         .unwrap();
     let mut rng = Rng(0x2525_2525_2525_2525);

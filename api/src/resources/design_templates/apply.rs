@@ -134,3 +134,15 @@ async fn record(
     }
     Ok(())
 }
+
+/// The current job of every `processing` template, for the API's start-up to queue again.
+///
+/// # Errors
+/// Database failures.
+pub async fn unfinished(db: &Db) -> Result<Vec<adforge_worker::Job>, sqlx::Error> {
+    Ok(store::processing_jobs(db)
+        .await?
+        .iter()
+        .filter_map(|payload| serde_json::from_str(payload).ok())
+        .collect())
+}

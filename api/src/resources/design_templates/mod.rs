@@ -428,7 +428,7 @@ async fn create_from_figma(
         token_sealed,
         previous: None,
         fill_slots: false,
-        inputs: None,
+        brief: None,
     });
     let now = crate::timestamp::now();
     let mut tx = state.db.begin_write().await?;

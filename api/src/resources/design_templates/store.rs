@@ -181,7 +181,7 @@ pub(super) async fn set_figma_sync(
             .bind(id)
             .fetch_one(&mut *conn)
             .await?;
-    let state = crate::resources::image_ads::sync::apply::next_state(
+    let state = crate::resources::image_ads::sync::next_state(
         before.as_deref(),
         f,
         &crate::timestamp::now(),
@@ -532,4 +532,12 @@ pub(super) async fn fail_preview(
     .execute(conn)
     .await?;
     Ok(())
+}
+
+/// The jobs of every template whose analysis, preview or Figma import is running (deleted
+/// ones too: their result is still applied).
+pub(super) async fn processing_jobs(db: &Db) -> Result<Vec<String>, sqlx::Error> {
+    crate::store::query_scalar("SELECT job FROM design_templates WHERE status = 'processing'")
+        .fetch_all(&db.read)
+        .await
 }

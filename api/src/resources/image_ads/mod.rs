@@ -13,6 +13,7 @@
 //! (`update`) and the checks of an edited JSON tree; [`versions`] the versions of an
 //! editable ad, read by id or by number.
 
+pub mod apply;
 mod create;
 mod edit;
 mod store;

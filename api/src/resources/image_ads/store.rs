@@ -387,3 +387,240 @@ pub(super) async fn list(
     .fetch::<AdRow>(db, p)
     .await
 }
+
+/// What applying a worker's result reads of an ad before changing it.
+pub(super) struct ResultState {
+    pub org_id: String,
+    pub status: String,
+    pub current_version: i64,
+    pub editable: bool,
+    pub price_cents: i64,
+    pub charged_at: Option<String>,
+    pub figma_sync: Option<String>,
+}
+
+/// The ad's state for a result, `None` when there is no such ad.
+pub(super) async fn result_state(
+    conn: &mut AnyConnection,
+    id: &str,
+) -> ApiResult<Option<ResultState>> {
+    type Row = (
+        String,
+        String,
+        i64,
+        crate::store::Flag,
+        i64,
+        Option<String>,
+        Option<String>,
+    );
+    let row: Option<Row> = crate::store::query_as(
+        "SELECT org_id, status, current_version, editable, price_cents, charged_at, figma_sync \
+         FROM image_ads WHERE id = ?",
+    )
+    .bind(id)
+    .fetch_optional(conn)
+    .await?;
+    Ok(row.map(
+        |(org_id, status, current_version, editable, price_cents, charged_at, figma_sync)| {
+            ResultState {
+                org_id,
+                status,
+                current_version,
+                editable: editable.0,
+                price_cents,
+                charged_at,
+                figma_sync,
+            }
+        },
+    ))
+}
+
+/// A rendered version as the ad's row takes it.
+pub(super) struct Completion<'a> {
+    pub id: &'a str,
+    pub image_url: &'a str,
+    pub width: u32,
+    pub height: u32,
+    pub duration_ms: i64,
+    /// The tree, kept when given (editable ads).
+    pub tree: Option<&'a str>,
+    pub copy_report: Option<String>,
+    /// Figma's own render of the frame (a sync), kept when given.
+    pub figma_render_url: Option<&'a str>,
+    /// The sync state after a sync, kept when given.
+    pub figma_sync: Option<&'a str>,
+    pub now: &'a str,
+}
+
+/// Makes the ad `completed` with its rendered version.
+pub(super) async fn complete(conn: &mut AnyConnection, c: &Completion<'_>) -> ApiResult<()> {
+    crate::store::query(
+        "UPDATE image_ads SET status = 'completed', progress = NULL, image_url = ?, width = ?, height = ?, \
+         duration_ms = ?, completed_at = ?, updated_at = ?, current_json_tree = coalesce(?, current_json_tree), \
+         copy_report = coalesce(?, copy_report), figma_render_url = coalesce(?, figma_render_url), \
+         initial_figma_render_url = coalesce(initial_figma_render_url, ?), figma_sync = coalesce(?, figma_sync), \
+         error_code = NULL, error_message = NULL WHERE id = ?",
+    )
+    .bind(c.image_url)
+    .bind(i64::from(c.width))
+    .bind(i64::from(c.height))
+    .bind(c.duration_ms)
+    .bind(c.now)
+    .bind(c.now)
+    .bind(c.tree)
+    .bind(&c.copy_report)
+    .bind(c.figma_render_url)
+    .bind(c.figma_render_url)
+    .bind(c.figma_sync)
+    .bind(c.id)
+    .execute(conn)
+    .await?;
+    Ok(())
+}
+
+/// Records the completed version `version` of an ad whose job made it (a new ad's first
+/// version, a Figma import's); an existing row is left as it is.
+pub(super) async fn insert_completed_version(
+    conn: &mut AnyConnection,
+    org_id: &str,
+    c: &Completion<'_>,
+    version: u32,
+) -> ApiResult<()> {
+    crate::store::query(
+        "INSERT INTO image_ad_versions (id, ad_id, org_id, version_number, json_tree, image_url, width, height, \
+         status, created_at, completed_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'completed', ?, ?) \
+         ON CONFLICT(ad_id, version_number) DO NOTHING",
+    )
+    .bind(crate::ids::new_id("iav"))
+    .bind(c.id)
+    .bind(org_id)
+    .bind(i64::from(version))
+    .bind(c.tree.unwrap_or("{}"))
+    .bind(c.image_url)
+    .bind(i64::from(c.width))
+    .bind(i64::from(c.height))
+    .bind(c.now)
+    .bind(c.now)
+    .execute(conn)
+    .await?;
+    Ok(())
+}
+
+/// Completes the version row an edit started ([`start_version`]) with its render.
+pub(super) async fn complete_version(
+    conn: &mut AnyConnection,
+    c: &Completion<'_>,
+    version: u32,
+) -> ApiResult<()> {
+    crate::store::query(
+        "UPDATE image_ad_versions SET image_url = ?, width = ?, height = ?, status = 'completed', completed_at = ? \
+         WHERE ad_id = ? AND version_number = ?",
+    )
+    .bind(c.image_url)
+    .bind(i64::from(c.width))
+    .bind(i64::from(c.height))
+    .bind(c.now)
+    .bind(c.id)
+    .bind(i64::from(version))
+    .execute(conn)
+    .await?;
+    Ok(())
+}
+
+/// Notes that the ad's price was captured.
+pub(super) async fn mark_charged(conn: &mut AnyConnection, id: &str, now: &str) -> ApiResult<()> {
+    crate::store::query("UPDATE image_ads SET charged_at = ? WHERE id = ?")
+        .bind(now)
+        .bind(id)
+        .execute(conn)
+        .await?;
+    Ok(())
+}
+
+/// A sync whose frame had not changed: the ad is `completed` again at its latest completed
+/// version (`fallback` when it has none), with the new sync state.
+pub(super) async fn back_to_latest_version(
+    conn: &mut AnyConnection,
+    id: &str,
+    fallback: i64,
+    figma_sync: &str,
+    now: &str,
+) -> ApiResult<()> {
+    let previous: Option<i64> = crate::store::query_scalar(
+        "SELECT max(version_number) FROM image_ad_versions WHERE ad_id = ? AND status = 'completed'",
+    )
+    .bind(id)
+    .fetch_one(&mut *conn)
+    .await?;
+    crate::store::query(
+        "UPDATE image_ads SET status = 'completed', progress = NULL, current_version = ?, figma_sync = ?, \
+         error_code = NULL, error_message = NULL, updated_at = ? WHERE id = ?",
+    )
+    .bind(previous.unwrap_or(fallback).max(1))
+    .bind(figma_sync)
+    .bind(now)
+    .bind(id)
+    .execute(conn)
+    .await?;
+    Ok(())
+}
+
+/// Makes the ad and its version `version` `failed` with the worker's code and message.
+pub(super) async fn fail(
+    conn: &mut AnyConnection,
+    id: &str,
+    version: u32,
+    code: &str,
+    message: &str,
+    now: &str,
+) -> ApiResult<()> {
+    crate::store::query(
+        "UPDATE image_ads SET status = 'failed', progress = NULL, error_code = ?, error_message = ?, updated_at = ? WHERE id = ?",
+    )
+    .bind(code)
+    .bind(message)
+    .bind(now)
+    .bind(id)
+    .execute(&mut *conn)
+    .await?;
+    crate::store::query(
+        "UPDATE image_ad_versions SET status = 'failed', error_code = ?, error_message = ? WHERE ad_id = ? AND version_number = ?",
+    )
+    .bind(code)
+    .bind(message)
+    .bind(id)
+    .bind(i64::from(version))
+    .execute(conn)
+    .await?;
+    Ok(())
+}
+
+/// After a failed sync of a synced ad: its current version goes back to its latest
+/// completed version (a re-sync's new version was never made), so the next re-sync
+/// numbers on from there. Nothing for other ads, nor for a PATCH's failed render (which
+/// keeps its version row and its number).
+pub(super) async fn after_failed_sync(conn: &mut AnyConnection, id: &str) -> ApiResult<()> {
+    crate::store::query(
+        "UPDATE image_ads SET current_version = (SELECT max(version_number) FROM image_ad_versions \
+         WHERE ad_id = ? AND status = 'completed') \
+         WHERE id = ? AND figma_file_key IS NOT NULL AND EXISTS (SELECT 1 FROM image_ad_versions \
+         WHERE ad_id = ? AND status = 'completed') AND NOT EXISTS (SELECT 1 FROM image_ad_versions \
+         WHERE ad_id = ? AND version_number = image_ads.current_version)",
+    )
+    .bind(id)
+    .bind(id)
+    .bind(id)
+    .bind(id)
+    .execute(conn)
+    .await?;
+    Ok(())
+}
+
+/// The jobs of every `processing` ad, as their rows keep them.
+pub(super) async fn processing_jobs(db: &Db) -> Result<Vec<String>, sqlx::Error> {
+    crate::store::query_scalar(
+        "SELECT job FROM image_ads WHERE status = 'processing' AND deleted_at IS NULL",
+    )
+    .fetch_all(&db.read)
+    .await
+}

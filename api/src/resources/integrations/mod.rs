@@ -14,12 +14,10 @@
 //! already queued carries its own copy and finishes; ads and templates already synced
 //! keep their trees and images, and a re-sync then answers 422 `FIGMA_NOT_CONNECTED`.
 
+pub mod config;
 pub mod report;
 mod store;
 
-use std::sync::Arc;
-
-use adforge_worker::secrets::SecretKey;
 use axum::extract::State;
 use axum::response::Response;
 use serde::{Deserialize, Serialize};
@@ -28,84 +26,18 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 use crate::auth::{Auth, Scope};
-use crate::error::{ApiError, ApiResult, ErrorCode, FieldError};
+use crate::error::{ApiError, ApiResult, FieldError};
 use crate::http::envelope::{self, Envelope};
 use crate::http::extract::JsonBody;
 use crate::state::AppState;
 use crate::store::Db;
 
+pub use config::{FigmaArgs, FigmaConfig};
 pub use report::{FigmaImportReport, FigmaSync, FigmaSyncState};
 pub use store::sealed_token;
 
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new().routes(routes!(get_figma, put_figma, delete_figma))
-}
-
-/// Design-tool sync settings of `adforge serve`.
-#[derive(clap::Args, Clone, Debug)]
-pub struct FigmaArgs {
-    /// Figma's REST API base URL (tests and air-gapped mirrors point it elsewhere). Calls to
-    /// it, and to the download URLs it answers with, go through the address policy like
-    /// every outbound request: a loopback or private base URL needs --allow-private-urls.
-    #[arg(long, env = "ADFORGE_FIGMA_API_URL", default_value = adforge_worker::figma::DEFAULT_API_URL)]
-    pub figma_api_url: String,
-    /// A file holding the secrets key stored tokens are sealed with (base64 of 32 bytes; a
-    /// mounted secret), the same on every API node and worker. `ADFORGE_SECRETS_KEY` (the
-    /// key itself, environment only) wins over it. Without either, the embedded default
-    /// (no --database-url, no --redis-url) generates DATA_DIR/secrets.key.
-    #[arg(long, env = "ADFORGE_SECRETS_KEY_FILE")]
-    pub secrets_key_file: Option<std::path::PathBuf>,
-}
-
-impl Default for FigmaArgs {
-    fn default() -> Self {
-        Self {
-            figma_api_url: adforge_worker::figma::DEFAULT_API_URL.to_owned(),
-            secrets_key_file: None,
-        }
-    }
-}
-
-/// What design-tool sync needs of the process: Figma's base URL and the secrets key.
-#[derive(Clone, Debug)]
-pub struct FigmaConfig {
-    /// `--figma-api-url`, without a trailing slash.
-    pub api_url: String,
-    /// The deployment's secrets key; `None` when none is set (a cluster without
-    /// `ADFORGE_SECRETS_KEY`): storing a token then answers 503.
-    pub secrets: Option<Arc<SecretKey>>,
-}
-
-impl FigmaConfig {
-    /// From the flags and the key the server loaded.
-    ///
-    /// # Errors
-    /// A base URL that is not absolute http(s).
-    pub fn new(args: &FigmaArgs, secrets: Option<Arc<SecretKey>>) -> Result<Self, String> {
-        let url = args.figma_api_url.trim().trim_end_matches('/');
-        if !(url.starts_with("https://") || url.starts_with("http://")) {
-            return Err(format!(
-                "--figma-api-url `{url}` must be an absolute http(s) URL"
-            ));
-        }
-        Ok(Self {
-            api_url: url.to_owned(),
-            secrets,
-        })
-    }
-
-    /// The key, or 503 saying how to set one.
-    ///
-    /// # Errors
-    /// SERVICE_UNAVAILABLE without a key.
-    pub fn key(&self) -> ApiResult<&Arc<SecretKey>> {
-        self.secrets.as_ref().ok_or_else(|| {
-            ApiError::new(
-                ErrorCode::ServiceUnavailable,
-                "This server has no secrets key to store tokens with: the operator sets ADFORGE_SECRETS_KEY (base64 of 32 bytes, the same on every API node and worker)",
-            )
-        })
-    }
 }
 
 /// An organisation's Figma connection. The token itself is never shown.

@@ -1,4 +1,4 @@
-//! The preview renderer: one [`Previewer`] per process (in [`crate::state::AppState`]),
+//! The preview renderer: one [`Previewer`] per process (held in the process's state),
 //! holding its own CPU [`Renderer`] with a cache of decoded images, a fetcher that reads
 //! this server's files from the blob store and public URLs through the address guard, and
 //! the bounds every preview runs under ([`PreviewLimits`]).
@@ -26,7 +26,7 @@ use adforge_renderer::{
     Deadline, FetchLimits, FontLibrary, ImageFetcher, LaidOut, RenderOptions, Renderer, Tree,
     Warning, encode_webp,
 };
-use adforge_worker::generate::fetch::ShelfFetcher;
+use adforge_worker::services::ShelfFetcher;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 use crate::blob::BlobStore;

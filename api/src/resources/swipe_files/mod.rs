@@ -16,9 +16,14 @@
 //! the handlers (parse → domain call → respond), with the domain calls the web dashboard
 //! and design packs share (`list`, `set_archived`, `subscribe`, `data_sources`);
 //! [`store`] holds every SQL statement of the resource; [`upload`] the upload form and
-//! [`create`]; [`search`](mod@search) the ranked search and the global search's hits.
+//! [`create`]; [`search`](mod@search) the ranked search and the global search's hits;
+//! [`apply`] a worker's ingest result; [`sources`] the data sources (managed collections)
+//! and [`imports`] bulk imports into them. The search engine they use is `crate::swipe`.
 
+pub mod apply;
+pub mod imports;
 mod search;
+pub mod sources;
 mod store;
 mod upload;
 

@@ -345,3 +345,55 @@ pub(super) async fn label_rows(
         .fetch_all(&db.read)
         .await?)
 }
+
+/// A `processing` design with what a bulk import's manifest said of it.
+pub(super) struct ProcessingIngest {
+    pub swipe_file_id: String,
+    pub org_id: Option<String>,
+    pub blob_key: String,
+    /// The import item's file path or URL, for a design of a bulk import.
+    pub locator: Option<String>,
+    /// The locator is a URL the worker fetches.
+    pub is_url: bool,
+    pub industry: Option<String>,
+    pub ad_format: Option<String>,
+    pub caption: Option<String>,
+}
+
+/// Every `processing` design, with its import item when it has one.
+pub(super) async fn processing_ingests(db: &Db) -> Result<Vec<ProcessingIngest>, sqlx::Error> {
+    type Row = (
+        String,
+        Option<String>,
+        String,
+        Option<String>,
+        Option<crate::store::Flag>,
+        Option<String>,
+        Option<String>,
+        Option<String>,
+    );
+    let rows: Vec<Row> = crate::store::query_as(
+        "SELECT f.id, f.org_id, f.blob_key, i.locator, i.is_url, i.industry, i.ad_format, i.caption \
+         FROM swipe_files f LEFT JOIN swipe_import_items i ON i.swipe_file_id = f.id \
+         WHERE f.status = 'processing'",
+    )
+    .fetch_all(&db.read)
+    .await?;
+    Ok(rows
+        .into_iter()
+        .map(
+            |(swipe_file_id, org_id, blob_key, locator, is_url, industry, ad_format, caption)| {
+                ProcessingIngest {
+                    swipe_file_id,
+                    org_id,
+                    blob_key,
+                    locator,
+                    is_url: is_url.is_some_and(|u| u.0),
+                    industry,
+                    ad_format,
+                    caption,
+                }
+            },
+        )
+        .collect())
+}

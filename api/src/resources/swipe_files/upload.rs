@@ -1,6 +1,6 @@
 //! Uploads: the multipart form of POST /v1/swipe-files, and [`create`], which stores a
 //! design's original and writes its `processing` row with the ingest job (managed designs
-//! of data sources are created through it too, by `crate::swipe::sources`).
+//! of data sources are created through it too, by [`super::sources`]).
 
 use std::sync::Arc;
 

@@ -1,4 +1,5 @@
-//! Unit tests of the parent module.
+//! Unit tests of the parent module. Longer than 700 lines because it is a file of tests,
+//! one case per behaviour of the index, each setting up its own designs.
 
 use super::*;
 
@@ -258,10 +259,10 @@ async fn index_ranks_exactly_like_the_straightforward_scorer_and_stays_fresh() {
         .as_str()
         .unwrap()
         .to_string();
-    let s1 = crate::swipe::sources::create(&db, "default", true)
+    let s1 = crate::resources::swipe_files::sources::create(&db, "default", true)
         .await
         .unwrap();
-    let s2 = crate::swipe::sources::create(&db, "extra", false)
+    let s2 = crate::resources::swipe_files::sources::create(&db, "extra", false)
         .await
         .unwrap();
     exec(&db, "INSERT INTO data_source_subscriptions (org_id, source_id, active, updated_at) VALUES (?, ?, 1, 'x')", &[&a, &s2]).await;
@@ -436,10 +437,10 @@ impl Fixture {
             .as_str()
             .unwrap()
             .to_string();
-        let s1 = crate::swipe::sources::create(&db, "default", true)
+        let s1 = crate::resources::swipe_files::sources::create(&db, "default", true)
             .await
             .unwrap();
-        let s2 = crate::swipe::sources::create(&db, "extra", false)
+        let s2 = crate::resources::swipe_files::sources::create(&db, "extra", false)
             .await
             .unwrap();
         exec(&db, "INSERT INTO data_source_subscriptions (org_id, source_id, active, updated_at) VALUES (?, ?, 1, 'x')", &[&a, &s2]).await;

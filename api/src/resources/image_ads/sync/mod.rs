@@ -13,12 +13,14 @@
 //! and the ad goes back to `completed` at version N; otherwise the new import becomes
 //! version N+1 (edits made with PATCH in between are replaced by the frame's state).
 
-pub mod apply;
+mod state;
 mod store;
+
+pub use state::next_state;
 
 use adforge_worker::figma::url::{FrameRef, check_file_key, node_id, parse_link};
 use adforge_worker::protocol::{FigmaFrameVersion, FigmaSyncJob, FigmaTarget};
-use adforge_worker::{GenerateAdJob, Job};
+use adforge_worker::{AdBrief, Job};
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
@@ -229,19 +231,13 @@ pub async fn sync_new(state: &AppState, org_id: &str, body: &ImageAdSync) -> Api
     let fill_slots = body.fill_slots.unwrap_or(false);
     let id = crate::ids::new_id("ia");
     let url = frame.url();
-    let inputs = GenerateAdJob {
-        ad_id: id.clone(),
-        org_id: org_id.to_owned(),
-        version: 1,
-        editable: true,
-        reference_ad_url: url.clone(),
+    let brief = AdBrief {
         prompt: prompt.clone(),
         brand: r.brand,
         product: r.product,
         audience: r.audience,
         variant_image_urls: r.variant_image_urls,
         variant: Some(r.variant),
-        template: None,
         // The moment the copy is written for (an offer's end date is judged against it on
         // every retry of the job).
         created_at: Some(crate::timestamp::now()),
@@ -257,7 +253,7 @@ pub async fn sync_new(state: &AppState, org_id: &str, body: &ImageAdSync) -> Api
         token_sealed,
         previous: None,
         fill_slots,
-        inputs: Some(Box::new(inputs)),
+        brief: Some(Box::new(brief)),
     });
     let (sku, price) = ("editable_image_ad", wallet::EDITABLE_IMAGE_AD_CENTS);
     let progress = queued();
@@ -393,19 +389,13 @@ pub async fn resync(
         ad.product_variant_id.as_deref(),
     )
     .await?;
-    let inputs = Some(Box::new(GenerateAdJob {
-        ad_id: id.to_owned(),
-        org_id: org_id.to_owned(),
-        version: version_u32,
-        editable: true,
-        reference_ad_url: ad.reference_ad_url.clone(),
+    let brief = Some(Box::new(AdBrief {
         prompt: ad.prompt.clone(),
         brand: r.brand,
         product: r.product,
         audience: r.audience,
         variant_image_urls: r.variant_image_urls,
         variant: Some(r.variant),
-        template: None,
         // A re-sync writes a new version now: an offer that has ended since is not stated.
         created_at: Some(crate::timestamp::now()),
     }));
@@ -420,7 +410,7 @@ pub async fn resync(
         token_sealed,
         previous,
         fill_slots,
-        inputs,
+        brief,
     });
     let mut tx = state.db.begin_write().await?;
     let started = store::start_resync(

@@ -21,7 +21,6 @@ pub(super) struct SyncedAd {
     pub audience_id: String,
     pub product_variant_id: Option<String>,
     pub prompt: Option<String>,
-    pub reference_ad_url: String,
     pub figma_file_key: Option<String>,
     pub figma_node_id: Option<String>,
     pub figma_sync: Option<String>,
@@ -34,7 +33,7 @@ pub(super) async fn load_synced<'e, E: sqlx::AnyExecutor<'e>>(
 ) -> ApiResult<SyncedAd> {
     crate::store::query_as::<SyncedAd>(
         "SELECT status, current_version, charged_at, brand_id, product_id, audience_id, product_variant_id, \
-         prompt, reference_ad_url, figma_file_key, figma_node_id, figma_sync \
+         prompt, figma_file_key, figma_node_id, figma_sync \
          FROM image_ads WHERE id = ? AND org_id = ? AND deleted_at IS NULL",
     )
     .bind(id)

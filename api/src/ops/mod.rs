@@ -11,77 +11,51 @@
 //!   set, 401 for a wrong one); on `--metrics-listen`, a second address meant for a private
 //!   interface, without a token.
 
-use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
 use axum::Router;
-use axum::extract::State;
+use axum::extract::{FromRef, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::middleware::from_fn;
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
-use clap::Args;
 use serde_json::{Value, json};
 
+use crate::blob::BlobStore;
 use crate::error::{ApiError, ErrorCode};
 use crate::http::middleware;
-use crate::metrics::Metrics;
-use crate::state::OpsState;
+use crate::jobs::Jobs;
+use crate::state::AppState;
+use crate::store::Db;
+
+pub mod config;
+
+use config::digest;
+pub use config::{Ops, OpsArgs};
+
+/// What `/readyz` and `/metrics` read (the server takes it from the state).
+#[derive(Clone)]
+pub struct OpsState {
+    db: Db,
+    jobs: Jobs,
+    blobs: Arc<dyn BlobStore>,
+    ops: Arc<Ops>,
+}
+
+impl FromRef<AppState> for OpsState {
+    fn from_ref(s: &AppState) -> Self {
+        Self {
+            db: s.db.clone(),
+            jobs: s.jobs.clone(),
+            blobs: s.blobs.clone(),
+            ops: s.ops.clone(),
+        }
+    }
+}
 
 /// How long `/readyz` waits for each dependency.
 pub const CHECK_TIMEOUT: Duration = Duration::from_secs(2);
-
-/// `serve` flags for metrics and shutdown.
-#[derive(Args, Clone, Debug)]
-pub struct OpsArgs {
-    /// A second address serving only `/metrics`, `/healthz` and `/readyz`, with no token:
-    /// bind it to an interface only the Prometheus server reaches (e.g. `10.0.0.5:9100`).
-    #[arg(long, env = "ADFORGE_METRICS_LISTEN")]
-    pub metrics_listen: Option<SocketAddr>,
-    /// Opens `GET /metrics` on the public address to requests carrying
-    /// `Authorization: Bearer <token>`. Without it the public `/metrics` answers 404.
-    #[arg(long, env = "ADFORGE_METRICS_TOKEN")]
-    pub metrics_token: Option<String>,
-    /// On SIGTERM or Ctrl-C the server stops accepting and lets in-flight requests finish
-    /// for at most this many seconds, then exits.
-    #[arg(long, env = "ADFORGE_SHUTDOWN_TIMEOUT_SECS", default_value_t = 30)]
-    pub shutdown_timeout_secs: u64,
-}
-
-impl Default for OpsArgs {
-    fn default() -> Self {
-        Self {
-            metrics_listen: None,
-            metrics_token: None,
-            shutdown_timeout_secs: 30,
-        }
-    }
-}
-
-/// What the operator's endpoints need besides the database, queue and blob store.
-pub struct Ops {
-    pub metrics: Arc<Metrics>,
-    /// SHA-256 of `--metrics-token`, compared in constant time.
-    metrics_token: Option<[u8; 32]>,
-    /// Whether the queue is Redis (and so `/readyz` checks it).
-    redis: bool,
-}
-
-impl Ops {
-    pub fn new(metrics: Arc<Metrics>, metrics_token: Option<&str>, redis: bool) -> Self {
-        Self {
-            metrics,
-            metrics_token: metrics_token.map(digest),
-            redis,
-        }
-    }
-}
-
-fn digest(s: &str) -> [u8; 32] {
-    use sha2::Digest;
-    sha2::Sha256::digest(s.as_bytes()).into()
-}
 
 /// The operator's routes on the public address.
 pub fn router(state: OpsState) -> Router {

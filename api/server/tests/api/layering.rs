@@ -305,3 +305,238 @@ fn includes_stay_inside_their_crate() {
         [renderer.join("shaders/draw.wgsl")]
     );
 }
+
+/// `text` without its line comments (doc comments included), so a module that only
+/// mentions another in its docs does not count as naming it. A `//` inside a string cuts
+/// the rest of that line too, which can only hide a name, never invent one.
+fn code_of(text: &str) -> String {
+    text.lines()
+        .map(|l| l.find("//").map_or(l, |at| &l[..at]))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// The modules of `api/src`: module path (`["resources", "image_ads"]`) → file, relative to
+/// `api/src`. Files of unit tests (`tests.rs`) are left out: a test may set up its data
+/// through a feature above the module it tests.
+fn api_modules() -> BTreeMap<Vec<String>, String> {
+    let src = repo_root().join("api/src");
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    files
+        .into_iter()
+        .filter_map(|f| {
+            let rel = f.strip_prefix(&src).unwrap().to_string_lossy().into_owned();
+            let mut parts: Vec<String> = rel
+                .trim_end_matches(".rs")
+                .split('/')
+                .map(str::to_owned)
+                .collect();
+            if parts.last().is_some_and(|p| p == "tests") {
+                return None;
+            }
+            if parts.last().is_some_and(|p| p == "mod" || p == "lib") {
+                parts.pop();
+            }
+            Some((parts, rel))
+        })
+        .collect()
+}
+
+/// The paths `code` names from the crate's root: `crate::a::b`, each item of
+/// `crate::{a::b, c}`, and `super::`/`self::` paths seen from the module `at`.
+fn named_paths(code: &str, at: &[String]) -> Vec<Vec<String>> {
+    let ident = |s: &str| -> Vec<String> {
+        s.split("::")
+            .map(str::trim)
+            .take_while(|p| {
+                !p.is_empty() && p.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+            })
+            .map(str::to_owned)
+            .collect()
+    };
+    // The module `super` names (a `mod.rs` is its folder's module, so the same rule holds).
+    let parent: Vec<String> = at[..at.len().saturating_sub(1)].to_vec();
+    let this: Vec<String> = at.to_vec();
+    let mut out = Vec::new();
+    for (prefix, base) in [
+        ("crate::", Vec::new()),
+        ("super::", parent),
+        ("self::", this),
+    ] {
+        for (i, _) in code.match_indices(prefix) {
+            // `adforge_api::crate::` cannot occur; skip `foo_crate::` and the like.
+            if code[..i]
+                .chars()
+                .next_back()
+                .is_some_and(|c| c.is_ascii_alphanumeric() || c == '_')
+            {
+                continue;
+            }
+            let rest = &code[i + prefix.len()..];
+            if let Some(group) = rest.strip_prefix('{') {
+                let end = group.find('}').unwrap_or(group.len());
+                for item in group[..end].split(',') {
+                    let p = ident(item.trim().trim_start_matches('{'));
+                    if !p.is_empty() && p[0] != "self" {
+                        out.push([base.clone(), p].concat());
+                    }
+                }
+            } else {
+                let p = ident(rest);
+                if !p.is_empty() {
+                    out.push([base.clone(), p].concat());
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The file a path names: its longest prefix that is a module.
+fn resolve<'m>(modules: &'m BTreeMap<Vec<String>, String>, path: &[String]) -> Option<&'m String> {
+    (1..=path.len()).rev().find_map(|n| modules.get(&path[..n]))
+}
+
+/// Each file of `api/src` (unit tests aside) → the files of the crate its code names.
+fn api_imports() -> BTreeMap<String, BTreeSet<String>> {
+    let modules = api_modules();
+    let src = repo_root().join("api/src");
+    let mut edges = BTreeMap::new();
+    for (at, rel) in &modules {
+        let text = std::fs::read_to_string(src.join(rel)).unwrap();
+        // Unit tests inline at the end of a file are that file's tests, not its code.
+        let text = text
+            .find("#[cfg(test)]\nmod ")
+            .map_or(text.as_str(), |i| &text[..i]);
+        let code = code_of(text);
+        let targets = named_paths(&code, at)
+            .iter()
+            .filter_map(|p| resolve(&modules, p))
+            .filter(|t| *t != rel)
+            .cloned()
+            .collect();
+        edges.insert(rel.clone(), targets);
+    }
+    edges
+}
+
+/// Only the resources, the router that merges them (`v1.rs`), the state (which holds their
+/// services) and the result router (which hands each job result to its feature) name
+/// `crate::resources`: the layers below them (store, jobs' outbox, auth, the swipe search
+/// engine, webhooks…) never reach up into a feature. Before issue 41 `jobs.rs` applied
+/// every resource's results and `swipe/` held features that create swipe files.
+#[test]
+fn only_the_resources_and_their_wiring_name_resources() {
+    const ALLOWED: &[&str] = &["v1.rs", "state.rs", "results.rs"];
+    let modules = api_modules();
+    assert!(modules.len() > 80, "api/src's modules: {}", modules.len());
+    let src = repo_root().join("api/src");
+    let mut found = Vec::new();
+    for rel in modules.values() {
+        if rel.starts_with("resources/") || ALLOWED.contains(&rel.as_str()) {
+            continue;
+        }
+        let text = std::fs::read_to_string(src.join(rel)).unwrap();
+        let text = text
+            .find("#[cfg(test)]\nmod ")
+            .map_or(text.as_str(), |i| &text[..i]);
+        let code = code_of(text);
+        let at: Vec<String> = modules
+            .iter()
+            .find(|(_, r)| *r == rel)
+            .map(|(m, _)| m.clone())
+            .unwrap();
+        if named_paths(&code, &at)
+            .iter()
+            .any(|p| p.first().is_some_and(|m| m == "resources"))
+        {
+            found.push(rel.clone());
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "modules below the resources that name `crate::resources` (move the code into its resource, or have the resource call down): {found:?}"
+    );
+    // The scanner sees what it is for: the old applier's call, and a grouped import.
+    let at = ["jobs".to_owned()];
+    let old = "let changed = crate::resources::design_templates::apply::failed(db, f).await?;";
+    assert_eq!(
+        named_paths(&code_of(old), &at)[0][..2],
+        ["resources", "design_templates"]
+    );
+    let grouped = "use crate::{error::ApiResult, resources::image_ads};";
+    assert!(
+        named_paths(grouped, &at)
+            .iter()
+            .any(|p| p[0] == "resources")
+    );
+    assert!(named_paths(&code_of("/// see crate::resources::images"), &at).is_empty());
+}
+
+/// `state.rs` is a leaf of the crate's module graph: nothing it names reaches it back, so
+/// a module that imports the state is never imported back through it. Before issue 41 it
+/// named jobs, ops, the rate limiter, previews and swipe, and sat in a 35-file circle.
+#[test]
+fn the_state_is_a_leaf() {
+    let edges = api_imports();
+    let state = "state.rs".to_owned();
+    assert!(
+        edges[&state].len() >= 5,
+        "the state names its services: {:?}",
+        edges[&state]
+    );
+    // Everything the state reaches, with the way there.
+    let mut reached: BTreeMap<&String, &String> = BTreeMap::new();
+    let mut todo: Vec<&String> = edges[&state].iter().collect();
+    for t in &todo {
+        reached.insert(t, &state);
+    }
+    while let Some(file) = todo.pop() {
+        for next in edges.get(file).into_iter().flatten() {
+            if !reached.contains_key(next) {
+                reached.insert(next, file);
+                todo.push(next);
+            }
+        }
+    }
+    if reached.contains_key(&state) {
+        let mut way = vec![state.clone()];
+        let mut at = reached[&state];
+        while *at != state {
+            way.push(at.clone());
+            at = reached[at];
+        }
+        way.push(state.clone());
+        way.reverse();
+        panic!(
+            "state.rs is imported back through what it names ({}): move the service it needs into a module that does not import the state",
+            way.join(" → ")
+        );
+    }
+}
+
+/// No source file of the API crate is over 700 lines (STYLE.md), unless it is a file of
+/// unit tests or says why in a comment ("Longer than 700 lines because …"), as the
+/// worker's layering test asks of the worker and the renderer.
+#[test]
+fn no_source_file_of_the_api_is_over_700_lines() {
+    let root = repo_root();
+    let mut files = Vec::new();
+    rust_files(&root.join("api/src"), &mut files);
+    assert!(files.len() > 80, "found only {} files", files.len());
+    let mut failures = Vec::new();
+    for f in files {
+        let text = std::fs::read_to_string(&f).unwrap();
+        let lines = text.lines().count();
+        let tests = f.file_name().is_some_and(|n| n == "tests.rs");
+        if lines <= 700 || tests || text.contains("Longer than 700 lines because") {
+            continue;
+        }
+        failures.push(format!(
+            "{} has {lines} lines: split it along its seams, or say in its module doc why it is \"Longer than 700 lines because …\"",
+            f.strip_prefix(&root).unwrap_or(&f).display()
+        ));
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}

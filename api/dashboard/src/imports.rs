@@ -7,8 +7,8 @@
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
 
-use adforge_api::state::AppState;
 use adforge_api::resources::swipe_files::imports::{self, ImportSummary, Progress};
+use adforge_api::state::AppState;
 
 use crate::html::{esc, page_with_head, when};
 use crate::{DashError, DashResult, SignedIn, html};

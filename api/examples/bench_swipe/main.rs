@@ -202,9 +202,10 @@ async fn search(sizes: Vec<usize>) {
             .await
             .expect("org");
         let org_id = org["id"].as_str().expect("org id").to_string();
-        let source = adforge_api::resources::swipe_files::sources::create(&db, "bench collection", true)
-            .await
-            .expect("source");
+        let source =
+            adforge_api::resources::swipe_files::sources::create(&db, "bench collection", true)
+                .await
+                .expect("source");
         let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
         let started = Instant::now();
         for chunk in (0..n).collect::<Vec<_>>().chunks(5000) {

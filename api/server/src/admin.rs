@@ -248,7 +248,8 @@ pub async fn run(args: AdminArgs) -> Result<(), Error> {
         }
         AdminCommand::Wallet(WalletCommand::Show { org }) => wallet_show(&db, &org).await?,
         AdminCommand::DataSource(DataSourceCommand::Create { name, default }) => {
-            let id = adforge_api::resources::swipe_files::sources::create(&db, &name, default).await?;
+            let id =
+                adforge_api::resources::swipe_files::sources::create(&db, &name, default).await?;
             json!({"id": id, "name": name.trim(), "is_default": default})
         }
         AdminCommand::DataSource(DataSourceCommand::Import {

@@ -12,8 +12,8 @@ use serde_json::{Value, json};
 
 use adforge_api::Error;
 use adforge_api::blob::BlobStore;
-use adforge_api::store::Db;
 use adforge_api::resources::swipe_files::imports::{self, Progress};
+use adforge_api::store::Db;
 
 /// Entries of `imported` printed at most (the counts are always whole).
 const LISTED: usize = 1000;

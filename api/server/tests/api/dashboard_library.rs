@@ -224,9 +224,10 @@ async fn upload_search_more_like_this_and_a_pack_with_its_author() {
 async fn a_subscription_toggle_shows_at_once_in_the_api() {
     let s = TestServer::start().await;
     let org = s.org("Toggles").await;
-    let source = adforge_api::resources::swipe_files::sources::create(&s.db, "Test collection", true)
-        .await
-        .unwrap();
+    let source =
+        adforge_api::resources::swipe_files::sources::create(&s.db, "Test collection", true)
+            .await
+            .unwrap();
     let b = member(&s, &org.id, "toggle@example.test", Role::Member, false).await;
     let page = b.get("/dashboard/swipe").await;
     assert!(page.text.contains("Test collection"), "{}", page.text);

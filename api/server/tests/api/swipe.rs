@@ -115,9 +115,10 @@ async fn managed_source(s: &TestServer, name: &str, is_default: bool, files: &[&
     let blobs: Arc<dyn adforge_api::blob::BlobStore> = Arc::new(
         adforge_api::blob::LocalBlobStore::new(s.data_dir.join("blobs"), "http://unused"),
     );
-    let imported = adforge_api::resources::swipe_files::sources::import_folder(&s.db, &blobs, &id, dir.path())
-        .await
-        .unwrap();
+    let imported =
+        adforge_api::resources::swipe_files::sources::import_folder(&s.db, &blobs, &id, dir.path())
+            .await
+            .unwrap();
     assert_eq!(imported.len(), files.len());
     assert!(imported.iter().all(|(_, r)| r.is_ok()), "{imported:?}");
     id
@@ -1049,7 +1050,8 @@ async fn the_default_collection_is_imported_at_the_first_start_and_subscribed() 
     // No workers: this checks the import and the subscription, not 45 ingests.
     let s = TestServer::start_with(|a| {
         a.workers = 0;
-        a.default_collection = Some(adforge_api::resources::swipe_files::sources::DEFAULT_COLLECTION_DIR.into());
+        a.default_collection =
+            Some(adforge_api::resources::swipe_files::sources::DEFAULT_COLLECTION_DIR.into());
     })
     .await;
     let a = s.org("A").await;
@@ -1061,16 +1063,17 @@ async fn the_default_collection_is_imported_at_the_first_start_and_subscribed() 
     assert_eq!(sources.len(), 1);
     assert_eq!(sources[0]["name"], "adforge starter collection");
     assert_eq!(sources[0]["subscribed"], true);
-    let files = std::fs::read_dir(adforge_api::resources::swipe_files::sources::DEFAULT_COLLECTION_DIR)
-        .unwrap()
-        .filter(|e| {
-            e.as_ref()
-                .unwrap()
-                .path()
-                .extension()
-                .is_some_and(|x| x == "png")
-        })
-        .count();
+    let files =
+        std::fs::read_dir(adforge_api::resources::swipe_files::sources::DEFAULT_COLLECTION_DIR)
+            .unwrap()
+            .filter(|e| {
+                e.as_ref()
+                    .unwrap()
+                    .path()
+                    .extension()
+                    .is_some_and(|x| x == "png")
+            })
+            .count();
     assert!(files >= 40, "{files}");
     let r = s
         .get(&a, "/v1/swipe-files?include_own=false&limit=1")

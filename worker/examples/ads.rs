@@ -28,7 +28,7 @@ use std::time::{Duration, Instant};
 use adforge_renderer::{RenderOptions, Tree};
 use adforge_worker::blob::{BlobStore, LocalBlobStore};
 use adforge_worker::generate::fill::display_name;
-use adforge_worker::protocol::{Audience, Brand, Logo, Money, Product, Variant};
+use adforge_worker::protocol::{AdBrief, Audience, Brand, Logo, Money, Product, Variant};
 use adforge_worker::{
     AdCompleted, AdProgress, Claimed, DeliveredEvent, EnqueueOutcome, Error, Event,
     GenerateAdHandler, GenerateAdJob, GenerateConfig, Job, JobQueue, MemoryQueue, ProgressSink,
@@ -72,36 +72,38 @@ fn job(n: usize, reference: String, product: String, logo: String) -> GenerateAd
         version: 1,
         editable: true,
         reference_ad_url: reference,
-        prompt: None,
-        brand: Brand {
-            id: "br_bench".into(),
-            name: "Northwind".into(),
-            color_palettes: json!({"primary": ["#1F3A5F", "#F4EBDD"], "accent": ["#E07A3F"]}),
-            fonts: json!([{"name": "Playfair Display", "role": "heading"}, {"name": "Lato", "role": "body"}]),
-            logos: vec![Logo {
-                url: logo,
-                theme: Some("dark".into()),
-            }],
-            details: Value::Null,
+        brief: AdBrief {
+            prompt: None,
+            brand: Brand {
+                id: "br_bench".into(),
+                name: "Northwind".into(),
+                color_palettes: json!({"primary": ["#1F3A5F", "#F4EBDD"], "accent": ["#E07A3F"]}),
+                fonts: json!([{"name": "Playfair Display", "role": "heading"}, {"name": "Lato", "role": "body"}]),
+                logos: vec![Logo {
+                    url: logo,
+                    theme: Some("dark".into()),
+                }],
+                details: Value::Null,
+            },
+            product: Product {
+                id: "prod_bench".into(),
+                name: "Morning Espresso".into(),
+                description: Some(
+                    "Whole-bean espresso roasted in small batches, smooth and never bitter.".into(),
+                ),
+                details: details(),
+            },
+            audience: Audience {
+                id: "aud_bench".into(),
+                name: "Home baristas".into(),
+                description: Some("People who make their coffee at home".into()),
+                details: json!({"pain_points": ["Bitter coffee"], "motivations": ["A better first cup"]}),
+            },
+            variant_image_urls: vec![product],
+            variant: Some(variant()),
+            created_at: Some("2026-06-01T09:00:00.000Z".into()),
         },
-        product: Product {
-            id: "prod_bench".into(),
-            name: "Morning Espresso".into(),
-            description: Some(
-                "Whole-bean espresso roasted in small batches, smooth and never bitter.".into(),
-            ),
-            details: details(),
-        },
-        audience: Audience {
-            id: "aud_bench".into(),
-            name: "Home baristas".into(),
-            description: Some("People who make their coffee at home".into()),
-            details: json!({"pain_points": ["Bitter coffee"], "motivations": ["A better first cup"]}),
-        },
-        variant_image_urls: vec![product],
-        variant: Some(variant()),
         template: None,
-        created_at: Some("2026-06-01T09:00:00.000Z".into()),
     }
 }
 

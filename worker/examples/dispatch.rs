@@ -18,7 +18,7 @@ mod redis_server;
 use std::sync::Arc;
 use std::time::Duration;
 
-use adforge_worker::protocol::{Audience, Brand, Product};
+use adforge_worker::protocol::{AdBrief, Audience, Brand, Product};
 use adforge_worker::{GenerateAdJob, Job, JobQueue, MemoryQueue, QueueConfig, RedisQueue};
 use tokio::sync::mpsc;
 use tokio::time::Instant;
@@ -31,31 +31,33 @@ fn job(i: usize) -> Job {
         version: 1,
         editable: false,
         reference_ad_url: "https://example.com/reference.png".to_owned(),
-        prompt: Some("a bright summer sale banner".to_owned()),
-        brand: Brand {
-            id: entity("br").0,
-            name: entity("brand").1,
-            color_palettes: serde_json::json!({"primary": ["#112233", "#445566"]}),
-            fonts: serde_json::json!([{"name": "Inter"}]),
-            logos: Vec::new(),
-            details: serde_json::Value::Null,
+        brief: AdBrief {
+            prompt: Some("a bright summer sale banner".to_owned()),
+            brand: Brand {
+                id: entity("br").0,
+                name: entity("brand").1,
+                color_palettes: serde_json::json!({"primary": ["#112233", "#445566"]}),
+                fonts: serde_json::json!([{"name": "Inter"}]),
+                logos: Vec::new(),
+                details: serde_json::Value::Null,
+            },
+            product: Product {
+                id: entity("prod").0,
+                name: entity("product").1,
+                description: Some("a product".to_owned()),
+                details: serde_json::Value::Null,
+            },
+            audience: Audience {
+                id: entity("aud").0,
+                name: entity("audience").1,
+                description: None,
+                details: serde_json::Value::Null,
+            },
+            variant_image_urls: vec!["https://example.com/variant.png".to_owned()],
+            created_at: None,
+            variant: None,
         },
-        product: Product {
-            id: entity("prod").0,
-            name: entity("product").1,
-            description: Some("a product".to_owned()),
-            details: serde_json::Value::Null,
-        },
-        audience: Audience {
-            id: entity("aud").0,
-            name: entity("audience").1,
-            description: None,
-            details: serde_json::Value::Null,
-        },
-        variant_image_urls: vec!["https://example.com/variant.png".to_owned()],
         template: None,
-        created_at: None,
-        variant: None,
     })
 }
 

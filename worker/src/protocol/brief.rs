@@ -1,7 +1,10 @@
 //! What an ad is made from, as a worker sees it: the [`AdBrief`] (brand, product, audience,
 //! the variant and its images, the caller's direction and the moment the copy is written
-//! for), shared by every job that writes an ad's words ([`super::GenerateAdJob`] and the
-//! Figma import that fills slots, [`super::FigmaSyncJob::brief`]).
+//! for), shared by every job that writes an ad's words ([`super::GenerateAdJob::brief`],
+//! flattened into the job's object, and the Figma import that fills slots,
+//! [`super::FigmaSyncJob::brief`]).
+
+use std::ops::{Deref, DerefMut};
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -27,27 +30,29 @@ pub struct AdBrief {
     #[serde(default)]
     pub variant_image_urls: Vec<String>,
     /// The variant those images belong to, with its prices (the only prices the copy may
-    /// state).
+    /// state); absent from older API nodes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub variant: Option<Variant>,
     /// The moment the copy is written for (RFC 3339, UTC): an offer's `ends_at` is judged
-    /// against it the same way on every retry of the job.
+    /// against it the same way on every retry of the job. Absent from older API nodes;
+    /// then an offer with an end date is not stated.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub created_at: Option<String>,
 }
 
-impl GenerateAdJob {
-    /// The job's brief (a copy of its inputs).
-    pub fn brief(&self) -> AdBrief {
-        AdBrief {
-            prompt: self.prompt.clone(),
-            brand: self.brand.clone(),
-            product: self.product.clone(),
-            audience: self.audience.clone(),
-            variant_image_urls: self.variant_image_urls.clone(),
-            variant: self.variant.clone(),
-            created_at: self.created_at.clone(),
-        }
+// The pipelines read an ad job's inputs as `job.brand`, `job.product`, …, as they did
+// when the fields sat in the job itself; the brief is the job's own part, not a pointer.
+impl Deref for GenerateAdJob {
+    type Target = AdBrief;
+
+    fn deref(&self) -> &AdBrief {
+        &self.brief
+    }
+}
+
+impl DerefMut for GenerateAdJob {
+    fn deref_mut(&mut self) -> &mut AdBrief {
+        &mut self.brief
     }
 }
 

@@ -64,14 +64,8 @@ impl FigmaSyncJob {
             editable: true,
             // An imported frame is laid out by its designer: no reference is read.
             reference_ad_url: String::new(),
-            prompt: brief.prompt,
-            brand: brief.brand,
-            product: brief.product,
-            audience: brief.audience,
-            variant_image_urls: brief.variant_image_urls,
-            variant: brief.variant,
+            brief,
             template: None,
-            created_at: brief.created_at,
         })
     }
 }

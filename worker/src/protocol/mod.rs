@@ -179,32 +179,16 @@ pub struct GenerateAdJob {
     pub editable: bool,
     /// The reference ad image (composition and layout), fetched by URL.
     pub reference_ad_url: String,
-    /// The caller's optional creative direction.
-    #[serde(default)]
-    pub prompt: Option<String>,
-    /// The brand with its identity resolved to values and URLs.
-    pub brand: Brand,
-    /// The product the ad sells.
-    pub product: Product,
-    /// The audience the ad speaks to.
-    pub audience: Audience,
-    /// Absolute URLs of the chosen variant's images (or the product's first variant with
-    /// images), in display order.
-    #[serde(default)]
-    pub variant_image_urls: Vec<String>,
-    /// The variant those images belong to, with its prices (the only prices the copy may
-    /// state); absent from older API nodes.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub variant: Option<Variant>,
+    /// What the ad is made from: the caller's direction, brand, product, audience, variant
+    /// and its images, and the moment the copy is written for. Flattened, so its fields sit
+    /// beside the others on the wire as they did before the brief was a type of its own;
+    /// the job reads them through `Deref` (`job.brand`).
+    #[serde(flatten)]
+    pub brief: AdBrief,
     /// An ad made from a design template: the template's tree to fill instead of analysing
     /// the reference's layout.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub template: Option<TemplateLayout>,
-    /// When the ad was created (RFC 3339, UTC), as its row says: the moment its copy is
-    /// written for, so an offer's `ends_at` is judged the same way on every retry of the
-    /// job. Absent from older API nodes; then an offer with an end date is not stated.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub created_at: Option<String>,
 }
 
 /// The layout of an ad made from a design template (`POST /v1/design-templates/{id}/image-ads`).

@@ -180,3 +180,97 @@ fn events_round_trip_with_version() {
         Err(Error::UnsupportedVersion { .. })
     ));
 }
+
+fn brief() -> AdBrief {
+    AdBrief {
+        prompt: Some("summer".into()),
+        brand: Brand {
+            id: "br_1".into(),
+            name: "Acme".into(),
+            color_palettes: Value::Null,
+            fonts: Value::Null,
+            logos: vec![Logo {
+                url: "https://cdn.example.com/logo.png".into(),
+                theme: None,
+            }],
+            details: Value::Null,
+        },
+        product: Product {
+            id: "prod_1".into(),
+            name: "Skates".into(),
+            description: None,
+            details: serde_json::json!({"benefits": ["fast"]}),
+        },
+        audience: Audience {
+            id: "aud_1".into(),
+            name: "Coyotes".into(),
+            description: None,
+            details: Value::Null,
+        },
+        variant_image_urls: vec!["https://cdn.example.com/v.png".into()],
+        variant: None,
+        created_at: Some("2026-11-28T00:00:00.000Z".into()),
+    }
+}
+
+#[test]
+fn an_ad_job_carries_its_brief_flat_on_the_wire_as_before_the_brief_was_a_type() {
+    let job = Job::GenerateImageAd(GenerateAdJob {
+        ad_id: "ia_1".into(),
+        org_id: "org_1".into(),
+        version: 1,
+        editable: true,
+        reference_ad_url: "https://cdn.example.com/ref.png".into(),
+        brief: brief(),
+        template: None,
+    });
+    let env = JobEnvelope::new(job);
+    let value: Value = serde_json::from_str(&env.encode()).unwrap();
+    let wire = &value["job"];
+    assert!(wire.get("brief").is_none(), "{wire}");
+    assert_eq!(wire["brand"]["id"], "br_1");
+    assert_eq!(wire["prompt"], "summer");
+    assert_eq!(wire["created_at"], "2026-11-28T00:00:00.000Z");
+    assert_eq!(decode_envelope(&env.encode()).unwrap(), env);
+
+    // A job written when the brief's fields were the job's own (no `variant`, fields in
+    // their old order, one added by a newer writer) reads into the same brief.
+    let old = r#"{"type":"generate_image_ad","ad_id":"ia_1","org_id":"org_1","version":1,
+        "editable":true,"reference_ad_url":"https://cdn.example.com/ref.png","prompt":"summer",
+        "brand":{"id":"br_1","name":"Acme","color_palettes":null,"fonts":null,
+          "logos":[{"url":"https://cdn.example.com/logo.png","theme":null}]},
+        "product":{"id":"prod_1","name":"Skates","description":null,"details":{"benefits":["fast"]}},
+        "audience":{"id":"aud_1","name":"Coyotes","description":null,"details":null},
+        "variant_image_urls":["https://cdn.example.com/v.png"],
+        "created_at":"2026-11-28T00:00:00.000Z","added_later":1}"#;
+    let Job::GenerateImageAd(read) = serde_json::from_str::<Job>(old).unwrap() else {
+        panic!("not an ad job");
+    };
+    assert_eq!(read.brief, brief());
+    assert_eq!(read.brand.name, "Acme", "the job reads its brief's fields");
+}
+
+#[test]
+fn a_figma_sync_fills_slots_from_the_same_brief_an_ad_job_carries() {
+    let sync = FigmaSyncJob {
+        subject_id: "ia_2".into(),
+        org_id: "org_1".into(),
+        version: 3,
+        target: FigmaTarget::ImageAd,
+        api_url: "https://api.figma.com".into(),
+        file_key: "k".into(),
+        node_id: "1:2".into(),
+        token_sealed: "sealed".into(),
+        previous: None,
+        fill_slots: true,
+        brief: Some(Box::new(brief())),
+    };
+    let inputs = sync.ad_inputs().unwrap();
+    assert_eq!(inputs.brief, brief());
+    assert_eq!((inputs.ad_id.as_str(), inputs.version), ("ia_2", 3));
+    let wire: Value = serde_json::to_value(Job::SyncFigma(sync)).unwrap();
+    assert_eq!(
+        serde_json::from_value::<AdBrief>(wire["brief"].clone()).unwrap(),
+        brief()
+    );
+}

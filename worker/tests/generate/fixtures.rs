@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use adforge_worker::blob::{BlobStore, LocalBlobStore};
-use adforge_worker::protocol::{Audience, Brand, Logo, Product};
+use adforge_worker::protocol::{AdBrief, Audience, Brand, Logo, Product};
 use adforge_worker::{
     AdCompleted, GenerateAdHandler, GenerateAdJob, GenerateConfig, Job, JobError, JobHandler,
     JobQueue, MemoryQueue, ProgressSink, QueueConfig,
@@ -231,42 +231,44 @@ pub fn job(base: &str, ad_id: &str, reference: &str, editable: bool) -> Generate
         version: 1,
         editable,
         reference_ad_url: format!("{base}{reference}"),
-        prompt: Some("Warm and inviting, morning ritual".into()),
-        brand: Brand {
-            id: "br_1".into(),
-            name: "Northwind".into(),
-            color_palettes: json!({"primary": ["#1F3A5F", "#F4EBDD"], "accent": ["#E07A3F"]}),
-            fonts: json!([{"name": "Playfair Display", "role": "heading"}, {"name": "Lato", "role": "body"}]),
-            logos: vec![
-                Logo {
-                    url: format!("{base}/logo/dark.png"),
-                    theme: Some("dark".into()),
-                },
-                Logo {
-                    url: format!("{base}/logo/light.png"),
-                    theme: Some("light".into()),
-                },
-            ],
-            details: serde_json::Value::Null,
+        brief: AdBrief {
+            prompt: Some("Warm and inviting, morning ritual".into()),
+            brand: Brand {
+                id: "br_1".into(),
+                name: "Northwind".into(),
+                color_palettes: json!({"primary": ["#1F3A5F", "#F4EBDD"], "accent": ["#E07A3F"]}),
+                fonts: json!([{"name": "Playfair Display", "role": "heading"}, {"name": "Lato", "role": "body"}]),
+                logos: vec![
+                    Logo {
+                        url: format!("{base}/logo/dark.png"),
+                        theme: Some("dark".into()),
+                    },
+                    Logo {
+                        url: format!("{base}/logo/light.png"),
+                        theme: Some("light".into()),
+                    },
+                ],
+                details: serde_json::Value::Null,
+            },
+            product: Product {
+                id: "prod_1".into(),
+                name: "Northwind Cold Brew".into(),
+                description: Some(
+                    "Smooth, low-acid cold brew concentrate, steeped for 18 hours. Makes 16 cups."
+                        .into(),
+                ),
+                details: json!({"benefits": ["Café-quality coffee at home"]}),
+            },
+            audience: Audience {
+                id: "aud_1".into(),
+                name: "Busy parents".into(),
+                description: Some("Parents who need a calm start".into()),
+                details: json!({"pain_points": ["Rushed mornings"], "motivations": ["Calm starts"]}),
+            },
+            variant_image_urls: vec![format!("{base}/img/coffee.png")],
+            variant: None,
+            created_at: Some("2026-06-01T09:00:00.000Z".into()),
         },
-        product: Product {
-            id: "prod_1".into(),
-            name: "Northwind Cold Brew".into(),
-            description: Some(
-                "Smooth, low-acid cold brew concentrate, steeped for 18 hours. Makes 16 cups."
-                    .into(),
-            ),
-            details: json!({"benefits": ["Café-quality coffee at home"]}),
-        },
-        audience: Audience {
-            id: "aud_1".into(),
-            name: "Busy parents".into(),
-            description: Some("Parents who need a calm start".into()),
-            details: json!({"pain_points": ["Rushed mornings"], "motivations": ["Calm starts"]}),
-        },
-        variant_image_urls: vec![format!("{base}/img/coffee.png")],
-        variant: None,
         template: None,
-        created_at: Some("2026-06-01T09:00:00.000Z".into()),
     }
 }

@@ -18,7 +18,7 @@ mod stats;
 use std::sync::Arc;
 use std::time::Duration;
 
-use adforge_worker::protocol::{Audience, Brand, Logo, Product};
+use adforge_worker::protocol::{AdBrief, Audience, Brand, Logo, Product};
 use adforge_worker::{
     AdCompleted, Event, GenerateAdJob, ImageAdRendered, Job, JobQueue, JobResult, MemoryQueue,
     QueueConfig, RedisQueue,
@@ -125,34 +125,36 @@ pub fn job(ad_id: &str) -> Job {
         version: 1,
         editable: false,
         reference_ad_url: "https://example.com/ref.png".to_owned(),
-        prompt: Some("summer sale".to_owned()),
-        brand: Brand {
-            id: "br_1".to_owned(),
-            name: "Acme".to_owned(),
-            color_palettes: serde_json::json!({"primary": ["#ff0000"]}),
-            fonts: serde_json::json!([{"name": "Inter"}]),
-            logos: vec![Logo {
-                url: "https://example.com/logo.png".to_owned(),
-                theme: Some("dark".to_owned()),
-            }],
-            details: serde_json::Value::Null,
+        brief: AdBrief {
+            prompt: Some("summer sale".to_owned()),
+            brand: Brand {
+                id: "br_1".to_owned(),
+                name: "Acme".to_owned(),
+                color_palettes: serde_json::json!({"primary": ["#ff0000"]}),
+                fonts: serde_json::json!([{"name": "Inter"}]),
+                logos: vec![Logo {
+                    url: "https://example.com/logo.png".to_owned(),
+                    theme: Some("dark".to_owned()),
+                }],
+                details: serde_json::Value::Null,
+            },
+            product: Product {
+                id: "prod_1".to_owned(),
+                name: "Rocket skates".to_owned(),
+                description: None,
+                details: serde_json::Value::Null,
+            },
+            audience: Audience {
+                id: "aud_1".to_owned(),
+                name: "Coyotes".to_owned(),
+                description: Some("desert hunters".to_owned()),
+                details: serde_json::Value::Null,
+            },
+            variant_image_urls: vec!["https://example.com/v1.png".to_owned()],
+            created_at: None,
+            variant: None,
         },
-        product: Product {
-            id: "prod_1".to_owned(),
-            name: "Rocket skates".to_owned(),
-            description: None,
-            details: serde_json::Value::Null,
-        },
-        audience: Audience {
-            id: "aud_1".to_owned(),
-            name: "Coyotes".to_owned(),
-            description: Some("desert hunters".to_owned()),
-            details: serde_json::Value::Null,
-        },
-        variant_image_urls: vec!["https://example.com/v1.png".to_owned()],
         template: None,
-        created_at: None,
-        variant: None,
     })
 }
 

@@ -11,7 +11,7 @@ use adforge_worker::protocol::{
     Audience as JobAudience, Brand as JobBrand, Logo, Money, Product as JobProduct,
     Variant as JobVariant,
 };
-use adforge_worker::{GenerateAdJob, Job};
+use adforge_worker::{AdBrief, GenerateAdJob, Job};
 use serde_json::{Map, Value};
 
 use super::{ImageAd, ImageAdCreate, PROMPT_MAX, Progress, store};
@@ -68,14 +68,16 @@ pub async fn create_from(
         version: 1,
         editable: body.editable,
         reference_ad_url: body.reference_ad_url.clone(),
-        prompt: prompt.clone(),
-        brand: r.brand,
-        product: r.product,
-        audience: r.audience,
-        variant_image_urls: r.variant_image_urls,
-        variant: Some(r.variant),
+        brief: AdBrief {
+            prompt: prompt.clone(),
+            brand: r.brand,
+            product: r.product,
+            audience: r.audience,
+            variant_image_urls: r.variant_image_urls,
+            variant: Some(r.variant),
+            created_at: Some(now.clone()),
+        },
         template,
-        created_at: Some(now.clone()),
     });
     let queued = Progress {
         step: "queued".into(),

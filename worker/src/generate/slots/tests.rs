@@ -6,7 +6,7 @@ use serde_json::json;
 
 use super::*;
 use crate::generate::grounding::check_text;
-use crate::protocol::{Audience, Brand, GenerateAdJob, Money, Product, Variant};
+use crate::protocol::{AdBrief, Audience, Brand, GenerateAdJob, Money, Product, Variant};
 
 fn job(details: Value) -> GenerateAdJob {
     GenerateAdJob {
@@ -15,42 +15,44 @@ fn job(details: Value) -> GenerateAdJob {
         version: 1,
         editable: true,
         reference_ad_url: "http://x/r.png".into(),
-        prompt: None,
-        brand: Brand {
-            id: "br_1".into(),
-            name: "Northwind".into(),
-            color_palettes: Value::Null,
-            fonts: Value::Null,
-            logos: Vec::new(),
-            details: Value::Null,
-        },
-        product: Product {
-            id: "prod_1".into(),
-            name: "Morning Espresso".into(),
-            description: Some("Whole-bean espresso roasted in small batches.".into()),
-            details,
-        },
-        audience: Audience {
-            id: "aud_1".into(),
-            name: "Home baristas".into(),
-            description: None,
-            details: Value::Null,
-        },
-        variant_image_urls: Vec::new(),
-        variant: Some(Variant {
-            id: "pv_1".into(),
-            name: "250 g".into(),
-            price: Some(Money {
-                amount: 2400,
-                currency: "usd".into(),
+        brief: AdBrief {
+            prompt: None,
+            brand: Brand {
+                id: "br_1".into(),
+                name: "Northwind".into(),
+                color_palettes: Value::Null,
+                fonts: Value::Null,
+                logos: Vec::new(),
+                details: Value::Null,
+            },
+            product: Product {
+                id: "prod_1".into(),
+                name: "Morning Espresso".into(),
+                description: Some("Whole-bean espresso roasted in small batches.".into()),
+                details,
+            },
+            audience: Audience {
+                id: "aud_1".into(),
+                name: "Home baristas".into(),
+                description: None,
+                details: Value::Null,
+            },
+            variant_image_urls: Vec::new(),
+            variant: Some(Variant {
+                id: "pv_1".into(),
+                name: "250 g".into(),
+                price: Some(Money {
+                    amount: 2400,
+                    currency: "usd".into(),
+                }),
+                compare_at_price: Some(Money {
+                    amount: 3000,
+                    currency: "usd".into(),
+                }),
             }),
-            compare_at_price: Some(Money {
-                amount: 3000,
-                currency: "usd".into(),
-            }),
-        }),
+            created_at: Some("2026-06-01T09:00:00.000Z".into()),
+        },
         template: None,
-        created_at: Some("2026-06-01T09:00:00.000Z".into()),
     }
 }
 

@@ -27,7 +27,7 @@
 //! per processing list to find dead workers and have no delivery count; pub/sub loses
 //! messages while a subscriber is down.
 //!
-//! Longer than 600 lines because it is one `JobQueue` implementation whose methods share
+//! Longer than 700 lines because it is one `JobQueue` implementation whose methods share
 //! the stream layout and Lua scripts above; its tests live in `worker/tests/queue`.
 
 use std::sync::Mutex;

@@ -87,10 +87,19 @@ async fn get(s: &TestServer, org: &Org, path: &str) -> Value {
     s.get(org, path).await.expect(200, None).body["data"].clone()
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn each_kind_of_result_is_applied_by_its_kind_and_once() {
-    let s = TestServer::start_with(|a| a.workers = 0).await;
-    let org = s.org("Results").await;
+/// One subject of each kind a result completes, each waiting for its worker, in an
+/// organisation with money for the ads.
+struct Subjects {
+    org: Org,
+    ad: String,
+    synced_ad: String,
+    template: String,
+    synced_template: String,
+    swipe: String,
+}
+
+async fn subjects(s: &TestServer, name: &str) -> Subjects {
+    let org = s.org(name).await;
     let (c, reference) = s.ad_inputs(&org).await;
     adforge_api::store::query(
         "UPDATE wallets SET balance_cents = balance_cents + 10000 WHERE org_id = ?",
@@ -99,7 +108,6 @@ async fn each_kind_of_result_is_applied_by_its_kind_and_once() {
     .execute(&s.db.write)
     .await
     .unwrap();
-    let blobs = adforge_api::blob::LocalBlobStore::new(s.data_dir.join("blobs"), "http://unused");
     let new_ad = || async {
         s.post(
             &org,
@@ -121,13 +129,13 @@ async fn each_kind_of_result_is_applied_by_its_kind_and_once() {
         .expect(202, None)
         .id()
     };
-    let (ad_id, synced_ad) = (new_ad().await, new_ad().await);
-    let (template_id, synced_template) = (new_template().await, new_template().await);
+    let (ad, synced_ad) = (new_ad().await, new_ad().await);
+    let (template, synced_template) = (new_template().await, new_template().await);
     let form = reqwest::multipart::Form::new().part(
         "file",
         reqwest::multipart::Part::bytes(png(80, 100, [10, 200, 30, 255])).file_name("d.png"),
     );
-    let swipe_id = crate::support::send(
+    let swipe = crate::support::send(
         s.request(reqwest::Method::POST, "/v1/swipe-files")
             .header("x-api-key", &org.key)
             .multipart(form),
@@ -135,21 +143,30 @@ async fn each_kind_of_result_is_applied_by_its_kind_and_once() {
     .await
     .expect(202, None)
     .id();
-    let held = balance(&s, &org).await;
-    assert!(held.1 > 0, "two ads hold their price: {held:?}");
+    Subjects {
+        org,
+        ad,
+        synced_ad,
+        template,
+        synced_template,
+        swipe,
+    }
+}
 
-    let events = [
+/// A completed result of each kind for `s`'s subjects, with the kind its applier reports.
+fn results(s: &Subjects) -> [(Event, &'static str); 5] {
+    [
         (
-            completed(&ad_id, JobResult::ImageAd(ad("https://cdn.test/ad.png"))),
+            completed(&s.ad, JobResult::ImageAd(ad("https://cdn.test/ad.png"))),
             "image_ad",
         ),
         (
             completed(
-                &swipe_id,
+                &s.swipe,
                 JobResult::SwipeFile(Box::new(SwipeFileIngested {
                     width: 80,
                     height: 100,
-                    thumb_key: format!("swipe-files/{swipe_id}/preview.webp"),
+                    thumb_key: format!("swipe-files/{}/preview.webp", s.swipe),
                     blob_key: None,
                     aspect_ratio: "4:5".into(),
                     industry: None,
@@ -167,14 +184,14 @@ async fn each_kind_of_result_is_applied_by_its_kind_and_once() {
         ),
         (
             completed(
-                &template_id,
+                &s.template,
                 JobResult::DesignTemplate(Box::new(template("https://cdn.test/dt.png"))),
             ),
             "design_template",
         ),
         (
             completed(
-                &synced_ad,
+                &s.synced_ad,
                 JobResult::FigmaSync(Box::new(FigmaSyncResult::ImageAd {
                     synced: synced(),
                     rendered: Some(ad("https://cdn.test/figma-ad.png")),
@@ -184,7 +201,7 @@ async fn each_kind_of_result_is_applied_by_its_kind_and_once() {
         ),
         (
             completed(
-                &synced_template,
+                &s.synced_template,
                 JobResult::FigmaSync(Box::new(FigmaSyncResult::DesignTemplate {
                     synced: synced(),
                     rendered: Some(Box::new(template("https://cdn.test/figma-dt.png"))),
@@ -192,7 +209,26 @@ async fn each_kind_of_result_is_applied_by_its_kind_and_once() {
             ),
             "design_template",
         ),
-    ];
+    ]
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_kind_of_result_is_applied_by_its_kind_and_once() {
+    let s = TestServer::start_with(|a| a.workers = 0).await;
+    let sub = subjects(&s, "Results").await;
+    let blobs = adforge_api::blob::LocalBlobStore::new(s.data_dir.join("blobs"), "http://unused");
+    let events = results(&sub);
+    let Subjects {
+        org,
+        ad: ad_id,
+        synced_ad,
+        template: template_id,
+        synced_template,
+        swipe: swipe_id,
+    } = sub;
+    let held = balance(&s, &org).await;
+    assert!(held.1 > 0, "two ads hold their price: {held:?}");
+
     for (event, kind) in &events {
         let applied = adforge_api::results::apply(&s.db, &blobs, event)
             .await
@@ -365,4 +401,86 @@ async fn each_kind_of_failure_is_applied_by_its_kind_and_once() {
     assert_eq!(f["status"], "failed");
     let t = get(&s, &org, &format!("/v1/design-templates/{template_id}")).await;
     assert_eq!(t["status"], "failed");
+}
+
+/// The server's count of applied jobs of `kind` with `outcome` (its `/metrics` counter).
+fn applied_count(s: &TestServer, kind: &str, outcome: &str) -> u64 {
+    let labels = format!("{{kind=\"{kind}\",outcome=\"{outcome}\"}}");
+    s.jobs
+        .metrics
+        .render()
+        .lines()
+        .find_map(|l| l.strip_prefix("adforge_jobs_total")?.strip_prefix(&labels))
+        .map_or(0, |n| n.trim().parse().unwrap())
+}
+
+/// Through the server's own queue (the in-process one; the Redis backend's side of the
+/// trip is `worker/tests/queue`'s `results::redis`): every kind of result published
+/// twice, as a redelivery brings it, is applied once by the server's applier.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn results_delivered_twice_through_the_queue_are_applied_once() {
+    let s = TestServer::start_with(|a| a.workers = 0).await;
+    let sub = subjects(&s, "Queue").await;
+    let (c, reference) = s.ad_inputs(&sub.org).await;
+    let last = s
+        .post(
+            &sub.org,
+            "/v1/image-ads",
+            json!({"reference_ad_url": reference, "brand_id": c.brand, "product_id": c.product,
+                "audience_id": c.audience}),
+        )
+        .await
+        .expect(202, None)
+        .id();
+    let held = balance(&s, &sub.org).await;
+    let price = held.1 / 3;
+    assert!(price > 0, "three ads hold their price: {held:?}");
+
+    for (event, _) in results(&sub) {
+        s.jobs.queue.publish(event.clone()).await.unwrap();
+        s.jobs.queue.publish(event).await.unwrap();
+    }
+    // One applier reads the queue in order: once the failure published last shows, every
+    // delivery before it was applied or found to change nothing.
+    s.jobs
+        .queue
+        .publish(failed(SubjectKind::ImageAd, &last))
+        .await
+        .unwrap();
+    assert!(
+        crate::support::eventually(|| async {
+            s.get(&sub.org, &format!("/v1/image-ads/{last}")).await.body["data"]["status"]
+                == "failed"
+        })
+        .await,
+        "the last event was never applied"
+    );
+
+    let counts = [
+        applied_count(&s, "image_ad", "completed"),
+        applied_count(&s, "swipe_file", "completed"),
+        applied_count(&s, "design_template", "completed"),
+        applied_count(&s, "image_ad", "failed"),
+    ];
+    assert_eq!(counts, [2, 1, 2, 1], "each result applied once");
+    assert_eq!(
+        balance(&s, &sub.org).await,
+        (held.0 - 2 * price, 0),
+        "two ads charged once, the failed one's hold released"
+    );
+    for (path, status) in [
+        (format!("/v1/image-ads/{}", sub.ad), "completed"),
+        (format!("/v1/image-ads/{}", sub.synced_ad), "completed"),
+        (format!("/v1/swipe-files/{}", sub.swipe), "ready"),
+        (
+            format!("/v1/design-templates/{}", sub.template),
+            "completed",
+        ),
+        (
+            format!("/v1/design-templates/{}", sub.synced_template),
+            "completed",
+        ),
+    ] {
+        assert_eq!(get(&s, &sub.org, &path).await["status"], status, "{path}");
+    }
 }

@@ -15,6 +15,8 @@ use serde_json::{Value, json};
 pub struct TestServer {
     pub base: String,
     pub db: Db,
+    /// The server's job queue (in-process unless `redis_url` is set) and result applier.
+    pub jobs: adforge_api::jobs::Jobs,
     pub data_dir: PathBuf,
     _dir: tempfile::TempDir,
     http: reqwest::Client,
@@ -133,10 +135,12 @@ impl TestServer {
         let server = Server::bind(&args).await.expect("server binds");
         let base = format!("http://{}", server.addr);
         let db = server.db.clone();
+        let jobs = server.jobs.clone();
         tokio::spawn(server.run(std::future::pending()));
         Self {
             base,
             db,
+            jobs,
             data_dir: dir.path().to_path_buf(),
             _dir: dir,
             http: reqwest::Client::builder()

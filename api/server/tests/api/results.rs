@@ -1,7 +1,8 @@
 //! Typed results (issue 41): the result router hands each kind of worker result to the
 //! feature it completes by its kind, and each failure by its subject's kind (never by the
 //! subject's id or by which fields are set), and each is applied once: the same event
-//! again, as a redelivery brings it, changes nothing.
+//! again, as a redelivery brings it, changes nothing, whether handed to the router or
+//! published twice on the server's own queue (in-process and on Redis).
 
 use adforge_worker::protocol::{FigmaFrameVersion, FigmaSynced};
 use adforge_worker::{
@@ -11,6 +12,10 @@ use adforge_worker::{
 use serde_json::{Value, json};
 
 use crate::support::{Org, TestServer, png};
+
+#[path = "../../../../worker/tests/queue/redis_server.rs"]
+#[allow(dead_code, clippy::duplicate_mod)]
+mod redis_server;
 
 fn ad(url: &str) -> ImageAdRendered {
     ImageAdRendered {
@@ -414,12 +419,14 @@ fn applied_count(s: &TestServer, kind: &str, outcome: &str) -> u64 {
         .map_or(0, |n| n.trim().parse().unwrap())
 }
 
-/// Through the server's own queue (the in-process one; the Redis backend's side of the
-/// trip is `worker/tests/queue`'s `results::redis`): every kind of result published
+/// Through the server's own queue, in-process or on Redis: every kind of result published
 /// twice, as a redelivery brings it, is applied once by the server's applier.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn results_delivered_twice_through_the_queue_are_applied_once() {
-    let s = TestServer::start_with(|a| a.workers = 0).await;
+async fn results_delivered_twice_are_applied_once(redis_url: Option<String>) {
+    let s = TestServer::start_with(|a| {
+        a.workers = 0;
+        a.redis_url = redis_url;
+    })
+    .await;
     let sub = subjects(&s, "Queue").await;
     let (c, reference) = s.ad_inputs(&sub.org).await;
     let last = s
@@ -483,4 +490,15 @@ async fn results_delivered_twice_through_the_queue_are_applied_once() {
     ] {
         assert_eq!(get(&s, &sub.org, &path).await["status"], status, "{path}");
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn results_delivered_twice_through_the_memory_queue_are_applied_once() {
+    results_delivered_twice_are_applied_once(None).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn results_delivered_twice_through_redis_are_applied_once() {
+    let redis = redis_server::RedisServer::start();
+    results_delivered_twice_are_applied_once(Some(redis.url())).await;
 }

@@ -28,12 +28,14 @@ pub async fn serve_file(
     if !valid_key(&key) {
         return Err(missing());
     }
-    let blob = state
-        .blobs
-        .open(&key)
-        .await
-        .map_err(ApiError::internal)?
-        .ok_or_else(missing)?;
+    let mut blob = state.blobs.open(&key).await.map_err(ApiError::internal)?;
+    // An ad's renditions are made on the first request of one of them.
+    if blob.is_none()
+        && crate::resources::image_ads::renditions::made_on_request(&*state.blobs, &key).await?
+    {
+        blob = state.blobs.open(&key).await.map_err(ApiError::internal)?;
+    }
+    let blob = blob.ok_or_else(missing)?;
     // Streamed from the store (a folder or a bucket) without holding the blob in memory.
     let mut res = axum::body::Body::from_stream(blob.chunks).into_response();
     let h = res.headers_mut();

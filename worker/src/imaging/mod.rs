@@ -480,6 +480,27 @@ pub fn fit_within(img: &RgbaImage, edge: u32) -> RgbaImage {
     dst
 }
 
+/// Resizes to exactly `width` × `height` with a Lanczos filter, reading the image in its own
+/// pixel type (no full-size RGBA copy of an RGB source), and returns RGBA at the new size.
+/// The caller chooses the size, so the aspect may change: keep it within what it means to
+/// stretch (the API's renditions stay within 1%).
+pub fn resize_exact(img: &DynamicImage, width: u32, height: u32) -> RgbaImage {
+    let mut dst = DynamicImage::new(width.max(1), height.max(1), img.color());
+    let opts = fast_image_resize::ResizeOptions::new().resize_alg(
+        fast_image_resize::ResizeAlg::Convolution(fast_image_resize::FilterType::Lanczos3),
+    );
+    match fast_image_resize::Resizer::new().resize(img, &mut dst, &opts) {
+        Ok(()) => dst.into_rgba8(),
+        // Pixel types the resizer does not take (none of PNG, JPEG or WebP's): via RGBA.
+        Err(_) => image::imageops::resize(
+            &img.to_rgba8(),
+            width.max(1),
+            height.max(1),
+            image::imageops::FilterType::Lanczos3,
+        ),
+    }
+}
+
 /// Encodes RGBA as lossless WebP (the only WebP encoder of the pure-Rust image stack).
 ///
 /// # Errors

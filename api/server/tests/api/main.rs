@@ -47,6 +47,7 @@ mod own_files;
 mod paging;
 mod postgres;
 mod previews;
+mod renditions;
 mod resources;
 mod results;
 mod search;

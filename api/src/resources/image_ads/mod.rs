@@ -16,6 +16,7 @@
 pub mod apply;
 mod create;
 mod edit;
+pub mod renditions;
 mod store;
 pub mod sync;
 mod versions;
@@ -125,6 +126,12 @@ pub struct ImageAd {
     pub image_url: Option<String>,
     pub width: Option<i64>,
     pub height: Option<i64>,
+    /// Files for ad platforms, once completed (empty otherwise): JPEG and WebP at 1080 px
+    /// wide, and at the standard size of the placement nearest the ad's aspect (1080×1080,
+    /// 1080×1350, 1080×1920 or 1200×628; an ad more than 1% off that aspect is scaled to
+    /// fit inside it on bands of its edge colour, never cropped). Each version has its own;
+    /// a rendition is made on the first request of its URL, then kept.
+    pub renditions: Vec<renditions::Rendition>,
     /// The JSON tree of the current version (editable ads, once completed).
     #[schema(value_type = Option<Object>)]
     pub current_json_tree: Option<Value>,

@@ -67,6 +67,12 @@ impl AdRow {
     pub(super) fn into_ad(self, live: Option<Progress>) -> ImageAd {
         let parse = |s: Option<String>| s.and_then(|s| serde_json::from_str::<Value>(&s).ok());
         let stored: Option<Progress> = self.progress.and_then(|p| serde_json::from_str(&p).ok());
+        let renditions = super::renditions::listed(
+            &self.status,
+            self.image_url.as_deref(),
+            self.width,
+            self.height,
+        );
         ImageAd {
             progress: if self.status == "processing" {
                 live.or(stored)
@@ -99,6 +105,7 @@ impl AdRow {
             editable: self.editable,
             sku_code: self.sku_code,
             status: self.status,
+            renditions,
             image_url: self.image_url,
             width: self.width,
             height: self.height,

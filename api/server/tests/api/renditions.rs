@@ -269,4 +269,17 @@ async fn completed_ads_offer_jpeg_and_webp_at_1080_wide_and_the_placement_size()
         "the new version's JPEG shows the new words"
     );
     assert!(mtimes(&s, &ad).iter().all(|t| *t == old), "v1 re-encoded");
+
+    // Each version lists its own.
+    let versions = s
+        .get(&org, &format!("/v1/image-ads/{ad_id}/versions"))
+        .await
+        .expect(200, None);
+    assert_eq!(versions.body["data"][0]["renditions"], ad["renditions"]);
+    assert_eq!(versions.body["data"][1]["renditions"], v2["renditions"]);
+    let by_number = s
+        .get(&org, &format!("/v1/image-ads/{ad_id}/versions/1"))
+        .await
+        .expect(200, None);
+    assert_eq!(by_number.body["data"]["renditions"], ad["renditions"]);
 }

@@ -34,6 +34,10 @@ pub struct ImageAdVersion {
     pub image_url: Option<String>,
     pub width: Option<i64>,
     pub height: Option<i64>,
+    /// This version's files for ad platforms once completed (empty otherwise), as the
+    /// ad's `renditions`.
+    #[sqlx(skip)]
+    pub renditions: Vec<super::renditions::Rendition>,
     /// processing, completed or failed.
     pub status: String,
     #[sqlx(try_from = "crate::store::JsonText")]
@@ -73,7 +77,14 @@ pub(super) async fn list_versions(
 /// IMAGE_AD_NOT_FOUND; database failures.
 pub async fn versions(db: &Db, org_id: &str, id: &str) -> ApiResult<Vec<ImageAdVersion>> {
     store::load(&db.read, org_id, id).await?;
-    store::versions(db, org_id, id).await
+    let versions = store::versions(db, org_id, id).await?;
+    Ok(versions.into_iter().map(with_renditions).collect())
+}
+
+/// The version with its renditions (a function of its PNG's URL and size).
+fn with_renditions(mut v: ImageAdVersion) -> ImageAdVersion {
+    v.renditions = super::renditions::listed(&v.status, v.image_url.as_deref(), v.width, v.height);
+    v
 }
 
 /// How the path names a version: by id or by number.
@@ -133,13 +144,13 @@ pub(super) async fn get_version(
     match VersionRef::parse(&version_id)? {
         VersionRef::Id(vid) => store::version(&state.db, &caller.org_id, &id, vid)
             .await?
-            .map(envelope::ok)
+            .map(|v| envelope::ok(with_renditions(v)))
             .ok_or_else(|| {
                 ApiError::not_found(ErrorCode::ImageAdVersionNotFound, "image ad version", vid)
             }),
         VersionRef::Number(n) => store::version_numbered(&state.db, &caller.org_id, &id, n)
             .await?
-            .map(envelope::ok)
+            .map(|v| envelope::ok(with_renditions(v)))
             .ok_or_else(|| {
                 ApiError::new(
                     ErrorCode::ImageAdVersionNotFound,

@@ -264,13 +264,14 @@ pub fn has_offer(text: &str) -> bool {
         || (has("save") && (percent || has_price(text)))
 }
 
+/// Opening marks, single ones included: Tesseract reads a script face's “ as ‘.
 fn starts_with_quote(t: &str) -> bool {
-    t.starts_with(['“', '"', '«', '„', '”'])
+    t.starts_with(['“', '"', '«', '„', '”', '‘', '’'])
 }
 
 fn ends_with_quote(t: &str) -> bool {
     t.trim_end_matches(['.', ' '])
-        .ends_with(['”', '"', '»', '“'])
+        .ends_with(['”', '"', '»', '“', '’'])
 }
 
 /// A list line: a number with "." or ")", or a bullet, then words.
@@ -436,6 +437,11 @@ mod tests {
         for (t, r) in [
             (
                 "“The only coffee my\nwhole team agrees on.”",
+                Some(TextRole::Quote),
+            ),
+            // A script face's “ read as ‘.
+            (
+                "‘The only coffee my whole team agrees en.’",
                 Some(TextRole::Quote),
             ),
             ("★★★★★ 4.9/5", Some(TextRole::Rating)),

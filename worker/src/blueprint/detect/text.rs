@@ -170,24 +170,44 @@ pub(super) struct RawBlock {
     pub stars: bool,
 }
 
-/// Whether a line is a row of four or five stars: marks of one size and colour, each about
-/// as wide as tall, evenly spaced (a rating drawn with ★ glyphs or star shapes).
+/// Whether a line is a rating drawn as a row of four or five stars: marks of one size and
+/// colour, each about as wide as tall, evenly spaced (★ glyphs or star shapes), alone or
+/// followed by a short score no taller than they are ("★★★★★ 5.0", "★★★★☆ 4.8/5").
+/// Tesseract reads the stars as letters ("Kk KKK") and the score alone says too little to
+/// be kept as copy, so the row is found here.
 fn stars(line: &Line) -> bool {
-    let g = &line.glyphs;
-    if !(4..=5).contains(&g.len()) {
-        return false;
-    }
-    let mut by_x: Vec<&Glyph> = g.iter().collect();
+    let mut by_x: Vec<&Glyph> = line.glyphs.iter().collect();
     by_x.sort_by_key(|g| g.bbox.x0);
+    match by_x.len() {
+        4 | 5 => star_run(&by_x),
+        6..=11 => [5, 4].into_iter().any(|k| {
+            let (run, score) = by_x.split_at(k);
+            let h = run[0].bbox.h();
+            // The score starts a gap of at least a third of a star away, and its signs
+            // are not much taller than the stars (digits stand a little taller than ★;
+            // a word of capitals twice their height beside them is a headline).
+            star_run(run)
+                && score[0].bbox.x0 as f32 - run[k - 1].bbox.x1 as f32 >= 0.33 * h as f32
+                && score.iter().all(|g| g.bbox.h() as f32 <= 1.4 * h as f32)
+                && score.len() <= 6
+        }),
+        _ => false,
+    }
+}
+
+/// Whether glyphs (left to right) look like one row of stars.
+fn star_run(by_x: &[&Glyph]) -> bool {
     let (hs, ws): (Vec<f32>, Vec<f32>) = by_x
         .iter()
         .map(|g| (g.bbox.h() as f32, g.bbox.w() as f32))
         .unzip();
+    // Ratio of the largest to the smallest, a pixel's difference forgiven (small stars
+    // are 6-7 px tall in the grid the glyphs are found on).
     let spread = |v: &[f32]| {
         let (lo, hi) = v
             .iter()
             .fold((f32::MAX, f32::MIN), |(a, b), x| (a.min(*x), b.max(*x)));
-        hi / lo.max(1.0)
+        (hi - 1.0).max(lo) / lo.max(1.0)
     };
     let square = by_x.iter().all(|g| {
         let a = g.bbox.w() as f32 / g.bbox.h().max(1) as f32;
@@ -209,4 +229,60 @@ fn stars(line: &Line) -> bool {
 
 fn owner_none(ls: &[Line]) -> bool {
     ls[0].glyphs[0].owner.is_none()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::blueprint::Rgb;
+
+    fn glyph(x0: usize, w: usize, h: usize, color: Rgb) -> Glyph {
+        Glyph {
+            bbox: PxBox {
+                x0,
+                y0: 100 - h,
+                x1: x0 + w,
+                y1: 100,
+            },
+            count: w * h / 2,
+            color,
+            owner: None,
+        }
+    }
+
+    fn line(glyphs: Vec<Glyph>) -> Line {
+        let bbox = glyphs
+            .iter()
+            .skip(1)
+            .fold(glyphs[0].bbox, |b, g| b.union(&g.bbox));
+        Line { bbox, glyphs }
+    }
+
+    const GOLD: Rgb = [240, 180, 20];
+
+    #[test]
+    fn a_row_of_stars_alone_or_before_its_score_is_a_rating() {
+        let row = |n: usize| (0..n).map(|i| glyph(10 + i * 30, 26, 25, GOLD));
+        assert!(stars(&line(row(5).collect())));
+        // "★★★★★ 5.0": the score after a gap, its digits a little taller than the stars.
+        let scored: Vec<Glyph> = row(5)
+            .chain([
+                glyph(170, 12, 31, GOLD),
+                glyph(185, 4, 4, GOLD),
+                glyph(192, 12, 31, GOLD),
+            ])
+            .collect();
+        assert!(stars(&line(scored)));
+        // Four square marks then capitals twice their height is a headline, not a rating.
+        let headline: Vec<Glyph> = row(4)
+            .chain((0..4).map(|i| glyph(150 + i * 40, 30, 50, GOLD)))
+            .collect();
+        assert!(!stars(&line(headline)));
+        // Letters of uneven widths are no row of stars.
+        let word: Vec<Glyph> = [(10, 26), (40, 14), (60, 26), (90, 20), (115, 26)]
+            .into_iter()
+            .map(|(x, w)| glyph(x, w, 25, GOLD))
+            .collect();
+        assert!(!stars(&line(word)));
+    }
 }

@@ -6,7 +6,7 @@
 //! each block that no block of the shapes already covers becomes a text block with its
 //! words.
 
-use image::RgbImage;
+use image::{GrayImage, Luma, RgbImage};
 
 use super::colour::dist;
 use super::text::RawBlock;
@@ -175,9 +175,11 @@ pub(super) fn group_blocks(lines: Vec<WordLine>) -> Vec<Vec<WordLine>> {
     let mut blocks: Vec<Vec<WordLine>> = Vec::new();
     for (line, starts_item) in lines.into_iter().zip(starts) {
         let h = line.height() as f32;
+        // "— Maria Lopez" under a quote signs it: a block of its own, as a list item is.
+        let signs = signature(&line.text());
         let target = blocks.iter_mut().find(|b| {
             let Some(last) = b.last() else { return false };
-            if starts_item {
+            if starts_item || signs {
                 return false;
             }
             let lh = last.height() as f32;
@@ -199,6 +201,16 @@ pub(super) fn group_blocks(lines: Vec<WordLine>) -> Vec<Vec<WordLine>> {
         }
     }
     blocks
+}
+
+/// Whether a line signs a quote: a dash, then at most four words, the first capitalised.
+fn signature(line: &str) -> bool {
+    let t = line.trim();
+    let name = t.trim_start_matches(['—', '–', '-', '~', ' ']);
+    t.starts_with(['—', '–', '-', '~'])
+        && name.len() < t.len()
+        && name.split_whitespace().count() <= 4
+        && name.chars().next().is_some_and(char::is_uppercase)
 }
 
 /// Whether a word is kept to find text: confident, and with a letter, a digit or a sign
@@ -242,6 +254,7 @@ pub(super) fn page_blocks(
 ) -> Option<Vec<(RawBlock, String)>> {
     // A large reference is read at most PAGE_EDGE px long (time; ad type stays legible), a
     // small one at twice its size.
+    let original = img;
     let long = img.width().max(img.height());
     let scaled;
     let img = if !(SMALL_EDGE..=PAGE_EDGE).contains(&long) {
@@ -260,19 +273,31 @@ pub(super) fn page_blocks(
     } else {
         img
     };
-    let (page, sheet) = std::thread::scope(|s| {
+    let (page, sheet, light) = std::thread::scope(|s| {
         let sheet = s.spawn(|| read_shapes(img, reader, shapes));
-        (reader.read_page(img), sheet.join().ok().flatten())
+        let light = s.spawn(|| {
+            photo_ground
+                .then(|| light_ink(original, img, reader))
+                .flatten()
+        });
+        (
+            reader.read_page(img),
+            sheet.join().ok().flatten(),
+            light.join().ok().flatten(),
+        )
     });
     if page.is_none() && sheet.is_none() {
         return None;
     }
-    // The shapes' own reads first: each was turned into ink on white from its colour.
-    let words: Vec<PageWord> =
-        crate::ocr::merge_words(sheet.unwrap_or_default(), page.unwrap_or_default())
-            .into_iter()
-            .filter(keep_word)
-            .collect();
+    // The shapes' own reads first: each was turned into ink on white from its colour; then
+    // the page; then, on a photo, its white type.
+    let words: Vec<PageWord> = crate::ocr::merge_words(
+        crate::ocr::merge_words(sheet.unwrap_or_default(), page.unwrap_or_default()),
+        light.unwrap_or_default(),
+    )
+    .into_iter()
+    .filter(keep_word)
+    .collect();
     let (iw, ih) = (img.width().max(1) as f32, img.height().max(1) as f32);
     let mut out: Vec<(RawBlock, String)> = Vec::new();
     let mut lines = group_lines(&words);
@@ -339,6 +364,68 @@ pub(super) fn page_blocks(
         ));
     }
     Some(out)
+}
+
+/// The least channel of a pixel where white type on a photo starts to be ink, and where it
+/// is full ink ([`light_ink`]).
+const LIGHT_INK: (u8, u8) = (150, 230);
+
+/// The words of the white type on a photo: its near-white pixels as black ink on white,
+/// read at the reference's own size (up to [`PAGE_EDGE`]), boxes in `page`'s pixels. A
+/// photo's texture defeats Tesseract's own thresholds (a poster's headline over grass reads
+/// as "ALL" and noise), and display type read at twice its size is lost, so this read keys
+/// on the ink instead. `None` when the reader reads no sheets or the photo has no white.
+fn light_ink(
+    original: &RgbImage,
+    page: &RgbImage,
+    reader: &dyn WordReader,
+) -> Option<Vec<PageWord>> {
+    let long = original.width().max(original.height());
+    let k = (PAGE_EDGE as f32 / long.max(1) as f32).min(1.0);
+    let (w, h) = (
+        ((original.width() as f32 * k).round() as u32).max(1),
+        ((original.height() as f32 * k).round() as u32).max(1),
+    );
+    let src;
+    let src = if k < 1.0 {
+        src = image::imageops::resize(original, w, h, image::imageops::FilterType::Triangle);
+        &src
+    } else {
+        original
+    };
+    // A soft key: channels all from LIGHT_INK.0 up ramp to full ink at LIGHT_INK.1 (a
+    // hard threshold leaves edges Tesseract splits condensed display type at).
+    let (lo, hi) = (f32::from(LIGHT_INK.0), f32::from(LIGHT_INK.1));
+    let mut inked = 0usize;
+    let sheet = GrayImage::from_fn(w, h, |x, y| {
+        let m = f32::from(*src.get_pixel(x, y).0.iter().min().unwrap_or(&0));
+        if m >= hi {
+            inked += 1;
+        }
+        Luma([(255.0 * ((hi - m) / (hi - lo)).clamp(0.0, 1.0)).round() as u8])
+    });
+    // No white, or white everywhere (a light photo): nothing this read can add.
+    let share = inked as f32 / (w * h).max(1) as f32;
+    if !(0.002..=0.25).contains(&share) {
+        return None;
+    }
+    let (sx, sy) = (
+        page.width() as f32 / w as f32,
+        page.height() as f32 / h as f32,
+    );
+    let words = reader.read_sheet(&sheet)?;
+    Some(
+        words
+            .into_iter()
+            .map(|wd| PageWord {
+                left: (wd.left as f32 * sx).round() as u32,
+                top: (wd.top as f32 * sy).round() as u32,
+                width: ((wd.width as f32 * sx).round() as u32).max(1),
+                height: ((wd.height as f32 * sy).round() as u32).max(1),
+                ..wd
+            })
+            .collect(),
+    )
 }
 
 /// Whether words read in a crop say something: a word of three letters or digits, or a
@@ -551,180 +638,4 @@ fn ink(img: &RgbImage, (l, t, r, b): (u32, u32, u32, u32)) -> Rgb {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::ocr::page_words;
-
-    const HEAD: &str = "level\tpage_num\tblock_num\tpar_num\tline_num\tword_num\tleft\ttop\twidth\theight\tconf\ttext\n";
-
-    fn row(left: u32, top: u32, width: u32, height: u32, conf: u32, text: &str) -> String {
-        format!("5\t1\t1\t1\t1\t1\t{left}\t{top}\t{width}\t{height}\t{conf}\t{text}\n")
-    }
-
-    fn texts(blocks: &[Vec<WordLine>]) -> Vec<Vec<String>> {
-        blocks
-            .iter()
-            .map(|b| b.iter().map(WordLine::text).collect())
-            .collect()
-    }
-
-    #[test]
-    fn words_group_into_lines_and_blocks_by_size_alignment_and_spacing() {
-        // A two-line headline (60 px type, words out of order, one word a little lower),
-        // a subheadline in 24 px type close below it, a price far below, a column of
-        // another element on the headline's first row far to the right, and a word too
-        // unsure to keep.
-        let tsv = [
-            HEAD.to_owned(),
-            row(230, 102, 150, 60, 95, "coffee"),
-            row(80, 100, 140, 60, 96, "Morning"),
-            row(80, 175, 220, 58, 93, "delivered"),
-            row(80, 250, 90, 24, 90, "Fresh"),
-            row(180, 250, 120, 24, 91, "roasted"),
-            row(80, 500, 80, 40, 92, "$24"),
-            row(800, 100, 100, 60, 90, "SALE"),
-            row(500, 400, 40, 40, 20, "noise"),
-        ]
-        .concat();
-        let words = page_words(&tsv);
-        assert_eq!(words.len(), 7, "the word under 40 is dropped");
-        let lines = group_lines(&words);
-        let got: Vec<String> = lines.iter().map(WordLine::text).collect();
-        assert_eq!(
-            got,
-            vec![
-                "Morning coffee",
-                "SALE",
-                "delivered",
-                "Fresh roasted",
-                "$24"
-            ]
-        );
-        let blocks = group_blocks(lines);
-        assert_eq!(
-            texts(&blocks),
-            vec![
-                vec!["Morning coffee", "delivered"],
-                vec!["SALE"],
-                vec!["Fresh roasted"],
-                vec!["$24"],
-            ]
-        );
-    }
-
-    /// Rows of words: `(left, top, height, words)`, each word 20 px a letter plus a space.
-    fn rows(rows: &[(u32, u32, u32, &str)]) -> Vec<PageWord> {
-        let mut tsv = HEAD.to_owned();
-        for &(left, top, h, words) in rows {
-            let mut x = left;
-            for w in words.split(' ') {
-                let width = 20 * w.chars().count() as u32;
-                tsv.push_str(&row(x, top, width, h, 95, w));
-                x += width + h / 3;
-            }
-        }
-        page_words(&tsv)
-    }
-
-    #[test]
-    fn each_list_item_is_a_block_with_its_wrapped_lines() {
-        // A heading, then three numbered items 50 px apart in 35 px type (leading that joins
-        // lines of one paragraph), the first wrapped onto a second line.
-        let words = rows(&[
-            (100, 100, 35, "Why switch"),
-            (100, 160, 35, "1. Recyclable packaging"),
-            (130, 205, 35, "that composts"),
-            (100, 260, 35, "2. Free delivery"),
-            (100, 310, 35, "3. Cancel any time"),
-        ]);
-        assert_eq!(
-            texts(&group_blocks(group_lines(&words))),
-            vec![
-                vec!["Why switch"],
-                vec!["1. Recyclable packaging", "that composts"],
-                vec!["2. Free delivery"],
-                vec!["3. Cancel any time"],
-            ]
-        );
-    }
-
-    #[test]
-    fn a_column_of_ticks_read_as_letters_splits_items_and_a_lone_letter_does_not() {
-        // Tesseract reads a column of ✓ as "Y": two lines led by "Y" at one left edge are
-        // items. "X" leading one line of a paragraph is a word.
-        let words = rows(&[
-            (100, 100, 30, "Y Ready in two minutes"),
-            (100, 145, 30, "Y Cancel any time"),
-            (100, 400, 30, "Find the spot"),
-            (100, 440, 30, "X marks on the map"),
-        ]);
-        assert_eq!(
-            texts(&group_blocks(group_lines(&words))),
-            vec![
-                vec!["Y Ready in two minutes"],
-                vec!["Y Cancel any time"],
-                vec!["Find the spot", "X marks on the map"],
-            ]
-        );
-        // The marks are written as ticks; the paragraph's "X" stays a word.
-        let mut lines = group_lines(&words);
-        normalise_marks(&mut lines);
-        let blocks = group_blocks(lines);
-        assert_eq!(
-            texts(&blocks),
-            vec![
-                vec!["✓ Ready in two minutes"],
-                vec!["✓ Cancel any time"],
-                vec!["Find the spot", "X marks on the map"],
-            ]
-        );
-        let role = |b: &[WordLine]| {
-            let t: Vec<String> = b.iter().map(WordLine::text).collect();
-            crate::blueprint::words::role_of(&t.join("\n"))
-        };
-        assert_eq!(role(&blocks[0]), Some(TextRole::ListItem));
-        assert_eq!(role(&blocks[2]), None);
-    }
-
-    #[test]
-    fn two_reads_of_a_page_merge_without_doubling_a_word() {
-        let mut first = rows(&[(100, 100, 30, "Shop now")]);
-        first[0].conf = 80.0; // "Shap" is surer by more than 5 points: it replaces "Shop"
-        let second = rows(&[(100, 100, 30, "Shap now"), (100, 300, 30, "SALE")]);
-        let merged: Vec<String> = crate::ocr::merge_words(first, second)
-            .into_iter()
-            .map(|w| w.text)
-            .collect();
-        assert_eq!(merged, vec!["now", "Shap", "SALE"]);
-    }
-
-    #[test]
-    fn a_crop_that_reads_the_same_words_better_replaces_the_page_read() {
-        assert!(reads_alike("BOLD TASTE\nZERO", "BOLD TASTE.\nZERO."));
-        assert!(reads_alike("[he one you keep", "The one you keep"));
-        // Another number of lines, other words, or a tick to keep: the page's read stays.
-        assert!(!reads_alike("BOLD TASTE\nZERO", "BOLD TASTE ZERO"));
-        assert!(!reads_alike("Shop now", "Learn more"));
-        assert!(!reads_alike("✓ Cancel any time", "Y Cancel any time"));
-        assert_eq!(edits(&['k', 'i', 't'], &['s', 'i', 't', 's']), 2);
-    }
-
-    #[test]
-    fn texture_read_as_words_makes_no_block() {
-        let tsv = [
-            HEAD.to_owned(),
-            row(10, 10, 30, 30, 62, "|"),
-            row(50, 12, 30, 30, 70, "ae"),
-            row(300, 300, 30, 30, 88, "Buy"),
-            row(340, 300, 40, 30, 90, "now"),
-        ]
-        .concat();
-        let words: Vec<PageWord> = page_words(&tsv).into_iter().filter(keep_word).collect();
-        let blocks = group_blocks(group_lines(&words));
-        let kept: Vec<Vec<WordLine>> = blocks
-            .into_iter()
-            .filter(|b| keep_block(b, false))
-            .collect();
-        assert_eq!(texts(&kept), vec![vec!["Buy now"]]);
-    }
-}
+mod tests;

@@ -1,0 +1,201 @@
+//! Unit tests of the page reader: lines and blocks from TSV rows, list items, merges.
+
+use super::*;
+use crate::ocr::page_words;
+
+const HEAD: &str = "level\tpage_num\tblock_num\tpar_num\tline_num\tword_num\tleft\ttop\twidth\theight\tconf\ttext\n";
+
+fn row(left: u32, top: u32, width: u32, height: u32, conf: u32, text: &str) -> String {
+    format!("5\t1\t1\t1\t1\t1\t{left}\t{top}\t{width}\t{height}\t{conf}\t{text}\n")
+}
+
+fn texts(blocks: &[Vec<WordLine>]) -> Vec<Vec<String>> {
+    blocks
+        .iter()
+        .map(|b| b.iter().map(WordLine::text).collect())
+        .collect()
+}
+
+#[test]
+fn words_group_into_lines_and_blocks_by_size_alignment_and_spacing() {
+    // A two-line headline (60 px type, words out of order, one word a little lower),
+    // a subheadline in 24 px type close below it, a price far below, a column of
+    // another element on the headline's first row far to the right, and a word too
+    // unsure to keep.
+    let tsv = [
+        HEAD.to_owned(),
+        row(230, 102, 150, 60, 95, "coffee"),
+        row(80, 100, 140, 60, 96, "Morning"),
+        row(80, 175, 220, 58, 93, "delivered"),
+        row(80, 250, 90, 24, 90, "Fresh"),
+        row(180, 250, 120, 24, 91, "roasted"),
+        row(80, 500, 80, 40, 92, "$24"),
+        row(800, 100, 100, 60, 90, "SALE"),
+        row(500, 400, 40, 40, 20, "noise"),
+    ]
+    .concat();
+    let words = page_words(&tsv);
+    assert_eq!(words.len(), 7, "the word under 40 is dropped");
+    let lines = group_lines(&words);
+    let got: Vec<String> = lines.iter().map(WordLine::text).collect();
+    assert_eq!(
+        got,
+        vec![
+            "Morning coffee",
+            "SALE",
+            "delivered",
+            "Fresh roasted",
+            "$24"
+        ]
+    );
+    let blocks = group_blocks(lines);
+    assert_eq!(
+        texts(&blocks),
+        vec![
+            vec!["Morning coffee", "delivered"],
+            vec!["SALE"],
+            vec!["Fresh roasted"],
+            vec!["$24"],
+        ]
+    );
+}
+
+/// Rows of words: `(left, top, height, words)`, each word 20 px a letter plus a space.
+fn rows(rows: &[(u32, u32, u32, &str)]) -> Vec<PageWord> {
+    let mut tsv = HEAD.to_owned();
+    for &(left, top, h, words) in rows {
+        let mut x = left;
+        for w in words.split(' ') {
+            let width = 20 * w.chars().count() as u32;
+            tsv.push_str(&row(x, top, width, h, 95, w));
+            x += width + h / 3;
+        }
+    }
+    page_words(&tsv)
+}
+
+#[test]
+fn each_list_item_is_a_block_with_its_wrapped_lines() {
+    // A heading, then three numbered items 50 px apart in 35 px type (leading that joins
+    // lines of one paragraph), the first wrapped onto a second line.
+    let words = rows(&[
+        (100, 100, 35, "Why switch"),
+        (100, 160, 35, "1. Recyclable packaging"),
+        (130, 205, 35, "that composts"),
+        (100, 260, 35, "2. Free delivery"),
+        (100, 310, 35, "3. Cancel any time"),
+    ]);
+    assert_eq!(
+        texts(&group_blocks(group_lines(&words))),
+        vec![
+            vec!["Why switch"],
+            vec!["1. Recyclable packaging", "that composts"],
+            vec!["2. Free delivery"],
+            vec!["3. Cancel any time"],
+        ]
+    );
+}
+
+#[test]
+fn a_column_of_ticks_read_as_letters_splits_items_and_a_lone_letter_does_not() {
+    // Tesseract reads a column of ✓ as "Y": two lines led by "Y" at one left edge are
+    // items. "X" leading one line of a paragraph is a word.
+    let words = rows(&[
+        (100, 100, 30, "Y Ready in two minutes"),
+        (100, 145, 30, "Y Cancel any time"),
+        (100, 400, 30, "Find the spot"),
+        (100, 440, 30, "X marks on the map"),
+    ]);
+    assert_eq!(
+        texts(&group_blocks(group_lines(&words))),
+        vec![
+            vec!["Y Ready in two minutes"],
+            vec!["Y Cancel any time"],
+            vec!["Find the spot", "X marks on the map"],
+        ]
+    );
+    // The marks are written as ticks; the paragraph's "X" stays a word.
+    let mut lines = group_lines(&words);
+    normalise_marks(&mut lines);
+    let blocks = group_blocks(lines);
+    assert_eq!(
+        texts(&blocks),
+        vec![
+            vec!["✓ Ready in two minutes"],
+            vec!["✓ Cancel any time"],
+            vec!["Find the spot", "X marks on the map"],
+        ]
+    );
+    let role = |b: &[WordLine]| {
+        let t: Vec<String> = b.iter().map(WordLine::text).collect();
+        crate::blueprint::words::role_of(&t.join("\n"))
+    };
+    assert_eq!(role(&blocks[0]), Some(TextRole::ListItem));
+    assert_eq!(role(&blocks[2]), None);
+}
+
+#[test]
+fn two_reads_of_a_page_merge_without_doubling_a_word() {
+    let mut first = rows(&[(100, 100, 30, "Shop now")]);
+    first[0].conf = 80.0; // "Shap" is surer by more than 5 points: it replaces "Shop"
+    let second = rows(&[(100, 100, 30, "Shap now"), (100, 300, 30, "SALE")]);
+    let merged: Vec<String> = crate::ocr::merge_words(first, second)
+        .into_iter()
+        .map(|w| w.text)
+        .collect();
+    assert_eq!(merged, vec!["now", "Shap", "SALE"]);
+    // A surer word whose box is half again as tall took in something else: it stays out.
+    let mut first = rows(&[(100, 100, 60, "$24")]);
+    first[0].conf = 80.0;
+    let mut tall = rows(&[(100, 100, 95, "$24")]);
+    tall[0].conf = 96.0;
+    let merged = crate::ocr::merge_words(first, tall);
+    assert_eq!(merged.len(), 1);
+    assert_eq!(merged[0].height, 60);
+}
+
+#[test]
+fn a_crop_that_reads_the_same_words_better_replaces_the_page_read() {
+    assert!(reads_alike("BOLD TASTE\nZERO", "BOLD TASTE.\nZERO."));
+    assert!(reads_alike("[he one you keep", "The one you keep"));
+    // Another number of lines, other words, or a tick to keep: the page's read stays.
+    assert!(!reads_alike("BOLD TASTE\nZERO", "BOLD TASTE ZERO"));
+    assert!(!reads_alike("Shop now", "Learn more"));
+    assert!(!reads_alike("✓ Cancel any time", "Y Cancel any time"));
+    assert_eq!(edits(&['k', 'i', 't'], &['s', 'i', 't', 's']), 2);
+}
+
+#[test]
+fn a_signature_under_a_quote_is_a_block_of_its_own() {
+    let words = rows(&[
+        (100, 200, 40, "“Worth every"),
+        (100, 250, 40, "penny.”"),
+        (100, 300, 36, "— Maria Lopez"),
+    ]);
+    let blocks = group_blocks(group_lines(&words));
+    assert_eq!(
+        texts(&blocks),
+        vec![vec!["“Worth every", "penny.”"], vec!["— Maria Lopez"]]
+    );
+    assert!(!signature("- 20% off"));
+    assert!(!signature("Maria Lopez"));
+}
+
+#[test]
+fn texture_read_as_words_makes_no_block() {
+    let tsv = [
+        HEAD.to_owned(),
+        row(10, 10, 30, 30, 62, "|"),
+        row(50, 12, 30, 30, 70, "ae"),
+        row(300, 300, 30, 30, 88, "Buy"),
+        row(340, 300, 40, 30, 90, "now"),
+    ]
+    .concat();
+    let words: Vec<PageWord> = page_words(&tsv).into_iter().filter(keep_word).collect();
+    let blocks = group_blocks(group_lines(&words));
+    let kept: Vec<Vec<WordLine>> = blocks
+        .into_iter()
+        .filter(|b| keep_block(b, false))
+        .collect();
+    assert_eq!(texts(&kept), vec![vec!["Buy now"]]);
+}

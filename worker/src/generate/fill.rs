@@ -387,9 +387,10 @@ fn gradient_roles(node: &Value) -> Option<[&str; 2]> {
 }
 
 /// Makes the contrast of `failing` text nodes safe: scrims behind them become nearly
-/// opaque; texts on solids switch to black or white, whichever reads better.
-pub fn strengthen(filled: &mut Filled, failing: &[String]) {
-    for id in failing {
+/// opaque; other texts switch to black or white, whichever reads better on the colour the
+/// check render measured behind them (else the backdrop the layout expected).
+pub fn strengthen(filled: &mut Filled, failing: &[(String, Option<Rgb>)]) {
+    for (id, measured) in failing {
         let Some(place) = filled.texts.iter().find(|t| &t.id == id).cloned() else {
             continue;
         };
@@ -404,14 +405,71 @@ pub fn strengthen(filled: &mut Filled, failing: &[String]) {
                 }
             }
         } else {
-            let bg = place.backdrop.unwrap_or([255, 255, 255]);
+            // What the check render drew behind the text wins over what the layout
+            // expected there (a text placed on a photo has no known backdrop).
+            let bg = measured.or(place.backdrop).unwrap_or([255, 255, 255]);
             let c = if contrast([0, 0, 0], bg) > contrast([255, 255, 255], bg) {
                 [0, 0, 0]
             } else {
                 [255, 255, 255]
             };
-            nodes[id]["fills"] = solid(c);
+            if nodes[id]["fills"] == solid(c) {
+                // Black or white already failed here: what is behind is busy (a photo's
+                // light and dark). The text gets a panel of its own, as a reference's
+                // copy on a photo has.
+                back(&mut filled.tree, id, c);
+            } else {
+                nodes[id]["fills"] = solid(c);
+            }
         }
+    }
+}
+
+/// Puts a nearly opaque panel behind text node `id` (its box, padded by a sixth of its
+/// font size so it keeps clear of its neighbours, corners rounded), dark under light `ink` and light under dark. Once per
+/// node; a rotated text keeps none (its box is not the panel's).
+fn back(tree: &mut Value, id: &str, ink: Rgb) {
+    let panel_id = node_uuid(id, "contrast-panel");
+    let nodes = &tree["nodes"];
+    if nodes.get(&panel_id).is_some() || nodes[id]["rotation"].as_f64().unwrap_or(0.0) != 0.0 {
+        return;
+    }
+    let Some(parent) = nodes.as_object().and_then(|m| {
+        m.iter().find_map(|(k, n)| {
+            n["children"]
+                .as_array()
+                .is_some_and(|c| c.iter().any(|c| c == id))
+                .then(|| k.clone())
+        })
+    }) else {
+        return;
+    };
+    let t = &nodes[id];
+    let num = |k: &str| t[k].as_f64().unwrap_or(0.0);
+    let pad = (num("fontSize") / 6.0).max(4.0);
+    let colour = if ink == [255, 255, 255] {
+        [20, 20, 24]
+    } else {
+        [250, 250, 248]
+    };
+    let mut fills = solid(colour);
+    fills[0]["opacity"] = json!(0.88);
+    let panel = json!({
+        "id": panel_id,
+        "type": "RECTANGLE",
+        "name": "Contrast Panel",
+        "x": round2(num("x") - pad),
+        "y": round2(num("y") - pad),
+        "width": round2(num("width") + 2.0 * pad),
+        "height": round2(num("height") + 2.0 * pad),
+        "cornerRadius": round2(pad),
+        "fills": fills,
+    });
+    tree["nodes"][&panel_id] = panel;
+    if let Some(children) = tree["nodes"][&parent]["children"].as_array_mut()
+        && let Some(at) = children.iter().position(|c| c == id)
+    {
+        children.insert(at, json!(panel_id));
     }
 }
 

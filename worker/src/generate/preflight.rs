@@ -67,6 +67,17 @@ pub fn preflight_report(
             }
         }
         if !last && text_rounds < 3 && !(low.is_empty() && overflow.is_empty()) {
+            let low: Vec<_> = low
+                .into_iter()
+                .map(|id| {
+                    let behind = out
+                        .boxes
+                        .iter()
+                        .find(|b| b.id == id)
+                        .and_then(|b| behind_text(&out, b, &filled.tree["nodes"][&id]));
+                    (id, behind)
+                })
+                .collect();
             fill::strengthen(&mut filled, &low);
             fill::loosen_fit(&mut filled, &overflow);
             text_rounds += 1;
@@ -144,4 +155,48 @@ fn parse(tree: &Value) -> Result<Tree, JobError> {
     // A filled template that does not parse is a bug in a layout asset, not in the input.
     Tree::from_value(tree.clone())
         .map_err(|e| JobError::abort(format!("internal layout error: {e}")))
+}
+
+/// The colour drawn behind a text node in a check render: the median (by luminance) of its
+/// box's pixels that are not near the text's own colour. `None` for a rotated box, one off
+/// the canvas, or one its text fills.
+fn behind_text(out: &Rendered, b: &adforge_renderer::NodeBox, node: &Value) -> Option<[u8; 3]> {
+    let pixmap = &out.pixmap;
+    if b.rotation.abs() > 0.5 {
+        return None;
+    }
+    let c = &node["fills"][0]["color"];
+    let ink = ["r", "g", "b"].map(|k| (c[k].as_f64().unwrap_or(-1.0) * 255.0) as f32);
+    let (w, h) = (pixmap.width() as f32, pixmap.height() as f32);
+    let (x0, y0) = (b.x.max(0.0) as u32, b.y.max(0.0) as u32);
+    let (x1, y1) = (
+        (b.x + b.width).min(w) as u32,
+        (b.y + b.height).min(h) as u32,
+    );
+    let mut px: Vec<(f32, [u8; 3])> = Vec::new();
+    for y in y0..y1 {
+        for x in x0..x1 {
+            let p = pixmap.pixel(x, y)?.demultiply();
+            let rgb = [p.red(), p.green(), p.blue()];
+            let near_ink = rgb
+                .iter()
+                .zip(ink)
+                .map(|(a, b)| (f32::from(*a) - b).abs())
+                .sum::<f32>()
+                < 60.0;
+            if !near_ink {
+                let l = 0.2126 * f32::from(rgb[0])
+                    + 0.7152 * f32::from(rgb[1])
+                    + 0.0722 * f32::from(rgb[2]);
+                px.push((l, rgb));
+            }
+        }
+    }
+    // A box its text fills (or nearly) says nothing of what is behind.
+    let area = (x1.saturating_sub(x0) * y1.saturating_sub(y0)) as usize;
+    if px.len() * 4 < area || px.is_empty() {
+        return None;
+    }
+    px.sort_by(|a, b| a.0.total_cmp(&b.0));
+    Some(px[px.len() / 2].1)
 }

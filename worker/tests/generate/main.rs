@@ -6,6 +6,7 @@
 #![allow(clippy::unwrap_used)]
 
 mod blueprint;
+mod contrast;
 mod copy;
 mod cutout;
 mod figma;

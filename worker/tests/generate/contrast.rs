@@ -4,10 +4,27 @@
 
 use adforge_renderer::Warning;
 use adforge_worker::generate::fill::{Filled, TextPlacement};
-use adforge_worker::generate::preflight_report;
+use adforge_worker::generate::{Checked, preflight_report};
 use serde_json::json;
 
 use crate::fixtures::Harness;
+
+/// `tree`'s preflight, its text node `t` placed where the layout knew no backdrop.
+async fn preflighted(h: &Harness, tree: serde_json::Value) -> Checked {
+    let filled = Filled {
+        tree,
+        texts: vec![TextPlacement {
+            id: "t".into(),
+            scrim: None,
+            backdrop: None,
+        }],
+        logo: None,
+    };
+    let (r, f) = (h.handler.renderer().clone(), h.handler.fetcher().clone());
+    tokio::task::spawn_blocking(move || preflight_report(&r, &f, filled).unwrap())
+        .await
+        .unwrap()
+}
 
 fn solid(r: f64, g: f64, b: f64) -> serde_json::Value {
     json!([{"type": "SOLID", "color": {"r": r, "g": g, "b": b, "a": 1.0}}])
@@ -29,19 +46,7 @@ async fn a_text_on_an_unknown_dark_ground_turns_light() {
                   "fontFamily": "Inter", "fills": solid(0.0, 0.0, 0.0)}
         }
     });
-    let filled = Filled {
-        tree,
-        texts: vec![TextPlacement {
-            id: "t".into(),
-            scrim: None,
-            backdrop: None,
-        }],
-        logo: None,
-    };
-    let (r, f) = (h.handler.renderer().clone(), h.handler.fetcher().clone());
-    let checked = tokio::task::spawn_blocking(move || preflight_report(&r, &f, filled).unwrap())
-        .await
-        .unwrap();
+    let checked = preflighted(&h, tree).await;
     let low: Vec<&Warning> = checked
         .report
         .warnings
@@ -81,19 +86,7 @@ async fn a_text_on_a_busy_ground_gets_a_panel() {
                "characters": "Roasted fresh every week", "fontSize": 64,
                "fontFamily": "Inter", "fills": solid(0.5, 0.5, 0.5)}),
     );
-    let filled = Filled {
-        tree: json!({"root": "root", "nodes": nodes}),
-        texts: vec![TextPlacement {
-            id: "t".into(),
-            scrim: None,
-            backdrop: None,
-        }],
-        logo: None,
-    };
-    let (r, f) = (h.handler.renderer().clone(), h.handler.fetcher().clone());
-    let checked = tokio::task::spawn_blocking(move || preflight_report(&r, &f, filled).unwrap())
-        .await
-        .unwrap();
+    let checked = preflighted(&h, json!({"root": "root", "nodes": nodes})).await;
     let low = checked
         .report
         .warnings

@@ -324,6 +324,11 @@ pub fn is_stat(text: &str) -> bool {
     {
         return false;
     }
+    // "1 acid, ready in a": a bare figure whose next word ends a clause is a sentence's
+    // fragment (a line read in part), not a figure set on its own.
+    if first.chars().all(|c| c.is_ascii_digit()) && ws.get(1).is_some_and(|w| w.ends_with(',')) {
+        return false;
+    }
     let lead = first.trim_start_matches(['+', '~']);
     let digits = lead
         .chars()
@@ -459,6 +464,7 @@ mod tests {
             ("- Maria Lopez", Some(TextRole::QuoteAuthor)),
             ("- free returns", Some(TextRole::ListItem)),
             ("93% of users", Some(TextRole::Stat)),
+            ("1 acid, ready ina", None),
             ("2x faster", Some(TextRole::Stat)),
             ("3 ways to sleep better", None),
             ("READ MORE", Some(TextRole::Cta)),

@@ -214,14 +214,19 @@ fn signature(line: &str) -> bool {
 }
 
 /// Whether a word is kept to find text: confident, and with a letter, a digit or a sign
-/// an ad prints (a lone mark of middling confidence is mostly texture).
+/// an ad prints (a lone mark of middling confidence is mostly texture), and not one letter
+/// over and over (a row of marks).
 fn keep_word(w: &PageWord) -> bool {
     let signs = w
         .text
         .chars()
         .filter(|c| c.is_alphanumeric() || "★$€£%".contains(*c))
         .count();
-    w.conf >= MIN_WORD_CONF && signs >= 1 && (signs >= 2 || w.conf >= 85.0)
+    // One letter four times or more ("EEEEEEE") is a row of marks, not a word.
+    let mut chars = w.text.chars().filter(|c| c.is_alphanumeric());
+    let first = chars.next();
+    let repeated = signs >= 4 && chars.all(|c| Some(c) == first);
+    w.conf >= MIN_WORD_CONF && signs >= 1 && (signs >= 2 || w.conf >= 85.0) && !repeated
 }
 
 /// Whether a block is text: confident on the whole, with at least two letters or digits;

@@ -199,3 +199,17 @@ fn texture_read_as_words_makes_no_block() {
         .collect();
     assert_eq!(texts(&kept), vec![vec!["Buy now"]]);
 }
+
+#[test]
+fn a_row_of_one_letter_is_no_word() {
+    let words = rows(&[
+        (100, 100, 40, "EEEEEEE EEEE"),
+        (100, 200, 40, "Free delivery"),
+    ]);
+    let kept: Vec<&str> = words
+        .iter()
+        .filter(|w| keep_word(w))
+        .map(|w| w.text.as_str())
+        .collect();
+    assert_eq!(kept, vec!["Free", "delivery"]);
+}

@@ -371,6 +371,16 @@ pub fn role_of(text: &str) -> Option<TextRole> {
     if lines.first().is_some_and(|l| list_marker(l).is_some()) {
         return Some(TextRole::ListItem);
     }
+    // A whole call to action ("Shop the sale", "Claim offer") is one before it is an
+    // offer: its words name the offer, the button asks for the click.
+    let plain: String = t
+        .to_lowercase()
+        .chars()
+        .filter(|c| c.is_alphanumeric() || *c == ' ')
+        .collect();
+    if CTA_PHRASES.contains(&plain.trim()) {
+        return Some(TextRole::Cta);
+    }
     if has_price(t) && !has_offer(t) {
         return Some(TextRole::Price);
     }
@@ -384,14 +394,6 @@ pub fn role_of(text: &str) -> Option<TextRole> {
     }
     if lines.len() <= 2 && is_stat(lines.first().copied().unwrap_or_default()) {
         return Some(TextRole::Stat);
-    }
-    let plain: String = t
-        .to_lowercase()
-        .chars()
-        .filter(|c| c.is_alphanumeric() || *c == ' ')
-        .collect();
-    if CTA_PHRASES.contains(&plain.trim()) {
-        return Some(TextRole::Cta);
     }
     None
 }
@@ -465,6 +467,8 @@ mod tests {
             ("- free returns", Some(TextRole::ListItem)),
             ("93% of users", Some(TextRole::Stat)),
             ("1 acid, ready ina", None),
+            ("Shop the sale", Some(TextRole::Cta)),
+            ("Claim offer", Some(TextRole::Cta)),
             ("2x faster", Some(TextRole::Stat)),
             ("3 ways to sleep better", None),
             ("READ MORE", Some(TextRole::Cta)),

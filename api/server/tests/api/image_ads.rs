@@ -4,7 +4,7 @@
 
 use serde_json::{Value, json};
 
-use crate::support::{Catalog, Org, TestServer};
+use crate::support::{Catalog, Org, TestServer, wait_settled};
 
 /// A catalog whose variant has an image, a funded wallet, and a reference ad URL.
 async fn ready(s: &TestServer, org: &Org, dollars: &str) -> (Catalog, String) {
@@ -344,23 +344,6 @@ async fn reads_lists_search_and_edit_rules() {
     s.post(&org, "/v1/image-ads/sync", json!({}))
         .await
         .expect(400, Some("VALIDATION_ERROR"));
-}
-
-async fn wait_settled(s: &TestServer, org: &Org, id: &str) -> Value {
-    let mut last = Value::Null;
-    for _ in 0..600 {
-        last = s
-            .get(org, &format!("/v1/image-ads/{id}"))
-            .await
-            .expect(200, None)
-            .body["data"]
-            .clone();
-        if last["status"] != "processing" {
-            return last;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
-    }
-    panic!("ad {id} still processing after 60 s: {last}");
 }
 
 /// A completed editable ad (version 1) and its tree.

@@ -5,7 +5,7 @@
 use reqwest::Method;
 use serde_json::{Value, json};
 
-use crate::support::{Catalog, Org, Reply, TestServer, send};
+use crate::support::{Catalog, Reply, TestServer, send, wait_settled};
 
 fn create_body(c: &Catalog, reference: &str) -> Value {
     json!({"reference_ad_url": reference, "brand_id": c.brand, "product_id": c.product, "audience_id": c.audience})
@@ -119,23 +119,6 @@ fn image_fill(tree: &Value) -> (String, usize) {
                 .map(|i| (id.clone(), i))
         })
         .expect("a node with an image fill")
-}
-
-async fn wait_settled(s: &TestServer, org: &Org, id: &str) -> Value {
-    let mut last = Value::Null;
-    for _ in 0..600 {
-        last = s
-            .get(org, &format!("/v1/image-ads/{id}"))
-            .await
-            .expect(200, None)
-            .body["data"]
-            .clone();
-        if last["status"] != "processing" {
-            return last;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
-    }
-    panic!("ad {id} still processing after 60 s: {last}");
 }
 
 /// PATCH checks a tree's image URLs with the fetcher's address guard (every notation of a

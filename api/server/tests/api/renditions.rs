@@ -7,36 +7,8 @@ use std::time::{Duration, SystemTime};
 
 use serde_json::{Value, json};
 
-use crate::support::{Org, TestServer, jpeg};
-
-async fn top_up(s: &TestServer, org: &Org, dollars: &str) {
-    let cents = adforge_api::wallet::parse_amount(dollars).unwrap();
-    adforge_api::store::query(
-        "UPDATE wallets SET balance_cents = balance_cents + ? WHERE org_id = ?",
-    )
-    .bind(cents)
-    .bind(&org.id)
-    .execute(&s.db.write)
-    .await
-    .unwrap();
-}
-
-async fn wait_settled(s: &TestServer, org: &Org, id: &str) -> Value {
-    let mut last = Value::Null;
-    for _ in 0..600 {
-        last = s
-            .get(org, &format!("/v1/image-ads/{id}"))
-            .await
-            .expect(200, None)
-            .body["data"]
-            .clone();
-        if last["status"] != "processing" {
-            return last;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    panic!("ad {id} still processing after 60 s: {last}");
-}
+use crate::dashboard_ads::top_up;
+use crate::support::{TestServer, jpeg, wait_settled};
 
 /// The blob file behind one of this server's URLs.
 fn blob_path(s: &TestServer, url: &str) -> std::path::PathBuf {
@@ -102,7 +74,7 @@ async fn completed_ads_offer_jpeg_and_webp_at_1080_wide_and_the_placement_size()
     let s = TestServer::start().await;
     let org = s.org("Renditions").await;
     let (c, _) = s.ad_inputs(&org).await;
-    top_up(&s, &org, "10.00").await;
+    top_up(&s, &org, 1_000).await;
     // A 2:3 reference: the ad is 2:3, nearest the 9:16 placement (0.667 against 0.5625 and
     // 0.8) but 19% off it, so its placement size is letterboxed.
     let reference = s

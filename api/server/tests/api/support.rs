@@ -496,3 +496,21 @@ pub async fn wait_up(base: &str) -> bool {
     }
     false
 }
+
+/// The image ad `id` once it is no longer `processing` (a deadline only a hang reaches).
+pub async fn wait_settled(s: &TestServer, org: &Org, id: &str) -> Value {
+    let mut last = Value::Null;
+    for _ in 0..600 {
+        last = s
+            .get(org, &format!("/v1/image-ads/{id}"))
+            .await
+            .expect(200, None)
+            .body["data"]
+            .clone();
+        if last["status"] != "processing" {
+            return last;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    panic!("ad {id} still processing after 60 s: {last}");
+}

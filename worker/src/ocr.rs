@@ -267,19 +267,27 @@ impl Tesseract {
         };
         let long = image.width().max(image.height());
         let k = (TILED_EDGE as f32 / long.max(1) as f32).min(1.0);
+        // The page's PNG, encoded once; the tiled read gets its own only when it is smaller.
+        let full = png(image)?;
         let (global, tiled) = std::thread::scope(|s| {
             let tiled = s.spawn(|| {
-                let words = if k < 1.0 {
-                    let small = image::imageops::resize(
+                let small = (k < 1.0).then(|| {
+                    image::imageops::resize(
                         image,
                         ((image.width() as f32 * k).round() as u32).max(1),
                         ((image.height() as f32 * k).round() as u32).max(1),
                         image::imageops::FilterType::Triangle,
-                    );
-                    page_words(&self.read(&png(&small)?, Threshold::Tiled)?)
-                } else {
-                    page_words(&self.read(&png(image)?, Threshold::Tiled)?)
+                    )
+                });
+                let owned;
+                let sheet: &[u8] = match &small {
+                    Some(small) => {
+                        owned = png(small)?;
+                        &owned
+                    }
+                    None => &full,
                 };
+                let words = page_words(&self.read(sheet, Threshold::Tiled)?);
                 Some(
                     words
                         .into_iter()
@@ -287,7 +295,7 @@ impl Tesseract {
                         .collect::<Vec<_>>(),
                 )
             });
-            let global = png(image).and_then(|p| self.read(&p, Threshold::Global));
+            let global = self.read(&full, Threshold::Global);
             (global, tiled.join().ok().flatten())
         });
         match (global, tiled) {

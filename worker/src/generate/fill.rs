@@ -13,6 +13,11 @@
 //! with [`strengthen`] when that is not enough. Rejected alternative: measuring the photo
 //! here and guessing the pixels behind each line — the renderer already composites and
 //! measures them exactly, so the pipeline asks it.
+//!
+//! This module writes tree keys by name (`fills`, `characters`, whole nodes such as the
+//! contrast panel [`strengthen`] adds): it is where a tree is made from a template, so the
+//! keys are its output. Image URLs alone go through `renderer::tree` (`paint::image`), as
+//! the worker's layering test requires.
 
 use adforge_renderer::tree::paint;
 use serde_json::{Map, Value, json};

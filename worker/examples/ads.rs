@@ -104,6 +104,7 @@ fn job(n: usize, reference: String, product: String, logo: String) -> GenerateAd
             created_at: Some("2026-06-01T09:00:00.000Z".into()),
         },
         template: None,
+        size: None,
     }
 }
 

@@ -58,6 +58,7 @@ fn job(i: usize) -> Job {
             variant: None,
         },
         template: None,
+        size: None,
     })
 }
 

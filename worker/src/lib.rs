@@ -72,7 +72,7 @@ pub use protocol::{
     AdBrief, AdCompleted, AdFailed, AdProgress, DesignTemplateAnalysed, DesignTemplateJob, Event,
     FigmaSyncResult, GenerateAdJob, ImageAdRendered, IngestHints, IngestSwipeFileJob, Job,
     JobEnvelope, JobResult, RenderTimings, RerenderJob, SubjectKind, SwipeFileIngested,
-    TemplateLayout,
+    TargetSize, TemplateLayout,
 };
 pub use queue::{
     Claimed, DeliveredEvent, EnqueueOutcome, JobQueue, MemoryQueue, QueueConfig, QueueStats,

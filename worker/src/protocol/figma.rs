@@ -66,6 +66,7 @@ impl FigmaSyncJob {
             reference_ad_url: String::new(),
             brief,
             template: None,
+            size: None,
         })
     }
 }

@@ -189,6 +189,28 @@ pub struct GenerateAdJob {
     /// the reference's layout.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub template: Option<TemplateLayout>,
+    /// A size of a campaign set (issue 42): the ad is laid out again for this shape instead
+    /// of its reference's. Absent: the reference's (or the template's) own shape.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub size: Option<TargetSize>,
+}
+
+/// The shape one ad of a campaign set is laid out for ([`GenerateAdJob::size`]).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TargetSize {
+    /// The named placement asked for (`1:1`, `4:5`, `9:16`, `1.91:1`, `2:3`, `300x250`, …);
+    /// absent for an explicit width and height.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub placement: Option<String>,
+    /// The placement's width in pixels (its shape; the full-size render keeps this aspect).
+    pub width: u32,
+    /// The placement's height in pixels.
+    pub height: u32,
+    /// A resize of a completed ad: the source ad's tree at the version resized, laid out
+    /// again with its words, pictures and node ids kept (no analysis, no new copy). Absent:
+    /// the ad is made from its reference and brief like any other, then laid out at this size.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source_tree: Option<Value>,
 }
 
 /// The layout of an ad made from a design template (`POST /v1/design-templates/{id}/image-ads`).
@@ -204,6 +226,78 @@ pub struct TemplateLayout {
     /// without colours.
     #[serde(default)]
     pub reference_colours: Vec<[u8; 3]>,
+}
+
+/// The named placements a campaign set is made in, each at the pixel size ad platforms ask
+/// for: feed (`1:1`, `4:5`), stories and reels (`9:16`), link ads (`1.91:1`), pins (`2:3`),
+/// landscape video covers (`16:9`) and the common IAB display sizes.
+pub const PLACEMENTS: &[(&str, u32, u32)] = &[
+    ("1:1", 1080, 1080),
+    ("4:5", 1080, 1350),
+    ("9:16", 1080, 1920),
+    ("1.91:1", 1200, 628),
+    ("2:3", 1080, 1620),
+    ("16:9", 1920, 1080),
+    ("300x250", 300, 250),
+    ("336x280", 336, 280),
+    ("300x600", 300, 600),
+    ("160x600", 160, 600),
+    ("970x250", 970, 250),
+];
+
+/// The widest shape a set's ad is laid out for (width ÷ height); leaderboards such as
+/// 728×90 (8.1:1) and 320×50 are not supported yet: their height cannot hold a headline, a
+/// call to action and the product at a readable size without dropping words.
+pub const MAX_ASPECT: f64 = 4.0;
+/// The tallest shape (width ÷ height): 1:4.
+pub const MIN_ASPECT: f64 = 0.25;
+/// The smallest and largest side of an explicit size, in pixels.
+pub const SIZE_SIDE: std::ops::RangeInclusive<u32> = 100..=7680;
+
+impl TargetSize {
+    /// The named placement `name` (see [`PLACEMENTS`]), or `None`.
+    pub fn placement(name: &str) -> Option<TargetSize> {
+        PLACEMENTS
+            .iter()
+            .find(|(n, _, _)| *n == name)
+            .map(|&(n, width, height)| TargetSize {
+                placement: Some(n.to_owned()),
+                width,
+                height,
+                source_tree: None,
+            })
+    }
+
+    /// An explicit size, or why it cannot be laid out (a message that says what to change).
+    ///
+    /// # Errors
+    /// A side outside [`SIZE_SIDE`] or a shape outside [`MIN_ASPECT`]..=[`MAX_ASPECT`].
+    pub fn explicit(width: u32, height: u32) -> Result<TargetSize, String> {
+        if !SIZE_SIDE.contains(&width) || !SIZE_SIDE.contains(&height) {
+            return Err(format!(
+                "{width}×{height} has a side outside {}–{} pixels; give each side within it",
+                SIZE_SIDE.start(),
+                SIZE_SIDE.end()
+            ));
+        }
+        let aspect = f64::from(width) / f64::from(height);
+        if !(MIN_ASPECT..=MAX_ASPECT).contains(&aspect) {
+            return Err(format!(
+                "{width}×{height} is {aspect:.2}:1; sizes from 1:4 to 4:1 are supported (leaderboards such as 728×90 are not supported yet)"
+            ));
+        }
+        Ok(TargetSize {
+            placement: None,
+            width,
+            height,
+            source_tree: None,
+        })
+    }
+
+    /// Width ÷ height.
+    pub fn aspect(&self) -> f64 {
+        f64::from(self.width) / f64::from(self.height)
+    }
 }
 
 /// Inputs of [`Job::AnalyzeDesignTemplate`] and [`Job::RenderDesignTemplatePreview`].

@@ -223,6 +223,7 @@ fn an_ad_job_carries_its_brief_flat_on_the_wire_as_before_the_brief_was_a_type()
         reference_ad_url: "https://cdn.example.com/ref.png".into(),
         brief: brief(),
         template: None,
+        size: None,
     });
     let env = JobEnvelope::new(job);
     let value: Value = serde_json::from_str(&env.encode()).unwrap();

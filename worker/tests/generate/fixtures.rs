@@ -270,5 +270,6 @@ pub fn job(base: &str, ad_id: &str, reference: &str, editable: bool) -> Generate
             created_at: Some("2026-06-01T09:00:00.000Z".into()),
         },
         template: None,
+        size: None,
     }
 }

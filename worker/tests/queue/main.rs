@@ -155,6 +155,7 @@ pub fn job(ad_id: &str) -> Job {
             variant: None,
         },
         template: None,
+        size: None,
     })
 }
 

@@ -53,6 +53,7 @@ fn job(details: Value) -> GenerateAdJob {
             created_at: Some("2026-06-01T09:00:00.000Z".into()),
         },
         template: None,
+        size: None,
     }
 }
 

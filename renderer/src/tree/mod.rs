@@ -19,6 +19,7 @@ mod edit;
 mod model;
 pub mod node;
 mod normalise;
+mod place;
 mod text;
 mod values;
 
@@ -27,6 +28,7 @@ use std::collections::HashMap;
 pub use build::{NodeBuilder, TreeBuilder, paint};
 pub use edit::{ImageField, ImagePaint, PaintAt, PaintList, SLOT_NAMES, Slot, TreeDoc};
 pub use node::*;
+pub use place::Bounds;
 use serde::Serialize;
 use serde_json::Value;
 

@@ -319,6 +319,18 @@ impl GenerateAdHandler {
         let renderer = self.services.renderer.clone();
         let fetcher = self.services.fetcher.clone();
         let tree = blocking(move || preflight(&renderer, &fetcher, filled)).await??;
+        // A size of a campaign set: laid out again for its shape, as any sized ad.
+        let tree = match &job.size {
+            Some(size) => {
+                let logo = super::relayout::LogoContext {
+                    logos: logos.clone(),
+                    brand: job.brand.clone(),
+                    palette: inputs.palette.clone(),
+                };
+                self.relaid(tree, size, logo, progress).await?
+            }
+            None => tree,
+        };
         // The grounding rule, as on every ad.
         let stated =
             super::grounding::check_tree_from(tree.as_value(), &facts, &words.provenance())

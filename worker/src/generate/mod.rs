@@ -58,6 +58,7 @@ pub mod layouts;
 pub mod llm;
 pub mod logo;
 pub mod quality;
+pub mod relayout;
 pub mod slots;
 pub mod voice;
 
@@ -279,6 +280,9 @@ impl GenerateAdHandler {
         progress: &ProgressSink,
         fetched: &mut Vec<String>,
     ) -> Result<AdCompleted, JobError> {
+        if let Some(size) = job.size.as_ref().filter(|s| s.source_tree.is_some()) {
+            return self.resize(job, size, progress, fetched).await;
+        }
         if let Some(layout) = &job.template {
             return self
                 .generate_from_template(job, layout, progress, fetched)
@@ -471,6 +475,18 @@ impl GenerateAdHandler {
             }
         };
 
+        // A size of a campaign set: the checked ad laid out again for its shape.
+        let tree = match &job.size {
+            Some(size) => {
+                let logo = relayout::LogoContext {
+                    logos: logos.clone(),
+                    brand: job.brand.clone(),
+                    palette: inputs.palette.clone(),
+                };
+                self.relaid(tree, size, logo, progress).await?
+            }
+            None => tree,
+        };
         // The grounding rule, on every ad (the template writer only writes grounded words;
         // this is the guard that keeps it so). Each fact is credited to the input its words
         // were composed from.

@@ -75,6 +75,21 @@ pub fn check(
     bp: &Blueprint,
     logo: Option<&LogoMeasure>,
 ) -> Result<(), String> {
+    let want = bp.source_width.max(1) as f32 / bp.source_height.max(1) as f32;
+    check_shape(tree, report, want, logo)
+}
+
+/// [`check`] for an ad of aspect `want` (width ÷ height): a size of a campaign set is
+/// judged at its own shape, not its reference's.
+///
+/// # Errors
+/// The broken rule.
+pub fn check_shape(
+    tree: &Tree,
+    report: &RenderReport,
+    want: f32,
+    logo: Option<&LogoMeasure>,
+) -> Result<(), String> {
     for w in &report.warnings {
         match w {
             Warning::TextOverflow { node, .. } => {
@@ -89,7 +104,6 @@ pub fn check(
             _ => {}
         }
     }
-    let want = bp.source_width.max(1) as f32 / bp.source_height.max(1) as f32;
     let got = report.width.max(1) as f32 / report.height.max(1) as f32;
     if (got / want - 1.0).abs() > MAX_ASPECT_ERROR {
         return Err(format!(

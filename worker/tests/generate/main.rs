@@ -19,3 +19,4 @@ mod margins;
 mod pipeline;
 mod references;
 mod roles;
+mod sizes;

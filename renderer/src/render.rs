@@ -71,6 +71,9 @@ pub struct Renderer {
     spare: Mutex<Option<Vec<u8>>>,
     /// Decoded images kept between renders (off unless enabled).
     cache: Option<Mutex<image::ImageCache>>,
+    /// Whether `cache` is keyed by the images' bytes ([`Renderer::with_content_image_cache`])
+    /// rather than their URLs.
+    by_content: bool,
     fetcher: Arc<dyn ImageFetcher>,
     svg_options: resvg::usvg::Options<'static>,
     /// The GPU that draws the display list, when one was chosen.
@@ -176,6 +179,7 @@ impl Renderer {
             text: Mutex::new(TextEngine::new(&fonts)),
             spare: Mutex::new(None),
             cache: None,
+            by_content: false,
             fetcher,
             svg_options,
             gpu: None,
@@ -196,7 +200,27 @@ impl Renderer {
     /// decodes nothing. Off by default.
     pub fn with_image_cache(mut self, max_bytes: usize) -> Self {
         self.cache = Some(Mutex::new(image::ImageCache::new(max_bytes)));
+        self.by_content = false;
         self
+    }
+
+    /// Keeps up to `max_bytes` of decoded images between renders, keyed by their bytes
+    /// (with the URL): every render still fetches its images, but an image whose bytes were
+    /// decoded before is not decoded again, whatever the URL's content did in between. For
+    /// a worker: an ad's check renders and its full-size render decode its photo and logo
+    /// once, and a batch's ads of one product decode its photo once.
+    pub fn with_content_image_cache(mut self, max_bytes: usize) -> Self {
+        self.cache = Some(Mutex::new(image::ImageCache::new(max_bytes)));
+        self.by_content = true;
+        self
+    }
+
+    /// How many decoded images the cache holds (0 without one).
+    pub fn cached_images(&self) -> usize {
+        self.cache
+            .as_ref()
+            .and_then(|c| c.lock().ok().map(|c| c.len()))
+            .unwrap_or(0)
     }
 
     /// Draws the display list on `gpu` (see [`open_gpu`]); a render the GPU cannot draw is
@@ -215,6 +239,20 @@ impl Renderer {
         let Some(cache) = &self.cache else {
             return image::load_images(urls, self.fetcher.as_ref(), &self.svg_options);
         };
+        if self.by_content {
+            let decode = |url: &str, bytes: Vec<u8>| {
+                let key = image::content_key(url, &bytes);
+                if let Some(img) = cache.lock().ok().and_then(|mut c| c.get(&key)) {
+                    return Ok(img);
+                }
+                let img = Arc::new(image::decode(&bytes, &self.svg_options)?);
+                if let Ok(mut c) = cache.lock() {
+                    c.insert(&key, img.clone());
+                }
+                Ok(img)
+            };
+            return image::load_images_with(urls, self.fetcher.as_ref(), &decode);
+        }
         let mut out = image::ImageMap::new();
         let mut missing = Vec::new();
         if let Ok(mut c) = cache.lock() {

@@ -97,6 +97,21 @@ pub fn load_images(
     fetcher: &dyn ImageFetcher,
     svg_opts: &resvg::usvg::Options,
 ) -> ImageMap {
+    load_images_with(urls, fetcher, &|_, bytes| {
+        decode(&bytes, svg_opts).map(Arc::new)
+    })
+}
+
+/// A decoder given each image's URL and bytes (see [`load_images_with`]).
+pub type DecodeFn<'a> = dyn Fn(&str, Vec<u8>) -> Result<Arc<ImageSource>, String> + Sync + 'a;
+
+/// [`load_images`] with `decode` turning each URL's fetched bytes into an image (a cache
+/// keyed by the bytes decodes each distinct image once).
+pub fn load_images_with(
+    urls: &[String],
+    fetcher: &dyn ImageFetcher,
+    decode: &DecodeFn<'_>,
+) -> ImageMap {
     let results: Vec<(String, Result<Arc<ImageSource>, String>)> = std::thread::scope(|s| {
         let handles: Vec<_> = urls
             .chunks(urls.len().div_ceil(4).max(1))
@@ -104,15 +119,7 @@ pub fn load_images(
                 s.spawn(move || {
                     chunk
                         .iter()
-                        .map(|u| {
-                            (
-                                u.clone(),
-                                fetcher
-                                    .fetch(u)
-                                    .and_then(|b| decode(&b, svg_opts))
-                                    .map(Arc::new),
-                            )
-                        })
+                        .map(|u| (u.clone(), fetcher.fetch(u).and_then(|b| decode(u, b))))
                         .collect::<Vec<_>>()
                 })
             })
@@ -172,9 +179,21 @@ pub fn decode(bytes: &[u8], svg_opts: &resvg::usvg::Options) -> Result<ImageSour
         .ok_or_else(|| "bad image size".to_owned())
 }
 
+/// The key of an image in an [`ImageCache`] keyed by content: its URL, its length and a
+/// 64-bit SipHash of its bytes. Two different images at one URL with the same length and
+/// hash would be confused; only whoever serves the URL could make them, and they decide
+/// what it shows anyway.
+pub(crate) fn content_key(url: &str, bytes: &[u8]) -> String {
+    use std::hash::Hasher;
+    let mut h = std::hash::DefaultHasher::new();
+    h.write(bytes);
+    format!("{url}\u{0}{}:{:016x}", bytes.len(), h.finish())
+}
+
 /// Decoded images kept between renders, least recently used dropped first once `max_bytes`
-/// is exceeded. Only successes are kept; keys are URLs, so use it for immutable URLs (blob
-/// stores), not for URLs whose content changes.
+/// is exceeded. Only successes are kept; keys are URLs (use it for immutable URLs: blob
+/// stores) or [`content_key`]s (any URL: the bytes are fetched and hashed each time, only
+/// the decode is saved).
 #[derive(Debug)]
 pub(crate) struct ImageCache {
     max_bytes: usize,
@@ -191,6 +210,10 @@ impl ImageCache {
             tick: 0,
             entries: HashMap::new(),
         }
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        self.entries.len()
     }
 
     pub(crate) fn get(&mut self, url: &str) -> Option<Arc<ImageSource>> {

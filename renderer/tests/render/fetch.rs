@@ -186,3 +186,59 @@ fn image_cache_fetches_once_and_evicts_by_size() {
     uncached.render(&a, &opts).unwrap();
     assert_eq!(count(), 5);
 }
+
+/// Serves the PNG in its slot for every URL, counting fetches; the test swaps the slot.
+struct Swappable(std::sync::Mutex<Vec<u8>>, std::sync::atomic::AtomicUsize);
+
+impl ImageFetcher for Swappable {
+    fn fetch(&self, _url: &str) -> Result<Vec<u8>, String> {
+        self.1.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        Ok(self.0.lock().unwrap().clone())
+    }
+}
+
+fn solid_png(r: u8, g: u8, b: u8) -> Vec<u8> {
+    let mut p = tiny_skia::Pixmap::new(8, 8).unwrap();
+    p.fill(tiny_skia::Color::from_rgba8(r, g, b, 255));
+    p.encode_png().unwrap()
+}
+
+/// The cache keyed by content: every render fetches (the URL may change), an image whose
+/// bytes were seen is not decoded again (the cache holds one entry), and new bytes at the
+/// same URL are drawn, never the old image.
+#[test]
+fn content_image_cache_decodes_each_content_once_and_never_serves_stale_pixels() {
+    let json = r#"{"nodes":{"r":{"type":"FRAME","width":40,"height":40,"fills":[{"type":"IMAGE","imageFillUrl":"https://cdn.example.com/p.png"}]}}}"#;
+    let opts = RenderOptions {
+        width: Some(40),
+        encode_png: false,
+    };
+    let fetcher = Arc::new(Swappable(solid_png(255, 0, 0).into(), 0.into()));
+    let fetches = || fetcher.1.load(std::sync::atomic::Ordering::SeqCst);
+    let renderer =
+        Renderer::new(FontLibrary::bundled(), fetcher.clone()).with_content_image_cache(1 << 20);
+    let tree = Tree::parse(json).unwrap();
+    let centre = |p: &tiny_skia::Pixmap| {
+        let c = p.pixel(20, 20).unwrap();
+        (c.red(), c.green(), c.blue())
+    };
+    let first = renderer.render(&tree, &opts).unwrap().pixmap;
+    assert_eq!(centre(&first), (255, 0, 0));
+    assert_eq!(renderer.cached_images(), 1);
+    let again = renderer.render(&tree, &opts).unwrap().pixmap;
+    assert_eq!(first.data(), again.data());
+    assert_eq!(
+        (fetches(), renderer.cached_images()),
+        (2, 1),
+        "fetched, not decoded again"
+    );
+    *fetcher.0.lock().unwrap() = solid_png(0, 0, 255);
+    let swapped = renderer.render(&tree, &opts).unwrap().pixmap;
+    assert_eq!(
+        centre(&swapped),
+        (0, 0, 255),
+        "the URL's new bytes are drawn"
+    );
+    assert_eq!(renderer.cached_images(), 2);
+    assert_eq!(Renderer::with_defaults().cached_images(), 0);
+}

@@ -1,5 +1,5 @@
 //! What every pipeline of a render node uses, held once per process: the renderer (fonts,
-//! glyph caches, the GPU), the fetcher with its per-job shelf ([`fetch`]), the blob store,
+//! glyph caches, the GPU, decoded images by content), the fetcher with its per-job shelf ([`fetch`]), the blob store,
 //! the key that opens sealed tokens, the blocking-thread hand-off, the render within its
 //! budget, the check render and the timed full-size render ([`render`]), and the blob keys
 //! results are stored under.
@@ -47,6 +47,12 @@ pub const MAX_TREE_IMAGES: usize = 16;
 /// pixel), all of them together: the renderer holds every image of a tree at once while
 /// it draws, so without this a tree could name many large images and take gigabytes.
 pub const MAX_TREE_IMAGE_BYTES: u64 = 512 * 1024 * 1024;
+
+/// Most memory the renderer's decoded images may keep between renders
+/// ([`adforge_renderer::Renderer::with_content_image_cache`], keyed by the images' bytes): an
+/// ad's check renders and its 4K render decode its photo and logo once instead of once a
+/// render, and the ads of a batch that share a product decode its photo once.
+pub const DECODED_IMAGE_BYTES: usize = 192 * 1024 * 1024;
 
 /// Long edge of a design template's preview, in pixels.
 pub const PREVIEW_EDGE: u32 = 1080;
@@ -127,7 +133,11 @@ impl Services {
     ) -> Self {
         let allow_private = fetch_limits.allow_private;
         let fetcher = Arc::new(ShelfFetcher::new(fetch_limits).with_own_files(blobs.clone()));
-        let renderer = Arc::new(Renderer::new(fonts, fetcher.clone()).with_gpu(gpu));
+        let renderer = Arc::new(
+            Renderer::new(fonts, fetcher.clone())
+                .with_gpu(gpu)
+                .with_content_image_cache(DECODED_IMAGE_BYTES),
+        );
         Services {
             renderer,
             fetcher,

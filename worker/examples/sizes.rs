@@ -5,7 +5,7 @@
 //!   cargo run --release -p adforge-worker --example sizes -- --out DIR [--sheet sheet.png] [REFERENCE]
 //!   cargo run --release -p adforge-worker --example sizes -- --bench 5 [REFERENCE]
 //!
-//! The reference defaults to `assets/swipe-default/10-centered_product-4x5.png`; the product
+//! The reference defaults to `assets/swipe-default/15-split_text_left-4x5.png`; the product
 //! is `assets/samples/coffee.png` with facts (a price, a review, a stat, benefits). `--out`
 //! writes `DIR/<size>.png` (each 4K render, 1080 px on its long side) and the sheet (the
 //! sizes at one height, with their names). `--bench N` prints, for each size, the median over
@@ -160,7 +160,11 @@ fn sheet(pngs: &[(String, DynamicImage)]) -> RgbaImage {
     let mut out = RgbaImage::from_pixel(width, height, Rgba([236, 236, 232, 255]));
     let mut y = gap;
     for (row, h) in scaled.iter().zip(heights) {
-        let total: u32 = row.iter().map(|i| i.width() + gap).sum::<u32>() - gap;
+        let total: u32 = row
+            .iter()
+            .map(|i| i.width() + gap)
+            .sum::<u32>()
+            .saturating_sub(gap);
         let mut x = (width - total) / 2;
         for img in row {
             image::imageops::overlay(&mut out, &img.to_rgba8(), i64::from(x), i64::from(y));
@@ -189,7 +193,7 @@ async fn main() {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
     let reference = reference
         .map(std::path::PathBuf::from)
-        .unwrap_or_else(|| root.join("assets/swipe-default/10-centered_product-4x5.png"));
+        .unwrap_or_else(|| root.join("assets/swipe-default/15-split_text_left-4x5.png"));
     let dir = tempfile::tempdir().expect("a temporary folder");
     let blobs = Arc::new(LocalBlobStore::new(dir.path().into(), "http://blobs.sizes"));
     let store = blobs.clone() as Arc<dyn BlobStore>;

@@ -191,7 +191,9 @@ fn column(
         };
         for b in blocks {
             if let Some((bottom, size)) = prev {
-                let src_gap = (b.src_top - bottom).max(0.0) * t;
+                // The source's air, at most a line and a half of the larger type (a gap
+                // that held a picture in the source holds none here).
+                let src_gap = ((b.src_top - bottom).max(0.0) * t).min(1.5 * size.max(b.size));
                 y += src_gap
                     .max(0.45 * size.max(b.size))
                     .max(0.012 * canvas.w.max(canvas.h));

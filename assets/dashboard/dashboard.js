@@ -122,3 +122,38 @@
   }
   if (pending().length) window.setTimeout(poll, every);
 })();
+
+// A processing batch's page (issue 42): every 4 s the page is fetched again and each of its
+// `data-live` regions (counts, actions, the ads) is swapped for the new one, keeping the
+// focus where its element still exists; the status note says when the batch has ended. No
+// reload (a timed reload fails WCAG 2.2.1); without this script the note's "Refresh" link
+// does the same by hand.
+(function () {
+  var note = document.getElementById("live-note");
+  if (!note || !window.fetch || !window.DOMParser) return;
+  var every = 4000;
+  function poll() {
+    fetch(window.location.href, { credentials: "same-origin" }).then(function (r) {
+      if (!r.ok) throw new Error("HTTP " + r.status);
+      return r.text();
+    }).then(function (text) {
+      var doc = new DOMParser().parseFromString(text, "text/html");
+      var focused = document.activeElement && document.activeElement.id;
+      Array.prototype.forEach.call(document.querySelectorAll("[data-live]"), function (el) {
+        var fresh = doc.getElementById(el.id);
+        if (fresh && fresh.innerHTML !== el.innerHTML) el.innerHTML = fresh.innerHTML;
+      });
+      if (focused && document.activeElement !== document.getElementById(focused) &&
+          document.getElementById(focused)) document.getElementById(focused).focus();
+      if (doc.getElementById("live-note")) {
+        window.setTimeout(poll, every);
+      } else {
+        note.textContent = "The batch has ended: every ad is shown.";
+      }
+    }).catch(function () {
+      // The "Refresh" link stays; try again later.
+      window.setTimeout(poll, every * 4);
+    });
+  }
+  window.setTimeout(poll, every);
+})();

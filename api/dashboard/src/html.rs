@@ -59,6 +59,7 @@ pub fn when(ts: &str) -> String {
 /// Navigation entries: (path, label).
 const NAV: &[(&str, &str)] = &[
     ("/dashboard/ads", "Image ads"),
+    ("/dashboard/batches", "Batches"),
     ("/dashboard/swipe", "Swipe file"),
     ("/dashboard/packs", "Packs"),
     ("/dashboard/templates", "Templates"),

@@ -28,9 +28,13 @@
 //! - Image ads ([`ads`]) call the functions the `/v1/image-ads` and `/v1/images` handlers
 //!   call; a page showing a processing ad refreshes itself with `<meta http-equiv=refresh>`
 //!   every 4 seconds (no script), and pages with images allow their origin in `img-src`.
+//! - Batches ([`batches`]) call the functions the `/v1/image-ad-batches` handlers call; a
+//!   processing batch's page updates its counts and ads in place through `dashboard.js`
+//!   (no timed reload). An ad's page offers "Make other sizes" (`image_ads::resize`).
 //! - Figma ([`figma`]): connect, sync a frame, each synced ad's render beside Figma's.
 
 mod ads;
+mod batches;
 mod brands;
 mod cutouts;
 pub mod editor;
@@ -128,6 +132,7 @@ pub fn router<S: Clone + Send + Sync + 'static>(state: DashboardState) -> Router
         .route("/ads/{id}", get(ads::detail))
         .route("/ads/{id}/download", get(ads::download))
         .route("/ads/{id}/thumb", get(ads::thumb))
+        .route("/ads/{id}/sizes", post(ads::make_sizes))
         .route(
             "/ads/{id}/edit",
             get(editor::ad_page).post(ads::edit_submit),
@@ -146,6 +151,7 @@ pub fn router<S: Clone + Send + Sync + 'static>(state: DashboardState) -> Router
         .route("/billing", get(|| async { redirect("/dashboard/wallet") }))
         .route("/members", get(team::list).post(team::invite))
         .route("/org", post(team::switch_org))
+        .merge(batches::routes())
         .merge(swipe::routes())
         .merge(packs::routes())
         .merge(templates::routes())

@@ -1,4 +1,5 @@
-//! One ad's page: its current PNG, progress while processing, and every version.
+//! One ad's page: its current PNG, progress while processing, every version, and "Make
+//! other sizes" with the ad's set ([`super::sizes`]).
 
 use super::*;
 
@@ -42,13 +43,34 @@ fn version_card(ad_id: &str, v: &ImageAdVersion, current: bool) -> String {
     )
 }
 
-/// GET /dashboard/ads/{id}
+/// GET /dashboard/ads/{id} (`?sized=N` after "Make other sizes" made N ads).
 pub async fn detail(
     State(state): State<AppState>,
     me: SignedIn,
     Path(id): Path<String>,
+    uri: Uri,
 ) -> DashResult {
-    let m = &me.0;
+    let sized = query(&uri)
+        .get("sized")
+        .and_then(|n| n.parse::<usize>().ok());
+    let note = sized.map(|n| {
+        (
+            StatusCode::OK,
+            format!("{n} new sizes are being made; they appear under \"This ad's sizes\"."),
+        )
+    });
+    page(&state, &me.0, &id, note).await
+}
+
+/// The ad's page; `message` is a notice with the page's status (an error of the "Make other
+/// sizes" form when the status is not 200).
+pub(super) async fn page(
+    state: &AppState,
+    m: &SessionMember,
+    id: &str,
+    message: Option<(StatusCode, String)>,
+) -> DashResult {
+    let id = id.to_string();
     let ad = image_ads::get(&state.db, &state.jobs, &m.org_id, &id)
         .await
         .map_err(dash)?;
@@ -174,18 +196,30 @@ pub async fn detail(
     } else {
         String::new()
     };
-    let any_processing = processing || versions.iter().any(|v| v.status == "processing");
+    let (status, problem, flash) = match message {
+        Some((s, text)) if s == StatusCode::OK => {
+            (s, None, notice("ok", &format!("<p>{}</p>", esc(&text))))
+        }
+        Some((s, text)) => (s, Some(text), String::new()),
+        None => (StatusCode::OK, None, String::new()),
+    };
+    let mut set_urls = Vec::new();
+    let (sizes_html, set_processing) =
+        super::sizes::section(state, m, &ad, problem.as_deref(), &mut set_urls).await?;
+    urls.extend(set_urls.iter().map(String::as_str));
+    let any_processing =
+        processing || set_processing || versions.iter().any(|v| v.status == "processing");
     let body = format!(
-        r#"{note}<p><a href="/dashboard/ads">← All ads</a></p>
+        r#"{note}{flash}<p><a href="/dashboard/ads">← All ads</a></p>
 <div class="ad-detail"><div class="ad-main">{main}</div>
 <div><dl class="fields">{fields}</dl><p class="actions">{actions}</p></div></div>
-{versions_html}"#,
+{versions_html}{sizes_html}"#,
         note = refresh_note(any_processing),
     );
     let title = format!("Ad {}", ad.id);
     let origins = origins(urls.into_iter());
     Ok(html_with_images(
-        StatusCode::OK,
+        status,
         page_with_head(
             &title,
             Some(m),

@@ -56,7 +56,7 @@ fn dash(e: ApiError) -> DashError {
 }
 
 /// An API error as a message for the page, with its status; server errors stay errors.
-fn api_message(e: ApiError) -> Result<(StatusCode, String), DashError> {
+pub(crate) fn api_message(e: ApiError) -> Result<(StatusCode, String), DashError> {
     let status = e.code.status();
     if status.is_server_error() {
         return Err(DashError::Internal(format!("{:?}: {}", e.code, e.message)));
@@ -78,7 +78,7 @@ fn api_message(e: ApiError) -> Result<(StatusCode, String), DashError> {
     Ok((status, text))
 }
 
-fn status_label(s: &str) -> &str {
+pub(crate) fn status_label(s: &str) -> &str {
     match s {
         "processing" => "Processing",
         "completed" => "Completed",
@@ -88,7 +88,7 @@ fn status_label(s: &str) -> &str {
 }
 
 /// The progress bar and step of a processing ad.
-fn progress_html(ad: &ImageAd) -> String {
+pub(crate) fn progress_html(ad: &ImageAd) -> String {
     let (pct, msg) = ad
         .progress
         .as_ref()
@@ -136,6 +136,7 @@ mod detail;
 mod editor;
 mod files;
 mod gallery;
+mod sizes;
 
 pub use create::{create, create_form};
 pub use detail::detail;
@@ -143,6 +144,8 @@ pub(crate) use editor::{cannot_edit, editable};
 pub use editor::{edit_form, edit_submit};
 pub use files::{download, thumb};
 pub use gallery::gallery;
+pub(crate) use sizes::{placement_checks, size_label};
+pub use sizes::make_sizes;
 
 fn name_of<'a>(list: &'a Named, id: &str) -> Option<&'a str> {
     list.iter()
@@ -206,7 +209,7 @@ fn origin(u: &str) -> Option<String> {
 }
 
 /// The origins of the images a page shows, for its content policy.
-fn origins<'a>(urls: impl Iterator<Item = &'a str>) -> Vec<String> {
+pub(crate) fn origins<'a>(urls: impl Iterator<Item = &'a str>) -> Vec<String> {
     let mut seen = HashSet::new();
     let mut out = Vec::new();
     for u in urls {

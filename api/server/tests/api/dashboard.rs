@@ -86,14 +86,17 @@ impl Browser {
         }
     }
 
+    /// The `Cookie` header this browser sends (for a request whose body is not text).
+    pub(crate) fn cookie_header(&self) -> String {
+        let jar = self.jar.lock().unwrap();
+        jar.iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect::<Vec<_>>()
+            .join("; ")
+    }
+
     pub(crate) async fn send(&self, req: reqwest::RequestBuilder) -> Page {
-        let cookies = {
-            let jar = self.jar.lock().unwrap();
-            jar.iter()
-                .map(|(k, v)| format!("{k}={v}"))
-                .collect::<Vec<_>>()
-                .join("; ")
-        };
+        let cookies = self.cookie_header();
         let req = if cookies.is_empty() {
             req
         } else {

@@ -26,6 +26,7 @@ import urllib.request
 from playwright.sync_api import sync_playwright
 
 import a11y  # axe-core over every page (tests/browser/a11y.py)
+import batches  # the batch form and pages (tests/browser/batches.py)
 import editor  # the visual editor (tests/browser/editor.py)
 import library  # the swipe file and packs part (tests/browser/library.py)
 import swipe_live  # the swipe file while a design is analysed (tests/browser/swipe_live.py)
@@ -101,6 +102,7 @@ def main():
         run_visual_editor(base, org, data_dir)
         run_library(base, org, data_dir)
         run_swipe_live()
+        run_batches()
     finally:
         server.terminate()
         server.wait(timeout=30)
@@ -406,6 +408,16 @@ def run_swipe_live():
         browser = p.chromium.launch(executable_path=CHROMIUM, headless=True,
                                     args=["--no-sandbox", "--disable-gpu"])
         swipe_live.run_swipe_live(ADFORGE, admin, free_port, wait_for, _up, shoot, browser, PASSWORD)
+        browser.close()
+
+
+def run_batches():
+    """The batch form and pages, on a server of their own (tests/browser/batches.py)."""
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True,
+                                    args=["--no-sandbox", "--disable-gpu"])
+        batches.run_batches(ADFORGE, admin, free_port, wait_for, _up, shoot, browser, PASSWORD,
+                            api_call, api_upload, png, images_loaded)
         browser.close()
 
 

@@ -50,6 +50,8 @@ pub enum ErrorCode {
     DesignTemplateVersionNotFound,
     ImageAdNotFound,
     ImageAdVersionNotFound,
+    /// 404: the image ad batch does not exist or belongs to another organisation.
+    ImageAdBatchNotFound,
     /// 404: no such webhook endpoint in the organisation.
     WebhookEndpointNotFound,
     /// 404: no such event in the organisation.
@@ -118,6 +120,7 @@ impl ErrorCode {
             | DesignTemplateVersionNotFound
             | ImageAdNotFound
             | ImageAdVersionNotFound
+            | ImageAdBatchNotFound
             | WebhookEndpointNotFound
             | EventNotFound
             | SwipeFileNotFound

@@ -18,6 +18,7 @@ pub fn api_router() -> OpenApiRouter<AppState> {
         .merge(resources::audiences::router())
         .merge(resources::images::router())
         .merge(resources::image_ads::router())
+        .merge(resources::image_ad_batches::router())
         .merge(resources::search::router())
         .merge(resources::webhook_endpoints::router())
         .merge(resources::events::router())

@@ -26,6 +26,7 @@ const DESCRIPTION: &str = include_str!("description.md");
         (name = "product variants", description = "SKUs of a product and their images"),
         (name = "audiences", description = "Who a product's ads speak to"),
         (name = "images", description = "Uploaded assets with WebP thumbnails"),
+        (name = "image ad batches", description = "Many image ads in one request (products × layouts × sizes), their progress, cancel and one ZIP with a manifest"),
         (name = "search", description = "Global search across types"),
         (name = "webhooks", description = "Signed event deliveries, their endpoints and the event log"),
         (name = "swipe files", description = "Reference designs: uploads and subscribed data sources, embedded, classified and found by filtered vector search"),
@@ -412,6 +413,9 @@ pub fn with_webhooks(mut value: serde_json::Value) -> serde_json::Value {
             }
             "image_ad.failed" => {
                 "An image ad reached `failed`; `data.object.error` says why. Nothing was charged."
+            }
+            "image_ad_batch.completed" => {
+                "The last ad of an image ad batch ended (completed or failed); `data.object` is the batch with its final `status` (completed, failed when every ad failed, or cancelled), `counts` and `amount_charged`. Sent once per batch."
             }
             "design_template.completed" => {
                 "A design template reached `completed`: its analysis finished, or the preview of an edit was rendered; `data.object` is the template with its tree and `preview_url`."

@@ -9,6 +9,7 @@ pub mod design_templates;
 pub mod events;
 pub mod facts;
 pub mod files;
+pub mod image_ad_batches;
 pub mod image_ads;
 pub mod images;
 pub mod integrations;

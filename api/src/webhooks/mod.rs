@@ -36,6 +36,7 @@ use crate::error::ApiResult;
 pub const EVENT_TYPES: &[&str] = &[
     "image_ad.completed",
     "image_ad.failed",
+    "image_ad_batch.completed",
     "design_template.completed",
     "design_template.failed",
     "swipe_file.ready",
@@ -78,6 +79,7 @@ impl ToSchema for EventType {}
 pub struct EventData {
     /// The resource exactly as its GET returned it when the event happened (for
     /// `image_ad.*`: an image ad as GET /v1/image-ads/{id} returns it; for
+    /// `image_ad_batch.completed`: a batch as GET /v1/image-ad-batches/{id} returns it; for
     /// `design_template.*`: a design template as GET /v1/design-templates/{id} returns it; for
     /// `swipe_file.*`: a swipe file as GET /v1/swipe-files/{id} returns it).
     #[schema(schema_with = event_object_schema)]
@@ -88,6 +90,7 @@ pub struct EventData {
 fn event_object_schema() -> RefOr<Schema> {
     utoipa::openapi::schema::AnyOfBuilder::new()
         .item(utoipa::openapi::Ref::from_schema_name("ImageAd"))
+        .item(utoipa::openapi::Ref::from_schema_name("ImageAdBatch"))
         .item(utoipa::openapi::Ref::from_schema_name("DesignTemplate"))
         .item(utoipa::openapi::Ref::from_schema_name("SwipeFile"))
         .into()

@@ -276,6 +276,7 @@ pub async fn edit_submit(
     let update = ImageAdUpdate {
         current_json_tree: new_tree.clone(),
         change_summary: Some("Edited with the plain form".to_string()),
+        apply_to_siblings: false,
     };
     match image_ads::update(&state, &m.org_id, &id, &update).await {
         Ok(_) => {

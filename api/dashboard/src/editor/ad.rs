@@ -75,6 +75,7 @@ pub async fn save(
     let update = ImageAdUpdate {
         current_json_tree: body.tree,
         change_summary: body.change_summary,
+        apply_to_siblings: false,
     };
     image_ads::update(&state, &m.org_id, id, &update).await?;
     tracing::info!(ad_id = %id, profile_id = %m.profile_id, version = base + 1, "image ad saved from the editor");

@@ -37,6 +37,7 @@ mod figma_server;
 #[allow(dead_code)]
 mod flows;
 mod hardening;
+mod image_ad_sets;
 mod image_ads;
 mod images;
 mod isolation;

@@ -72,22 +72,7 @@ pub async fn create_ad_from_template(
     let row = load_row(&state.db.read, &caller.org_id, &id, Deletion::LiveOnly).await?;
     let body = body.parse()?;
     require_ready(&row, "make an ad")?;
-    let tree = row
-        .current_json_tree
-        .as_deref()
-        .and_then(|t| serde_json::from_str(t).ok())
-        .ok_or_else(|| ApiError::internal(format!("completed template {id} has no tree")))?;
-    let reference_colours: Vec<[u8; 3]> = row
-        .reference_colours
-        .as_deref()
-        .and_then(|c| serde_json::from_str(c).ok())
-        .unwrap_or_default();
-    let layout = TemplateLayout {
-        template_id: row.id.clone(),
-        json_tree_version: u32::try_from(row.json_tree_version).unwrap_or(u32::MAX),
-        json_tree: tree,
-        reference_colours,
-    };
+    let layout = layout_of(&row)?;
     let create = ImageAdCreate {
         reference_ad_url: row.reference_image_url.clone(),
         brand_id: body.brand_id,
@@ -109,4 +94,28 @@ pub async fn create_ad_from_template(
         axum::Json(body),
     )
         .into_response())
+}
+
+/// The layout an ad made from the completed template `row` carries in its job: the
+/// current tree and version, and the reference's colours (a batch of ads uses it too).
+///
+/// # Errors
+/// Internal when a completed template has no tree.
+pub(crate) fn layout_of(row: &super::TemplateRow) -> ApiResult<TemplateLayout> {
+    let tree = row
+        .current_json_tree
+        .as_deref()
+        .and_then(|t| serde_json::from_str(t).ok())
+        .ok_or_else(|| ApiError::internal(format!("completed template {} has no tree", row.id)))?;
+    let reference_colours: Vec<[u8; 3]> = row
+        .reference_colours
+        .as_deref()
+        .and_then(|c| serde_json::from_str(c).ok())
+        .unwrap_or_default();
+    Ok(TemplateLayout {
+        template_id: row.id.clone(),
+        json_tree_version: u32::try_from(row.json_tree_version).unwrap_or(u32::MAX),
+        json_tree: tree,
+        reference_colours,
+    })
 }

@@ -87,6 +87,7 @@ pub async fn completed(
         store::mark_charged(&mut tx, &c.ad_id, &now).await?;
     }
     record_ad_event(&mut tx, &ad.org_id, &c.ad_id, "image_ad.completed").await?;
+    crate::resources::image_ad_batches::apply::ad_ended(&mut tx, &c.ad_id).await?;
     tx.commit().await?;
     Ok(Some(Applied {
         kind: "image_ad",
@@ -119,6 +120,7 @@ pub async fn failed(db: &Db, f: &AdFailed) -> ApiResult<Option<Applied>> {
         crate::wallet::release(&mut tx, &ad.org_id, ad.price_cents, &f.ad_id).await?;
     }
     record_ad_event(&mut tx, &ad.org_id, &f.ad_id, "image_ad.failed").await?;
+    crate::resources::image_ad_batches::apply::ad_ended(&mut tx, &f.ad_id).await?;
     tx.commit().await?;
     Ok(Some(Applied {
         kind: "image_ad",

@@ -3,6 +3,9 @@
 //! caller can fix, the relations (brand, product, audience, variant: 404 or 422, in the
 //! spec's order of precedence) resolved into the job's payload and the reference URL (422
 //! REFERENCE_AD_URL_INVALID); then the wallet hold, the row and its job in one transaction.
+//! With `sizes`, the ad's siblings of a campaign set are made from the same prepared brief
+//! ([`PreparedAd::sibling`]) and written in the same transaction, after one check that
+//! the wallet holds them all ([`super::hold_all`]).
 
 use std::sync::Arc;
 
@@ -11,7 +14,7 @@ use adforge_worker::protocol::{
     Audience as JobAudience, Brand as JobBrand, Logo, Money, Product as JobProduct,
     Variant as JobVariant,
 };
-use adforge_worker::{AdBrief, GenerateAdJob, Job};
+use adforge_worker::{AdBrief, GenerateAdJob, Job, TargetSize};
 use serde_json::{Map, Value};
 
 use super::{ImageAd, ImageAdCreate, PROMPT_MAX, Progress, store};
@@ -21,12 +24,13 @@ use crate::jobs::Jobs;
 use crate::resources::common::{self, check_text};
 use crate::resources::{audiences, brands, images, products, variants};
 use crate::state::AppState;
+use crate::store::WriteTx;
 use crate::wallet;
 
 /// Creates an ad (the whole of POST /v1/image-ads after the scope check): validation,
 /// relations, the reference (not checked again for an ad made from a design template,
 /// whose worker does not read it), the hold, the row and its job. `template` lays the ad
-/// out with a design template's tree.
+/// out with a design template's tree; `size` lays it out again for another shape.
 ///
 /// # Errors
 /// Every error POST /v1/image-ads lists.
@@ -36,6 +40,88 @@ pub async fn create_from(
     body: &ImageAdCreate,
     template: Option<adforge_worker::TemplateLayout>,
 ) -> ApiResult<ImageAd> {
+    create_set(state, org_id, body, &[], template).await
+}
+
+/// [`create_from`] with the `sizes` of POST /v1/image-ads: the ad at its reference's
+/// shape, and one sibling of its campaign set per size ([`super::parse_sizes`]), written
+/// in one transaction once the wallet holds them all. Answers the first ad.
+///
+/// # Errors
+/// Every error POST /v1/image-ads lists.
+pub async fn create_set(
+    state: &AppState,
+    org_id: &str,
+    body: &ImageAdCreate,
+    sizes: &[Value],
+    template: Option<adforge_worker::TemplateLayout>,
+) -> ApiResult<ImageAd> {
+    let sizes = super::parse_sizes(sizes, false)?;
+    let mut ad = prepare(state, org_id, body, template, None).await?;
+    if !sizes.is_empty() {
+        ad.size_set_id = Some(ad.id.clone());
+    }
+    let siblings: Vec<PreparedAd> = sizes.into_iter().map(|s| ad.sibling(s)).collect();
+    let mut tx = state.db.begin_write_for(org_id).await?;
+    // One ad keeps its own 402 (the hold's); a set is refused whole, naming its total.
+    if !siblings.is_empty() {
+        super::hold_all(
+            &mut tx,
+            state,
+            org_id,
+            std::iter::once(&ad).chain(&siblings),
+        )
+        .await?;
+    }
+    let row = insert(&mut tx, state, org_id, &ad, None).await?;
+    for sibling in &siblings {
+        insert(&mut tx, state, org_id, sibling, None).await?;
+    }
+    tx.commit().await?;
+    Ok(row)
+}
+
+/// An ad checked and resolved by [`prepare`], not yet written: [`insert`] places its hold
+/// and writes its row and job. Callers that create many ads in one transaction (the sizes
+/// of a set, a batch) prepare each first, so nothing is written when one of them fails.
+#[derive(Clone)]
+pub struct PreparedAd {
+    /// The new ad's id (`ia_…`).
+    pub id: String,
+    /// `flat_image_ad` or `editable_image_ad`.
+    pub sku: &'static str,
+    /// The price held now and charged when the ad first completes.
+    pub price_cents: i64,
+    /// The job that makes it.
+    pub job: Job,
+    /// The campaign set the ad joins (the id of the set's first ad; the first ad names
+    /// itself), if any. [`prepare`] leaves it `None`.
+    pub size_set_id: Option<String>,
+    brand_id: String,
+    product_id: String,
+    audience_id: String,
+    product_variant_id: Option<String>,
+    reference_ad_url: String,
+    prompt: Option<String>,
+    editable: bool,
+    search_name: String,
+    source: Option<(String, i64)>,
+    now: String,
+}
+
+/// Checks and resolves a create without writing anything: validation, relations and the
+/// reference (skipped for an ad laid out by a design template, whose worker does not read
+/// it). `size` makes the ad at another shape than its reference's.
+///
+/// # Errors
+/// Every error POST /v1/image-ads lists but the wallet's.
+pub async fn prepare(
+    state: &AppState,
+    org_id: &str,
+    body: &ImageAdCreate,
+    template: Option<adforge_worker::TemplateLayout>,
+    size: Option<adforge_worker::TargetSize>,
+) -> ApiResult<PreparedAd> {
     let mut errors: Vec<FieldError> = Vec::new();
     let prompt = check_text("prompt", body.prompt.clone(), PROMPT_MAX, &mut errors);
     if body.reference_ad_url.len() > 2048 {
@@ -78,44 +164,184 @@ pub async fn create_from(
             created_at: Some(now.clone()),
         },
         template,
+        size,
     });
+    Ok(PreparedAd {
+        id,
+        sku,
+        price_cents: price,
+        job,
+        size_set_id: None,
+        brand_id: body.brand_id.clone(),
+        product_id: body.product_id.clone(),
+        audience_id: body.audience_id.clone(),
+        product_variant_id: body.product_variant_id.as_ref().map(|_| r.variant_id),
+        reference_ad_url: body.reference_ad_url.clone(),
+        prompt,
+        editable: body.editable,
+        search_name: r.search_name,
+        source,
+        now,
+    })
+}
+
+impl PreparedAd {
+    /// Another ad of this one's campaign set, laid out at `size`: a new id, the same
+    /// brief (the same creation time, so the same words), relations, price and set.
+    pub fn sibling(&self, size: TargetSize) -> PreparedAd {
+        let id = crate::ids::new_id("ia");
+        let mut job = self.job.clone();
+        if let Job::GenerateImageAd(j) = &mut job {
+            j.ad_id = id.clone();
+            j.size = Some(size);
+        }
+        PreparedAd {
+            id,
+            job,
+            ..self.clone()
+        }
+    }
+
+    /// The size of a set the ad is laid out for, as its row keeps it.
+    fn size(&self) -> Option<(Option<&str>, u32, u32)> {
+        match &self.job {
+            Job::GenerateImageAd(GenerateAdJob { size: Some(s), .. }) => {
+                Some((s.placement.as_deref(), s.width, s.height))
+            }
+            _ => None,
+        }
+    }
+}
+
+/// A resize of the completed ad `src` at `size` (which carries the source tree for an
+/// editable ad): `job` is the source's own generation job (replayed: the same brief and
+/// creation time), given a new id; the relations, SKU and price are the source's.
+pub(super) fn resized(
+    src: &store::ResizeSource,
+    mut job: GenerateAdJob,
+    size: TargetSize,
+    set_id: &str,
+) -> PreparedAd {
+    let id = crate::ids::new_id("ia");
+    job.ad_id.clone_from(&id);
+    job.version = 1;
+    job.size = Some(size);
+    let (sku, price_cents) = if src.editable {
+        ("editable_image_ad", wallet::EDITABLE_IMAGE_AD_CENTS)
+    } else {
+        ("flat_image_ad", wallet::FLAT_IMAGE_AD_CENTS)
+    };
+    PreparedAd {
+        id,
+        sku,
+        price_cents,
+        job: Job::GenerateImageAd(job),
+        size_set_id: Some(set_id.to_owned()),
+        brand_id: src.brand_id.clone(),
+        product_id: src.product_id.clone(),
+        audience_id: src.audience_id.clone(),
+        product_variant_id: src.product_variant_id.clone(),
+        reference_ad_url: src.reference_ad_url.clone(),
+        prompt: src.prompt.clone(),
+        editable: src.editable,
+        search_name: src.search_name.clone(),
+        source: src
+            .source_design_template_id
+            .clone()
+            .map(|t| (t, src.source_design_template_version.unwrap_or(1))),
+        now: crate::timestamp::now(),
+    }
+}
+
+/// The generation job of an ad whose stored job is no longer one (an edited or synced
+/// editable ad, resized from its tree): its relations resolved again (404/422 when one is
+/// gone), the brief dated at the ad's creation.
+///
+/// # Errors
+/// Those of the relations, as POST /v1/image-ads answers them.
+pub(super) async fn rebuilt_job(
+    state: &AppState,
+    org_id: &str,
+    src: &store::ResizeSource,
+) -> ApiResult<GenerateAdJob> {
+    let r = resolve_ids(
+        state,
+        org_id,
+        &src.brand_id,
+        &src.product_id,
+        &src.audience_id,
+        src.product_variant_id.as_deref(),
+    )
+    .await?;
+    Ok(GenerateAdJob {
+        ad_id: src.id.clone(),
+        org_id: org_id.to_owned(),
+        version: 1,
+        editable: src.editable,
+        reference_ad_url: src.reference_ad_url.clone(),
+        brief: AdBrief {
+            prompt: src.prompt.clone(),
+            brand: r.brand,
+            product: r.product,
+            audience: r.audience,
+            variant_image_urls: r.variant_image_urls,
+            variant: Some(r.variant),
+            created_at: Some(src.created_at.clone()),
+        },
+        template: None,
+        size: None,
+    })
+}
+
+/// Writes a [`prepare`]d ad in the caller's write transaction: the wallet hold for its
+/// price (402 when the available balance does not cover it), the `processing` row (in
+/// batch `batch_id` when given) and its job in the outbox, handed to the queue after the
+/// commit.
+///
+/// # Errors
+/// 402 INSUFFICIENT_BALANCE; database failures.
+pub async fn insert(
+    tx: &mut WriteTx,
+    state: &AppState,
+    org_id: &str,
+    ad: &PreparedAd,
+    batch_id: Option<&str>,
+) -> ApiResult<ImageAd> {
     let queued = Progress {
         step: "queued".into(),
         message: "Waiting for a worker".into(),
         percentage: 0,
     };
-    let mut tx = state.db.begin_write_for(org_id).await?;
-    wallet::hold(&mut tx, org_id, price, &id, &state.dashboard_url).await?;
+    wallet::hold(tx, org_id, ad.price_cents, &ad.id, &state.dashboard_url).await?;
     store::insert_ad(
-        &mut tx,
+        tx,
         &store::NewAd {
-            id: &id,
+            id: &ad.id,
             org_id,
-            brand_id: &body.brand_id,
-            product_id: &body.product_id,
-            audience_id: &body.audience_id,
-            product_variant_id: body
-                .product_variant_id
-                .as_ref()
-                .map(|_| r.variant_id.clone()),
-            reference_ad_url: &body.reference_ad_url,
-            prompt: prompt.as_deref(),
-            editable: body.editable,
-            sku,
-            price_cents: price,
+            brand_id: &ad.brand_id,
+            product_id: &ad.product_id,
+            audience_id: &ad.audience_id,
+            product_variant_id: ad.product_variant_id.clone(),
+            reference_ad_url: &ad.reference_ad_url,
+            prompt: ad.prompt.as_deref(),
+            editable: ad.editable,
+            sku: ad.sku,
+            price_cents: ad.price_cents,
             progress: &queued,
-            job: &job,
-            search_name: &r.search_name,
-            now: &now,
-            source,
+            job: &ad.job,
+            search_name: &ad.search_name,
+            now: &ad.now,
+            source: ad.source.clone(),
+            batch_id,
+            size: ad.size(),
+            size_set_id: ad.size_set_id.as_deref(),
         },
     )
     .await?;
-    Jobs::stage(&mut tx, &job).await?;
-    let row = store::load(&mut *tx, org_id, &id).await?;
+    Jobs::stage(tx, &ad.job).await?;
+    let row = store::load(&mut **tx, org_id, &ad.id).await?;
     let jobs = state.jobs.clone();
     tx.after_commit(move || jobs.kick());
-    tx.commit().await?;
     Ok(row.into_ad(None))
 }
 

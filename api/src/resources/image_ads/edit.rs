@@ -1,5 +1,7 @@
 //! Editing an editable ad ([`update`]: PATCH /v1/image-ads/{id} after the scope check; the
-//! web dashboard's editor calls it too): the new immutable version and its render job. And
+//! web dashboard's editor calls it too): the new immutable version and its render job,
+//! and with `apply_to_siblings` one for every other ad of its campaign set whose texts the
+//! edit changes ([`super::sets`]), all in one transaction. And
 //! the checks of an edited JSON tree, which design templates use too ([`validate_tree`]):
 //! its size, the renderer's own validation, and every image URL the render will read, by
 //! the same rules the worker's fetch applies. Pure CPU work apart from the existence of
@@ -59,6 +61,24 @@ pub async fn update(
         ));
     }
     let text = validate_saved_tree(state, tree).await?;
+    // The siblings' trees are made and checked before the write transaction (the checks
+    // read the blob store), then made again inside it: a sibling changed meanwhile is a
+    // conflict, not an edit of a tree nobody checked.
+    let planned = {
+        let mut conn = state.db.read.acquire().await?;
+        siblings_of(org_id, id, body, &mut conn).await?
+    };
+    let siblings = match planned {
+        Some(siblings) => {
+            let mut checked = Vec::with_capacity(siblings.len());
+            for (sibling, sibling_tree) in siblings {
+                let text = validate_saved_tree(state, &sibling_tree).await?;
+                checked.push((sibling, sibling_tree, text));
+            }
+            checked
+        }
+        None => Vec::new(),
+    };
     let mut tx = state.db.begin_write_for(org_id).await?;
     let row = store::load(&mut *tx, org_id, id).await?;
     if row.status != "completed" {
@@ -70,7 +90,103 @@ pub async fn update(
             ),
         ));
     }
-    let version = row.current_version + 1;
+    if body.apply_to_siblings {
+        let again = siblings_of(org_id, id, body, &mut tx)
+            .await?
+            .unwrap_or_default();
+        let same = again.len() == siblings.len()
+            && again
+                .iter()
+                .zip(&siblings)
+                .all(|(a, b)| a.0 == b.0 && a.1 == b.1);
+        if !same {
+            return Err(ApiError::new(
+                ErrorCode::Conflict,
+                format!(
+                    "Ads of the set of `{id}` changed while this edit was checked; send it again"
+                ),
+            ));
+        }
+    }
+    let sibling_summary = summary
+        .clone()
+        .unwrap_or_else(|| format!("Text edit applied from {id}"));
+    for (sibling, sibling_tree, text) in &siblings {
+        let current = store::load(&mut *tx, org_id, sibling)
+            .await?
+            .current_version;
+        new_version(
+            &mut tx,
+            org_id,
+            sibling,
+            current + 1,
+            sibling_tree,
+            text,
+            Some(sibling_summary.as_str()),
+        )
+        .await?;
+    }
+    new_version(
+        &mut tx,
+        org_id,
+        id,
+        row.current_version + 1,
+        tree,
+        &text,
+        summary.as_deref(),
+    )
+    .await?;
+    let row = store::load(&mut *tx, org_id, id).await?;
+    let jobs = state.jobs.clone();
+    tx.after_commit(move || jobs.kick());
+    tx.commit().await?;
+    Ok(row.into_ad(None))
+}
+
+/// With `apply_to_siblings`, the trees the edit gives the other ads of the ad's set
+/// ([`super::sets::siblings_edit`]), read on `conn`; `None` without it.
+///
+/// # Errors
+/// 400 VALIDATION_ERROR when the ad is in no set; those of `siblings_edit`.
+async fn siblings_of(
+    org_id: &str,
+    id: &str,
+    body: &ImageAdUpdate,
+    conn: &mut sqlx::AnyConnection,
+) -> ApiResult<Option<Vec<(String, Value)>>> {
+    if !body.apply_to_siblings {
+        return Ok(None);
+    }
+    let row = store::load(&mut *conn, org_id, id).await?;
+    let Some(set_id) = row.size_set_id.as_deref() else {
+        return Err(ApiError::field(
+            "apply_to_siblings",
+            format!(
+                "image ad `{id}` is in no campaign set (its size_set_id is null); send the edit without apply_to_siblings, or make other sizes with POST /v1/image-ads/{id}/resize first"
+            ),
+        ));
+    };
+    let current: Value = row
+        .current_json_tree
+        .as_deref()
+        .and_then(|t| serde_json::from_str(t).ok())
+        .unwrap_or(Value::Null);
+    super::sets::siblings_edit(conn, org_id, id, set_id, &current, &body.current_json_tree)
+        .await
+        .map(Some)
+}
+
+/// Writes version `version` of ad `id` (`processing`, tree `tree` whose stored text is
+/// `text`) and stages its render job, in the caller's transaction.
+async fn new_version(
+    tx: &mut crate::store::WriteTx,
+    org_id: &str,
+    id: &str,
+    version: i64,
+    tree: &Value,
+    text: &str,
+    summary: Option<&str>,
+) -> ApiResult<()> {
     let version_id = crate::ids::new_id("iav");
     let job = Job::RenderImageAdVersion(RerenderJob {
         ad_id: id.to_owned(),
@@ -86,26 +202,22 @@ pub async fn update(
         percentage: 0,
     };
     store::start_version(
-        &mut tx,
+        tx,
         &store::NewVersion {
             version_id: &version_id,
             ad_id: id,
             org_id,
             version,
-            tree: &text,
-            change_summary: summary.as_deref(),
+            tree: text,
+            change_summary: summary,
             progress: &queued,
             job: &job,
             now: &now,
         },
     )
     .await?;
-    Jobs::stage(&mut tx, &job).await?;
-    let row = store::load(&mut *tx, org_id, id).await?;
-    let jobs = state.jobs.clone();
-    tx.after_commit(move || jobs.kick());
-    tx.commit().await?;
-    Ok(row.into_ad(None))
+    Jobs::stage(tx, &job).await?;
+    Ok(())
 }
 
 /// An edited tree that passed [`checked_tree`]: its text as stored, and as the renderer

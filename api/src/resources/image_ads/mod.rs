@@ -11,12 +11,16 @@
 //! shares (`get`, `list_page`); [`store`] holds every SQL statement of the resource;
 //! [`create`] the checks and writes of a create (`create_from`); [`edit`] those of an edit
 //! (`update`) and the checks of an edited JSON tree; [`versions`] the versions of an
-//! editable ad, read by id or by number.
+//! editable ad, read by id or by number; [`sets`] campaign sets (issue 42): the `sizes`
+//! of a request, a create with siblings, and an edit applied to them; [`resize`] the
+//! remake of a completed ad at other sizes.
 
 pub mod apply;
 mod create;
 mod edit;
 pub mod renditions;
+mod resize;
+mod sets;
 mod store;
 pub mod sync;
 mod versions;
@@ -25,9 +29,11 @@ mod versions;
 pub use adforge_worker::protocol::{
     CopyReport, FactSource as CopyFact, Refusal as CopyRefusal, SlotReport as CopySlot,
 };
-pub use create::create_from;
+pub use create::{PreparedAd, create_from, create_set, insert, prepare};
 pub use edit::MAX_TREE_BYTES;
 pub use edit::{CheckedTree, checked_tree, update, validate_saved_tree, validate_tree};
+pub use resize::{ImageAdResize, resize};
+pub use sets::{ExplicitSize, ImageAdSize, MAX_SIZES, SizeRequest, hold_all, parse_sizes};
 pub use versions::{ImageAdVersion, versions};
 
 use axum::extract::State;
@@ -56,6 +62,7 @@ pub fn router() -> OpenApiRouter<AppState> {
         .routes(routes!(get_ad, update_ad, delete_ad))
         .routes(routes!(versions::list_versions))
         .routes(routes!(versions::get_version))
+        .routes(routes!(resize::resize_ad))
         .routes(routes!(sync::sync_ads))
 }
 
@@ -150,6 +157,14 @@ pub struct ImageAd {
     /// completed (and for ads completed before copy reports existed).
     pub copy: Option<CopyReport>,
     pub batch_id: Option<String>,
+    /// The size this ad was laid out for, when it is one of a campaign set's sizes (made
+    /// with `sizes` on create or with POST /v1/image-ads/{id}/resize); null for an ad at
+    /// its reference's (or design template's) own shape.
+    pub size: Option<ImageAdSize>,
+    /// The campaign set this ad belongs to: the id of the set's first ad (which names
+    /// itself); null for an ad in no set. The set's ads are
+    /// `GET /v1/image-ads?size_set_id={size_set_id}`.
+    pub size_set_id: Option<String>,
     pub created_at: String,
     pub completed_at: Option<String>,
 }
@@ -190,8 +205,9 @@ async fn present(jobs: &Jobs, row: AdRow) -> ImageAd {
     row.into_ad(live)
 }
 
-/// Body of POST /v1/image-ads.
-#[derive(Deserialize, ToSchema)]
+/// What POST /v1/image-ads creates, without `sizes` (design templates and the dashboard
+/// create with it too).
+#[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ImageAdCreate {
     /// A publicly reachable PNG, JPEG or WebP: the composition to follow. A file of this
@@ -210,24 +226,80 @@ pub struct ImageAdCreate {
     /// Use this variant's images; default: the product's oldest active variant with images.
     pub product_variant_id: Option<String>,
     /// Free-form creative direction, at most 2,000 characters.
+    pub prompt: Option<String>,
+}
+
+/// Body of POST /v1/image-ads: an [`ImageAdCreate`] and its `sizes`. (A type of its own
+/// because `ImageAdCreate` is built by other creates too, which take no sizes.)
+#[derive(Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+#[schema(as = ImageAdCreate)]
+pub struct ImageAdCreateBody {
+    /// A publicly reachable PNG, JPEG or WebP: the composition to follow. A file of this
+    /// server (an image's `src`) is read from its store and must be given exactly as
+    /// returned: no user info, query, fragment or `..` (else 422 REFERENCE_AD_URL_INVALID
+    /// saying what to change).
+    pub reference_ad_url: String,
+    pub brand_id: String,
+    /// Must belong to `brand_id` (else 422 PRODUCT_BRAND_MISMATCH).
+    pub product_id: String,
+    /// Must belong to `product_id` (else 422 AUDIENCE_PRODUCT_MISMATCH).
+    pub audience_id: String,
+    /// `true` for the editable SKU ($4.00: PNG + JSON tree); default `false` ($1.00).
+    #[serde(default)]
+    pub editable: bool,
+    /// Use this variant's images; default: the product's oldest active variant with images.
+    pub product_variant_id: Option<String>,
+    /// Free-form creative direction, at most 2,000 characters.
     #[schema(schema_with = prompt_schema)]
     pub prompt: Option<String>,
+    /// Other sizes to make besides the ad itself (at most 10, each once): each is a
+    /// sibling of the ad in one campaign set, with the same brief, laid out again for its
+    /// shape and charged as an ad of its own. Each item is a named placement (`1:1`,
+    /// `4:5`, `9:16`, `1.91:1`, `2:3`, `16:9`, `300x250`, `336x280`, `300x600`,
+    /// `160x600`, `970x250`), `"WIDTHxHEIGHT"`, or `{"width", "height"}` (100–7680 px a
+    /// side, from 1:4 to 4:1). The response is the first ad; its siblings are
+    /// `GET /v1/image-ads?size_set_id={id}`.
+    #[serde(default)]
+    #[schema(value_type = Option<Vec<SizeRequest>>, max_items = 10)]
+    pub sizes: Option<Vec<Value>>,
+}
+
+impl ImageAdCreateBody {
+    /// The create and its sizes.
+    pub fn split(self) -> (ImageAdCreate, Vec<Value>) {
+        (
+            ImageAdCreate {
+                reference_ad_url: self.reference_ad_url,
+                brand_id: self.brand_id,
+                product_id: self.product_id,
+                audience_id: self.audience_id,
+                editable: self.editable,
+                product_variant_id: self.product_variant_id,
+                prompt: self.prompt,
+            },
+            self.sizes.unwrap_or_default(),
+        )
+    }
 }
 
 /// Create an image ad
 ///
-/// Checks run in this order: the four ids exist (404), product ∈ brand and audience ∈
-/// product (422), the product has a variant with images (422), the reference URL is a
-/// reachable image (422), the wallet's available balance covers the price (402). Then the
-/// ad is created `processing` with a hold for its price and generation starts; poll
-/// GET /v1/image-ads/{id}. The price is charged once, when the ad first completes;
-/// nothing is charged if it fails.
-#[utoipa::path(post, path = "/v1/image-ads", tag = "image ads", request_body = ImageAdCreate,
+/// Checks run in this order: the body and its `sizes` (400), the four ids exist (404),
+/// product ∈ brand and audience ∈ product (422), the product has a variant with images
+/// (422), the reference URL is a reachable image (422), the wallet's available balance
+/// covers the price (402; with `sizes`, the price of every ad of the set, else nothing is
+/// created). Then the ad is created `processing` with a hold for its price and generation
+/// starts; poll GET /v1/image-ads/{id}. The price is charged once, when the ad first
+/// completes; nothing is charged if it fails. With `sizes`, the ad's siblings are created
+/// in the same transaction, one hold each; the ad's `size_set_id` is its own id and the
+/// set is `GET /v1/image-ads?size_set_id={id}`.
+#[utoipa::path(post, path = "/v1/image-ads", tag = "image ads", request_body = ImageAdCreateBody,
     params(("Idempotency-Key" = Option<String>, Header, description = "Makes a retry safe")),
     responses(
         (status = 202, description = "Accepted; the ad is processing", body = Envelope<ImageAd>),
-        (status = 400, description = "VALIDATION_ERROR", body = crate::error::ErrorBody),
-        (status = 402, description = "INSUFFICIENT_BALANCE: the message carries the top-up link and the amounts", body = crate::error::ErrorBody),
+        (status = 400, description = "VALIDATION_ERROR (a bad size names `sizes[i]`)", body = crate::error::ErrorBody),
+        (status = 402, description = "INSUFFICIENT_BALANCE: the message carries the top-up link and the amounts (with `sizes`, the whole set's)", body = crate::error::ErrorBody),
         (status = 404, description = "BRAND_NOT_FOUND, PRODUCT_NOT_FOUND, AUDIENCE_NOT_FOUND, PRODUCT_VARIANT_NOT_FOUND", body = crate::error::ErrorBody),
         (status = 422, description = "PRODUCT_BRAND_MISMATCH, AUDIENCE_PRODUCT_MISMATCH, PRODUCT_VARIANT_NO_IMAGES, REFERENCE_AD_URL_INVALID", body = crate::error::ErrorBody),
     ),
@@ -235,11 +307,11 @@ pub struct ImageAdCreate {
 async fn create_ad(
     State(state): State<AppState>,
     Auth(caller): Auth,
-    body: JsonBody<ImageAdCreate>,
+    body: JsonBody<ImageAdCreateBody>,
 ) -> ApiResult<Response> {
     caller.require(Scope::ImageAdsWrite)?;
-    let body = body.parse()?;
-    let ad = create_from(&state, &caller.org_id, &body, None).await?;
+    let (body, sizes) = body.parse()?.split();
+    let ad = create::create_set(&state, &caller.org_id, &body, &sizes, None).await?;
     let body = Envelope {
         data: ad,
         meta: Meta::current(),
@@ -297,6 +369,7 @@ const SKUS: [&str; 2] = ["flat_image_ad", "editable_image_ad"];
         ("product_variant_id" = Option<String>, Query, description = "Comma-separated"),
         ("reference_ad_url" = Option<String>, Query, description = "Exact URL"),
         ("batch_id" = Option<String>, Query, description = "Comma-separated"),
+        ("size_set_id" = Option<String>, Query, description = "Comma-separated ia_ ids of sets' first ads: the ads of those campaign sets"),
         ("editable" = Option<bool>, Query, description = "true or false"),
         ("sku_code" = Option<String>, Query, pattern = r"^\s*(flat_image_ad|editable_image_ad)?\s*(,\s*(flat_image_ad|editable_image_ad)?\s*)*$", description = "Comma-separated among flat_image_ad, editable_image_ad"),
         ("search" = Option<String>, Query, max_length = 200, description = "Ad id or product name"),
@@ -332,6 +405,8 @@ pub struct ImageAdFilter {
     pub product_id: Option<Vec<String>>,
     pub product_variant_id: Option<Vec<String>>,
     pub batch_id: Option<Vec<String>>,
+    /// The campaign sets (their first ads' ids).
+    pub size_set_id: Option<Vec<String>>,
     /// Among the SKU codes of the price list.
     pub sku_code: Option<Vec<String>>,
     pub reference_ad_url: Option<String>,
@@ -350,6 +425,7 @@ impl ImageAdFilter {
             ("product_id", &mut filter.product_id),
             ("product_variant_id", &mut filter.product_variant_id),
             ("batch_id", &mut filter.batch_id),
+            ("size_set_id", &mut filter.size_set_id),
             ("sku_code", &mut filter.sku_code),
         ] {
             *slot = q.csv(param);
@@ -414,6 +490,7 @@ pub async fn list(
         product_id: filter.product_id.clone(),
         product_variant_id: filter.product_variant_id.clone(),
         batch_id: filter.batch_id.clone(),
+        size_set_id: filter.size_set_id.clone(),
         sku_code: filter.sku_code.clone(),
         reference_ad_url: filter.reference_ad_url.clone(),
         editable: filter.editable,
@@ -455,6 +532,15 @@ pub struct ImageAdUpdate {
     #[serde(default)]
     #[schema(schema_with = super::design_templates::change_summary_schema)]
     pub change_summary: Option<String>,
+    /// `true`: the edit's text changes (each TEXT node whose `characters` differ from the
+    /// current version's, by node id, as node ids are the same in every size of a set)
+    /// are applied to every other ad of the ad's campaign set too, each as a new version of
+    /// its own (its own checks and re-render). Every sibling must be editable (else 422
+    /// IMAGE_AD_NOT_EDITABLE naming the flat ones) and completed (else 422
+    /// IMAGE_AD_NOT_COMPLETED naming the others); the ad must be in a set (else 400).
+    /// Nothing is written unless every version can be. Default `false`.
+    #[serde(default)]
+    pub apply_to_siblings: bool,
 }
 
 /// Edit an editable image ad
@@ -466,15 +552,18 @@ pub struct ImageAdUpdate {
 /// covers its edits. A re-render never completes without an image the tree asks for: an
 /// image that cannot be fetched or decoded ends the ad `failed` with `PIPELINE_ERROR`, the
 /// image's URL and the reason in `error.message` (transient fetch failures are retried
-/// first).
+/// first). With `apply_to_siblings: true`, the edit's text changes (by node id) also
+/// become a new version of every other ad of the ad's campaign set (`size_set_id`) whose
+/// texts they change, in the same transaction; list the set to follow their re-renders.
 #[utoipa::path(patch, path = "/v1/image-ads/{id}", tag = "image ads", request_body = ImageAdUpdate,
     params(("id" = String, Path, description = "ia_…"),
         ("Idempotency-Key" = Option<String>, Header, description = "Makes a retry safe")),
     responses(
         (status = 200, description = "The ad, processing the new version", body = Envelope<ImageAd>),
-        (status = 400, description = "VALIDATION_ERROR (naming the node and field of an invalid tree)", body = crate::error::ErrorBody),
+        (status = 400, description = "VALIDATION_ERROR (naming the node and field of an invalid tree; `apply_to_siblings` for an ad in no set)", body = crate::error::ErrorBody),
         (status = 404, description = "IMAGE_AD_NOT_FOUND", body = crate::error::ErrorBody),
-        (status = 422, description = "IMAGE_AD_NOT_COMPLETED, IMAGE_AD_NOT_EDITABLE", body = crate::error::ErrorBody),
+        (status = 409, description = "CONFLICT: with apply_to_siblings, an ad of the set changed while the edit was checked", body = crate::error::ErrorBody),
+        (status = 422, description = "IMAGE_AD_NOT_COMPLETED, IMAGE_AD_NOT_EDITABLE (with apply_to_siblings, also for a sibling, naming it)", body = crate::error::ErrorBody),
     ),
     security(("api_key" = ["image_ads:write"])))]
 async fn update_ad(

@@ -11,12 +11,15 @@ use adforge_worker::Job;
 use serde_json::Value;
 use sqlx::{AnyConnection, FromRow};
 
-use super::{AdError, ImageAd, ImageAdVersion, Progress, SourceDesignTemplate};
+use super::{AdError, ImageAd, ImageAdSize, ImageAdVersion, Progress, SourceDesignTemplate};
 use crate::error::{ApiResult, ErrorCode};
 use crate::http::envelope::Page;
 use crate::resources::common::Table;
 use crate::store::Db;
 use crate::store::list::{Bind, Condition, ListParams, ListQuery};
+
+mod sets;
+pub(super) use sets::{ResizeSource, SetMember, join_set, resize_source, set_members};
 
 /// A row of `image_ads` as every read selects it ([`COLUMNS`]).
 #[derive(FromRow)]
@@ -40,7 +43,7 @@ pub(super) struct AdRow {
     image_url: Option<String>,
     width: Option<i64>,
     height: Option<i64>,
-    current_json_tree: Option<String>,
+    pub current_json_tree: Option<String>,
     pub current_version: i64,
     figma_render_url: Option<String>,
     initial_figma_render_url: Option<String>,
@@ -52,6 +55,10 @@ pub(super) struct AdRow {
     duration_ms: Option<i64>,
     copy_report: Option<String>,
     batch_id: Option<String>,
+    size_placement: Option<String>,
+    size_width: Option<i64>,
+    size_height: Option<i64>,
+    pub size_set_id: Option<String>,
     created_at: String,
     completed_at: Option<String>,
 }
@@ -60,7 +67,8 @@ const COLUMNS: &str = "t.id, t.reference_ad_url, t.brand_id, t.product_id, t.aud
     t.source_design_template_id, t.source_design_template_version, t.product_variant_id, t.prompt, t.options, t.editable, t.sku_code, t.status, t.progress, t.image_url, t.width, \
     t.height, t.current_json_tree, t.current_version, t.figma_render_url, t.initial_figma_render_url, \
     t.figma_file_key, t.figma_node_id, t.figma_sync, t.error_code, \
-    t.error_message, t.duration_ms, t.copy_report, t.batch_id, t.created_at, t.completed_at";
+    t.error_message, t.duration_ms, t.copy_report, t.batch_id, t.size_placement, t.size_width, t.size_height, \
+    t.size_set_id, t.created_at, t.completed_at";
 
 impl AdRow {
     /// The ad as the API shows it; `live` is the queue's progress, shown while processing.
@@ -119,6 +127,15 @@ impl AdRow {
             duration_ms: self.duration_ms,
             copy: self.copy_report.and_then(|s| serde_json::from_str(&s).ok()),
             batch_id: self.batch_id,
+            size: match (self.size_width, self.size_height) {
+                (Some(width), Some(height)) => Some(ImageAdSize {
+                    placement: self.size_placement,
+                    width,
+                    height,
+                }),
+                _ => None,
+            },
+            size_set_id: self.size_set_id,
             created_at: self.created_at,
             completed_at: self.completed_at,
         }
@@ -173,6 +190,12 @@ pub(super) struct NewAd<'a> {
     pub now: &'a str,
     /// The design template (id, tree version) that laid the ad out.
     pub source: Option<(String, i64)>,
+    /// The batch the ad was made in (`iab_…`), if any.
+    pub batch_id: Option<&'a str>,
+    /// The size of a campaign set the ad is laid out for: (placement, width, height).
+    pub size: Option<(Option<&'a str>, u32, u32)>,
+    /// The campaign set (its first ad's id), if any.
+    pub size_set_id: Option<&'a str>,
 }
 
 /// Inserts a new ad.
@@ -183,8 +206,8 @@ pub(super) async fn insert_ad(conn: &mut AnyConnection, ad: &NewAd<'_>) -> ApiRe
     crate::store::query(
         "INSERT INTO image_ads (id, org_id, brand_id, product_id, audience_id, product_variant_id, reference_ad_url, prompt, \
          editable, sku_code, price_cents, status, progress, current_version, job, search_name, created_at, updated_at, \
-         source_design_template_id, source_design_template_version) \
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'processing', ?, 1, ?, ?, ?, ?, ?, ?)",
+         source_design_template_id, source_design_template_version, batch_id, size_placement, size_width, size_height, \
+         size_set_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'processing', ?, 1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
     )
     .bind(ad.id)
     .bind(ad.org_id)
@@ -204,6 +227,11 @@ pub(super) async fn insert_ad(conn: &mut AnyConnection, ad: &NewAd<'_>) -> ApiRe
     .bind(ad.now)
     .bind(ad.source.as_ref().map(|s| s.0.clone()))
     .bind(ad.source.as_ref().map(|s| s.1))
+    .bind(ad.batch_id)
+    .bind(ad.size.and_then(|s| s.0))
+    .bind(ad.size.map(|s| i64::from(s.1)))
+    .bind(ad.size.map(|s| i64::from(s.2)))
+    .bind(ad.size_set_id)
     .execute(conn)
     .await?;
     Ok(())
@@ -335,6 +363,7 @@ pub(super) struct ListFilter {
     pub product_id: Option<Vec<String>>,
     pub product_variant_id: Option<Vec<String>>,
     pub batch_id: Option<Vec<String>>,
+    pub size_set_id: Option<Vec<String>>,
     pub sku_code: Option<Vec<String>>,
     pub reference_ad_url: Option<String>,
     pub editable: Option<bool>,
@@ -359,6 +388,7 @@ pub(super) async fn list(
         (&filter.product_id, "t.product_id", None),
         (&filter.product_variant_id, "t.product_variant_id", None),
         (&filter.batch_id, "t.batch_id", None),
+        (&filter.size_set_id, "t.size_set_id", None),
         (&filter.sku_code, "t.sku_code", None),
     ] {
         if let Some(values) = values {

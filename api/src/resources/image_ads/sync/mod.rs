@@ -282,6 +282,9 @@ pub async fn sync_new(state: &AppState, org_id: &str, body: &ImageAdSync) -> Api
             search_name: &r.search_name,
             now: &now,
             source: None,
+            batch_id: None,
+            size: None,
+            size_set_id: None,
         },
     )
     .await?;

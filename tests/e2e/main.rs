@@ -42,6 +42,7 @@ mod moto;
 #[allow(dead_code)]
 mod postgres;
 
+mod batches;
 mod budgets;
 mod clean_start;
 mod cluster;

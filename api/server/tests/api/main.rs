@@ -13,6 +13,7 @@ mod support;
 mod stress_trees;
 
 mod auth;
+mod batches;
 mod blob_store;
 mod copy_facts;
 mod cutouts;

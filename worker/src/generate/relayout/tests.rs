@@ -60,7 +60,7 @@ fn each_shape_gets_its_arrangement_and_keeps_ids_words_and_the_ground() {
         let r = relayout(&renderer, &src, &s).unwrap_or_else(|e| panic!("{name}: {e}"));
         assert_eq!(r.arrangement, want, "{name}");
         let (w, h) = design_size(&r.tree).unwrap();
-        assert!((w / h - s.aspect()).abs() < 1e-6, "{name}: {w}x{h}");
+        assert!((w / h - s.aspect()).abs() < 1e-4, "{name}: {w}x{h}");
         assert_eq!(w.max(h), 1350.0, "{name}: the long side is kept");
         // Same ids, same words.
         let (a, b) = (TreeDoc::new(&src), TreeDoc::new(&r.tree));
@@ -151,7 +151,7 @@ fn the_floor_follows_the_short_side_and_the_placements_pixels() {
 fn words_that_cannot_fit_at_the_floor_are_refused_naming_the_size() {
     let renderer = Renderer::with_defaults();
     let long = "Every morning deserves a better cup of coffee, and this one is smooth, low in acid, steeped for eighteen hours, ready in a minute at home, and kind to your stomach, your wallet and your busy mornings";
-    let src = ad(&[long; 8].join(" "));
+    let src = ad(&[long; 40].join(" "));
     let err = relayout(&renderer, &src, &size("970x250")).unwrap_err();
     assert!(err.contains("970x250"), "{err}");
     assert!(err.contains("readable floor"), "{err}");

@@ -168,20 +168,20 @@ fn attach(items: &mut [Item], w: f64, h: f64) {
         .filter(|&i| items[i].role == Role::Product)
         .max_by(|&a, &b| items[a].b.area().total_cmp(&items[b].b.area()));
     if let Some(p) = product {
-        for i in 0..items.len() {
-            if i != p && items[i].role == Role::Product {
-                items[i].rides = Some(p);
+        for (i, it) in items.iter_mut().enumerate() {
+            if i != p && it.role == Role::Product {
+                it.rides = Some(p);
             }
         }
     }
     // The logo: the logo node proper; its plate rides on it.
     let logo = (0..items.len()).find(|&i| items[i].role == Role::Logo && !items[i].plate);
-    for i in 0..items.len() {
-        if items[i].role == Role::Logo && Some(i) != logo {
-            items[i].rides = logo;
+    for (i, it) in items.iter_mut().enumerate() {
+        if it.role == Role::Logo && Some(i) != logo {
+            it.rides = logo;
             if logo.is_none() {
                 // A plate without its logo is a shape like any other.
-                items[i].role = Role::Decor;
+                it.role = Role::Decor;
             }
         }
     }
@@ -211,10 +211,10 @@ fn attach(items: &mut [Item], w: f64, h: f64) {
                 if inter > 0.3 * it.b.area() && it.b.area() < 0.25 * pb.area() {
                     items[i].rides = Some(p);
                     items[i].role = Role::Product;
-                    for j in 0..items.len() {
-                        if items[j].rides == Some(i) {
-                            items[j].rides = Some(p);
-                            items[j].role = Role::Product;
+                    for other in items.iter_mut() {
+                        if other.rides == Some(i) {
+                            other.rides = Some(p);
+                            other.role = Role::Product;
                         }
                     }
                 }

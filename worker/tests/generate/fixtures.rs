@@ -163,6 +163,10 @@ pub async fn server() -> String {
     files.insert("/ref/object.png".into(), centred_object(1080, 1080));
     files.insert("/ref/object45.png".into(), centred_object(1080, 1350));
     files.insert("/ref/story.png".into(), story_photo());
+    files.insert(
+        "/ref/centred.png".into(),
+        std::fs::read(repo().join("assets/swipe-default/10-centered_product-4x5.png")).unwrap(),
+    );
     files.insert("/ref/rocket.jpg".into(), sample("rocket.jpg"));
     files.insert("/img/coffee.png".into(), sample("coffee.png"));
     files.insert("/logo/dark.png".into(), logo([24, 24, 32]));

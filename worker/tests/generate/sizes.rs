@@ -135,13 +135,18 @@ fn check_size(
         "{what}: {share}"
     );
     // Tall shapes have the room: the source's share. Square-ish and wide ones give the
-    // words room first, the product keeping at least half its share.
+    // words room first, the product keeping at least half its share; a small display size
+    // whose floor is its pixels' (10 px at 300x250) lets the product yield down to the
+    // rule's least share before its type gets smaller.
+    let px_floor = relayout::READABLE_FLOOR_PX * f64::from(dw.max(dh))
+        / f64::from(size.width.max(size.height))
+        > relayout::READABLE_FLOOR * f64::from(dw.min(dh));
     if want < 0.8 {
         assert!(
             share >= 0.95 * source,
             "{what}: the product covers {share:.3}, the first ad {source:.3}"
         );
-    } else {
+    } else if !px_floor {
         assert!(
             share >= 0.5 * source,
             "{what}: the product covers {share:.3}, the first ad {source:.3}"
@@ -281,4 +286,69 @@ async fn words_that_cannot_fit_a_size_fail_the_job_naming_it() {
             .unwrap()
             .is_none()
     );
+}
+
+/// The headline's type size over its canvas's width.
+fn headline_to_width(tree: &Value) -> f64 {
+    let doc = TreeDoc::new(tree);
+    let (w, _) = relayout::design_size(tree).unwrap();
+    let size = doc
+        .node_ids()
+        .find(|id| doc.slot(id).as_deref() == Some("headline"))
+        .and_then(|id| doc.font_size(id))
+        .unwrap();
+    size / w
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_centred_product_reference_makes_every_feed_size() {
+    // A real reference with its product in the middle and words above and below it: the
+    // product yields room to the words before the type gets smaller.
+    let h = Harness::new().await;
+    let renderer = h.handler.renderer().clone();
+    let first_job = |base: &str| job(base, "ia_centred", "/ref/centred.png", true);
+    let first = h
+        .run(Job::GenerateImageAd(first_job(&h.base)))
+        .await
+        .0
+        .unwrap();
+    let first = ad(first).json_tree.unwrap();
+    for (n, name) in ["1:1", "4:5", "9:16", "1.91:1", "300x250"]
+        .iter()
+        .enumerate()
+    {
+        let size = TargetSize::placement(name).unwrap();
+        let mut resize = first_job(&h.base);
+        resize.ad_id = format!("ia_centred_{n}");
+        resize.size = Some(TargetSize {
+            source_tree: Some(first.clone()),
+            ..size.clone()
+        });
+        let done = h.run(Job::GenerateImageAd(resize)).await.0;
+        let done = ad(done.unwrap_or_else(|e| panic!("centred {name}: {e:?}")));
+        let png = h
+            .blob(&adforge_worker::generate::blob_key(
+                &format!("ia_centred_{n}"),
+                1,
+            ))
+            .await;
+        let tree = done.json_tree.unwrap();
+        if *name == "9:16" {
+            // A 9:16 is as wide as a 4:5: its headline about as large for its width.
+            let (got, was) = (headline_to_width(&tree), headline_to_width(&first));
+            assert!(
+                got >= 0.8 * was,
+                "9:16 headline {got:.4} of the width, the source's {was:.4}"
+            );
+        }
+        checked(
+            &renderer,
+            format!("centred {name}"),
+            &size,
+            png,
+            tree,
+            &first,
+        )
+        .await;
+    }
 }

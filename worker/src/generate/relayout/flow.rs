@@ -268,7 +268,10 @@ fn rigid_row(
     };
     let most = cw / rb.width.max(1.0);
     let k = t.max(need).min(most);
-    if k + 1e-9 < need {
+    // A row too wide to keep the floor when scaled whole is split; a single frame (a group
+    // of texts) is scaled to the width and its small texts raised to the floor (`apply`),
+    // checked afterwards like any layout.
+    if k + 1e-9 < need && row.len() > 1 {
         return None;
     }
     let x0 = along(&rb, group, rb.width * k, cw);
@@ -364,6 +367,18 @@ fn block(
 /// largest type reaches the floor.
 fn scales(src: &Source, canvas: &Canvas) -> Vec<f64> {
     let t0 = ((canvas.w * canvas.h) / (src.w * src.h)).sqrt().min(1.0);
+    scales_from(src, canvas, t0)
+}
+
+/// The type scales of a stacked column: from the words' size relative to the canvas's
+/// width (or its height, where the shape is wider than the source) down to the floor.
+fn stack_scales(src: &Source, canvas: &Canvas) -> Vec<f64> {
+    let t0 = (canvas.w / src.w).min(canvas.h / src.h);
+    scales_from(src, canvas, t0)
+}
+
+/// Scales from `t0` down by 8 % steps to where the largest type reaches the floor.
+fn scales_from(src: &Source, canvas: &Canvas, t0: f64) -> Vec<f64> {
     let em = src
         .with(Role::Content)
         .map(|i| src.items[i].em)
@@ -400,7 +415,8 @@ pub(super) fn arrangement(src: &Source, aspect: f64) -> Arrangement {
     }
     let v_gap = (pb.y - (words.y + words.height)).max(words.y - (pb.y + pb.height));
     let h_gap = (pb.x - (words.x + words.width)).max(words.x - (pb.x + pb.width));
-    if h_gap > v_gap {
+    // Words around the product (above and below it, a centred product) stack.
+    if h_gap > v_gap && h_gap > 0.0 {
         Arrangement::Side
     } else {
         Arrangement::Stack
@@ -458,7 +474,24 @@ pub(super) fn plan(
     canvas: &Canvas,
 ) -> Result<Plan, String> {
     let aspect = canvas.w / canvas.h;
-    let arrangement = arrangement(src, aspect);
+    let chosen = arrangement(src, aspect);
+    match plan_as(renderer, parsed, src, canvas, chosen) {
+        // A square-ish shape whose words do not fit beside the product stacks them.
+        Err(_) if chosen == Arrangement::Side && aspect <= 1.3 => {
+            plan_as(renderer, parsed, src, canvas, Arrangement::Stack)
+        }
+        planned => planned,
+    }
+}
+
+/// [`plan`] in the given arrangement.
+fn plan_as(
+    renderer: &Renderer,
+    parsed: &Tree,
+    src: &Source,
+    canvas: &Canvas,
+    arrangement: Arrangement,
+) -> Result<Plan, String> {
     let inner = canvas.inner();
     let logo_top = src
         .logo()
@@ -481,18 +514,33 @@ pub(super) fn plan(
                 ..inner
             };
             let gap = 0.045 * canvas.short();
-            let target_h = (share * canvas_area / r).sqrt();
-            for (n, &t) in levels.iter().enumerate() {
+            // The words start at their source size relative to the canvas (its width in a
+            // column as wide as the canvas, its height where the shape is wider than the
+            // source), not shrunk with the area; the product takes the room left, at
+            // least its share where there is room, at most twice it.
+            let stacked = stack_scales(src, canvas);
+            let most_h = (2.0 * share * canvas_area / r).sqrt().min(inner.width / r);
+            let least_h = (MIN_SHARE * canvas_area / r).sqrt();
+            let keep_h = (0.98 * share * canvas_area / r).sqrt().min(inner.width / r);
+            // First the type a little smaller (at most 15 %) where that keeps the product's
+            // share; then the product yields (down to the least share) and only then the
+            // type steps down to the floor.
+            let t0 = stacked.first().copied().unwrap_or(1.0);
+            let tries = stacked
+                .iter()
+                .filter(|&&t| t >= 0.85 * t0)
+                .map(|&t| (t, keep_h))
+                .chain(stacked.iter().map(|&t| (t, least_h)));
+            for (t, need_h) in tries {
                 let Some(col) = column(renderer, parsed, src, canvas, t, inner.width) else {
                     continue;
                 };
                 let room = region.height - col.h - if has_words { gap } else { 0.0 };
-                let ph = target_h.min(room).min(inner.width / r);
-                let got = ph * ph * r / canvas_area;
-                let last = n + 1 == levels.len();
-                if got + 1e-9 < 0.98 * share && !(last && got >= MIN_SHARE) {
+                let ph = room.min(most_h);
+                if ph + 1e-9 < need_h {
                     continue;
                 }
+                let got = ph * ph * r / canvas_area;
                 let spare = (room - ph).max(0.0);
                 let (y0, gap) = (region.y + spare / 3.0, gap + spare / 3.0);
                 let (py, cy) = if product_first(src, p) {

@@ -141,6 +141,24 @@ pub fn relayout(renderer: &Renderer, tree: &Value, size: &TargetSize) -> Result<
     })
 }
 
+/// Sets each text under `id` drawn smaller than `floor` at the floor (a frame of texts
+/// scaled to the column's width, a badge on a product scaled down).
+fn raise_to_floor(
+    doc: &mut TreeDoc<&mut Value>,
+    id: &str,
+    floor: f64,
+) -> Result<(), adforge_renderer::Error> {
+    for t in doc.subtree(id) {
+        if doc.kind(&t) == Some("TEXT")
+            && let Some(size) = doc.font_size(&t)
+            && size + 1e-6 < floor
+        {
+            doc.set_font_range(&t, floor, floor)?;
+        }
+    }
+    Ok(())
+}
+
 /// Writes the plan into a copy of `tree`: the root's new size, each unit moved, the ground
 /// covering the new canvas, backdrops following what they hold, the rest mapped.
 fn apply(
@@ -174,15 +192,25 @@ fn apply(
                 let ub = unit_box(src, i);
                 for o in std::iter::once(i).chain(riders(i)) {
                     let b = items[o].b;
+                    // Words riding on a unit scaled down (a badge on the product) keep
+                    // the floor: they scale less than the unit.
+                    let ko = if o != i && items[o].min_em > 0.0 {
+                        k.max(canvas.floor / items[o].min_em)
+                    } else {
+                        k
+                    };
                     let nb = Bounds {
                         x: x + (b.x - ub.x) * k,
                         y: y + (b.y - ub.y) * k,
-                        width: b.width * k,
-                        height: b.height * k,
+                        width: b.width * ko,
+                        height: b.height * ko,
                     };
-                    doc.scale_subtree(&items[o].id, k)?;
+                    doc.scale_subtree(&items[o].id, ko)?;
                     doc.set_bounds(&items[o].id, nb)?;
                     placed.insert(o, nb);
+                    if items[o].role != Role::Logo {
+                        raise_to_floor(&mut doc, &items[o].id, canvas.floor)?;
+                    }
                 }
             }
             Move::Text { b, size } => {

@@ -124,14 +124,17 @@ fn the_product_keeps_its_share_where_the_shape_allows() {
     for name in ["9:16", "2:3", "1:1"] {
         let r = relayout(&renderer, &src, &size(name)).unwrap();
         assert!((r.source_share - share).abs() < 1e-9);
+        // A square is no taller than the 4:5 source: the product takes the room the words
+        // leave at their source size (at least 3/4 of its share here).
+        let want = if name == "1:1" { 0.75 } else { 0.98 };
         assert!(
-            r.product_share >= 0.98 * share,
+            r.product_share >= want * share,
             "{name}: {}",
             r.product_share
         );
         let p = bounds(&r.tree, "product");
         let (w, h) = design_size(&r.tree).unwrap();
-        assert!(p.area() / (w * h) >= 0.97 * share, "{name}");
+        assert!(p.area() / (w * h) >= (want - 0.01) * share, "{name}");
         // Its aspect is kept: the same crop of the photo.
         assert!((p.width / p.height - 600.0 / 660.0).abs() < 0.01, "{name}");
     }

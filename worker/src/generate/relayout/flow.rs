@@ -268,10 +268,7 @@ fn rigid_row(
     };
     let most = cw / rb.width.max(1.0);
     let k = t.max(need).min(most);
-    // A row too wide to keep the floor when scaled whole is split; a single frame (a group
-    // of texts) is scaled to the width and its small texts raised to the floor (`apply`),
-    // checked afterwards like any layout.
-    if k + 1e-9 < need && row.len() > 1 {
+    if k + 1e-9 < need {
         return None;
     }
     let x0 = along(&rb, group, rb.width * k, cw);

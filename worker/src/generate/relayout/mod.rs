@@ -14,18 +14,23 @@
 //!   product and the words in the order they had; a wide one (over 1.3: 1.91:1, 16:9,
 //!   970×250) sets the words beside the product, on the side they had; a square-ish one
 //!   keeps the source's arrangement (stacked or side by side, whichever separates its
-//!   product from its words).
+//!   product from its words; words around a centred product stack), and stacks when its
+//!   words do not fit beside the product.
 //! - **Words.** Each text is wrapped again at the column's width at one type scale for all
-//!   (so the headline stays the largest and the hierarchy is kept), starting from the
-//!   ratio of the two canvases' areas and stepped down until everything fits; a button or
+//!   (so the headline stays the largest and the hierarchy is kept), starting (stacked)
+//!   from the words' size relative to the canvas's width (its height where the shape is
+//!   wider than the source), else from the ratio of the two canvases' areas, and stepped
+//!   down until everything fits; a button or
 //!   a badge is scaled whole with its label. No text is set under the **readable floor**
 //!   ([`floor`]): [`READABLE_FLOOR`] of the new canvas's short side, and never under
 //!   [`READABLE_FLOOR_PX`] pixels at the placement's own size (a 300×250 ad's words are
 //!   at least 10 px there). A word longer than the column makes the type smaller, down to
 //!   the floor; a shape whose words do not fit at the floor is an error naming the size.
-//! - **Product.** It keeps its share of the canvas (its box's aspect kept, so its crop is
-//!   the same), as far as the shape leaves room beside the words; a wide shape gives the
-//!   words room from the product only down to [`crate::blueprint::MIN_PRODUCT_SHARE`].
+//! - **Product.** Its box's aspect is kept (so its crop is the same). Stacked, it takes the
+//!   room the words leave at their source size (at most twice its share; the type made up
+//!   to 15 % smaller where that keeps its share); when the words do not fit it yields first,
+//!   down to [`crate::blueprint::MIN_PRODUCT_SHARE`], and only then does the type step
+//!   down. A wide shape gives the words room from the product the same way.
 //! - **Logo.** The same corner (or middle of the edge) it had, scaled so that its mark
 //!   stays readable (the quality rule's size), in a band the words keep clear of.
 //! - **Shapes.** A scrim or panel behind units follows them, keeping its padding around
@@ -141,24 +146,6 @@ pub fn relayout(renderer: &Renderer, tree: &Value, size: &TargetSize) -> Result<
     })
 }
 
-/// Sets each text under `id` drawn smaller than `floor` at the floor (a frame of texts
-/// scaled to the column's width, a badge on a product scaled down).
-fn raise_to_floor(
-    doc: &mut TreeDoc<&mut Value>,
-    id: &str,
-    floor: f64,
-) -> Result<(), adforge_renderer::Error> {
-    for t in doc.subtree(id) {
-        if doc.kind(&t) == Some("TEXT")
-            && let Some(size) = doc.font_size(&t)
-            && size + 1e-6 < floor
-        {
-            doc.set_font_range(&t, floor, floor)?;
-        }
-    }
-    Ok(())
-}
-
 /// Writes the plan into a copy of `tree`: the root's new size, each unit moved, the ground
 /// covering the new canvas, backdrops following what they hold, the rest mapped.
 fn apply(
@@ -208,9 +195,6 @@ fn apply(
                     doc.scale_subtree(&items[o].id, ko)?;
                     doc.set_bounds(&items[o].id, nb)?;
                     placed.insert(o, nb);
-                    if items[o].role != Role::Logo {
-                        raise_to_floor(&mut doc, &items[o].id, canvas.floor)?;
-                    }
                 }
             }
             Move::Text { b, size } => {

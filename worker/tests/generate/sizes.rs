@@ -229,6 +229,13 @@ async fn one_ad_in_every_size_both_as_sized_ads_and_as_resizes() {
             ))
             .await;
         let tree = done.json_tree.unwrap();
+        if *name == "9:16" {
+            let (got, was) = (headline_to_width(&tree), headline_to_width(&first));
+            assert!(
+                got >= 0.8 * was,
+                "9:16 headline {got:.4} of the width, the first {was:.4}"
+            );
+        }
         let file = name.replace([':', '.'], "_");
         std::fs::write(dir.join(format!("{file}.png")), &png).unwrap();
         checked(

@@ -266,7 +266,11 @@ impl GenerateAdHandler {
         let copy = copy::write_copy(&job.product, &job.audience, job.prompt.as_deref());
         let palette = brand::Palette::from_brand_and_colours(&job.brand, &layout.reference_colours);
         let inputs = fill::FillInputs {
-            ad_id: &job.ad_id,
+            ad_id: job
+                .size
+                .as_ref()
+                .and_then(|s| s.node_seed.as_deref())
+                .unwrap_or(&job.ad_id),
             layout_name: TEMPLATE_LAYOUT,
             brand: &job.brand,
             palette,

@@ -334,7 +334,11 @@ impl GenerateAdHandler {
         let facts = Arc::new(facts::Facts::from_job(job));
         let palette = brand::Palette::from_brand(&job.brand, analysis);
         let inputs = fill::FillInputs {
-            ad_id: &job.ad_id,
+            ad_id: job
+                .size
+                .as_ref()
+                .and_then(|s| s.node_seed.as_deref())
+                .unwrap_or(&job.ad_id),
             layout_name: BLUEPRINT_LAYOUT,
             brand: &job.brand,
             palette,

@@ -211,6 +211,12 @@ pub struct TargetSize {
     /// the ad is made from its reference and brief like any other, then laid out at this size.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub source_tree: Option<Value>,
+    /// The ad whose id seeds the node ids of a sized ad made from its reference (the first
+    /// ad of its campaign set): every size of a set made from the same inputs then has the
+    /// same node ids, so an edit of one applies to its siblings by node id. Absent: the ad's
+    /// own id (a resize keeps its source tree's ids whatever this says).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub node_seed: Option<String>,
 }
 
 /// The layout of an ad made from a design template (`POST /v1/design-templates/{id}/image-ads`).
@@ -265,6 +271,7 @@ impl TargetSize {
                 width,
                 height,
                 source_tree: None,
+                node_seed: None,
             })
     }
 
@@ -291,6 +298,7 @@ impl TargetSize {
             width,
             height,
             source_tree: None,
+            node_seed: None,
         })
     }
 

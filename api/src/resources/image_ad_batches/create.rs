@@ -6,14 +6,13 @@
 //! combination is checked once with the single ad's own [`prepare`] (relations, variant,
 //! reference) and its other sizes are siblings of its first ad ([`PreparedAd::sibling`]:
 //! the same brief, so the same words, and one campaign set, `size_set_id`). Combinations
-//! are checked eight at a time and answered in matrix order, so the first failing item by
+//! are checked one after another in matrix order, so the first failing item by
 //! index is the one reported. A reference shared by several combinations is checked for
 //! each (prepare has no "already checked" input): for this server's own files a blob read
 //! and a header probe; for a remote URL a fetch each, which is what bounds a large batch of
 //! remote references.
 
 use adforge_worker::TargetSize;
-use futures_util::{FutureExt, StreamExt};
 
 use super::store::{self, NewBatch, NewItem};
 use super::{BatchCounts, ImageAdBatch, ImageAdBatchCreate};
@@ -31,8 +30,6 @@ use crate::wallet;
 pub const MAX_ADS: usize = 500;
 /// The most references, and the most design templates, of a batch.
 const MAX_LAYOUTS: usize = 50;
-/// Items checked at once.
-const CHECKS_AT_ONCE: usize = 8;
 /// Longest prompt (as POST /v1/image-ads).
 const PROMPT_MAX: usize = 2_000;
 
@@ -360,8 +357,12 @@ pub async fn create(
     let templates = &templates;
     let sizes = &sizes;
     let prompt = &prompt;
-    let checks = combinations.iter().enumerate().map(|(c, combo)| {
-        check(
+    // One combination at a time: a check reads the store and may fetch a reference, and a
+    // batch is bounded (MAX_ADS); checks side by side made the handler's future lose `Send`
+    // through the closures' borrowed lifetimes.
+    let mut prepared: Vec<Vec<PreparedAd>> = Vec::with_capacity(combinations.len());
+    for (c, combo) in combinations.iter().enumerate() {
+        let ads = check(
             state,
             org_id,
             body,
@@ -370,15 +371,10 @@ pub async fn create(
             templates,
             sizes,
         )
-        .map(move |r| r.map_err(|e| at_item(e, c * per, &combo.describe(templates, sizes))))
-    });
-    // (combination, its ads in size order), in matrix order.
-    let mut prepared: Vec<Vec<PreparedAd>> = Vec::with_capacity(combinations.len());
-    let mut checked = futures_util::stream::iter(checks).buffered(CHECKS_AT_ONCE);
-    while let Some(ads) = checked.next().await {
-        prepared.push(ads?);
+        .await
+        .map_err(|e| at_item(e, c * per, &combo.describe(templates, sizes)))?;
+        prepared.push(ads);
     }
-    drop(checked);
     let prepared_count: usize = prepared.iter().map(Vec::len).sum();
 
     let total: i64 = prepared.iter().flatten().map(|a| a.price_cents).sum();

@@ -27,7 +27,7 @@ use tokio::sync::mpsc;
 
 use super::store::{self, ZipRow};
 use crate::blob::{BlobStore, OwnFile};
-use crate::error::{ApiError, ApiResult};
+use crate::error::ApiResult;
 use crate::resources::image_ads::CopyReport;
 use crate::resources::image_ads::renditions::{self, Rendition, RenditionFormat};
 use crate::store::Db;

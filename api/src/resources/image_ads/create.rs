@@ -188,11 +188,13 @@ pub async fn prepare(
 impl PreparedAd {
     /// Another ad of this one's campaign set, laid out at `size`: a new id, the same
     /// brief (the same creation time, so the same words), relations, price and set.
-    pub fn sibling(&self, size: TargetSize) -> PreparedAd {
+    pub fn sibling(&self, mut size: TargetSize) -> PreparedAd {
         let id = crate::ids::new_id("ia");
         let mut job = self.job.clone();
         if let Job::GenerateImageAd(j) = &mut job {
             j.ad_id = id.clone();
+            // The first ad's id seeds every size's node ids: one set, one set of ids.
+            size.node_seed = Some(self.id.clone());
             j.size = Some(size);
         }
         PreparedAd {

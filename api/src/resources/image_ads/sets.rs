@@ -33,11 +33,8 @@ pub const MAX_SIZES: usize = 10;
 /// `1.91:1`, `2:3`, `16:9`, `300x250`, `336x280`, `300x600`, `160x600`, `970x250`), a
 /// string `"WIDTHxHEIGHT"`, or an object `{width, height}`. Explicit sizes take 100–7680
 /// pixels a side and a shape from 1:4 to 4:1.
+/// A schema only: `sizes` are read from JSON by `parse_sizes`, which names the failing item.
 #[derive(ToSchema)]
-#[expect(
-    dead_code,
-    reason = "a schema only: `sizes` are read from JSON by parse_sizes, which names the failing item"
-)]
 pub enum SizeRequest {
     /// A named placement, or `"WIDTHxHEIGHT"` (`"1200x628"`).
     Named(String),

@@ -2,6 +2,10 @@
 //! reading order (a text re-wrapped at the column's width, a button or a row scaled whole),
 //! and that column stacked with the product (tall shapes), set beside it (wide shapes), or
 //! over the ad's photo (an ad whose words sit on its picture).
+//!
+//! Longer than 700 lines because the three arrangements (stacked, side by side, over the
+//! photo) share one set of measuring and scaling steps, and the product's yielding is tuned
+//! across them; the seam to split along is one file per arrangement (not done yet).
 
 use adforge_renderer::Renderer;
 use adforge_renderer::tree::{Bounds, TextAlign, Tree};

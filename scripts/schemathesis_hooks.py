@@ -8,15 +8,35 @@ characters, too long) is sent as generated, so its rejection is still tested.
 The replay rules themselves are covered by the API's integration tests.
 """
 
+import ast
+import builtins
 import re
+import threading
 import uuid
 
 import schemathesis
 
-# Imported here, once, in the main thread: with `--workers 2` both worker threads otherwise
-# import these lazily at the same moment, and CPython 3.11 can then fail inside anyio's
-# import-time `compile(..., PyCF_ONLY_AST)` ("AST constructor recursion depth mismatch"),
-# which schemathesis reports as errors of the operations being tested.
+# CPython 3.11 keeps the AST constructor's recursion counter in state shared by every
+# thread (python/cpython#106905; fixed in 3.13), so two threads building ASTs at once can
+# fail with "SystemError: AST constructor recursion depth mismatch". With `--workers 2`
+# that happened to anyio's import-time `compile(..., PyCF_ONLY_AST)` and to Hypothesis
+# parsing source files to describe lambdas; schemathesis then reported a "Runtime Error"
+# for whichever operation was being tested. Every AST-building `compile` (and with it
+# `ast.parse`, which calls the builtin) is therefore serialised by one lock; compiling to
+# bytecode is left as it is. The imports below are taken once, here, as before.
+_compile = builtins.compile
+_ast_lock = threading.RLock()
+
+
+def _serialised_compile(source, filename, mode, flags=0, *args, **kwargs):
+    if flags & ast.PyCF_ONLY_AST:
+        with _ast_lock:
+            return _compile(source, filename, mode, flags, *args, **kwargs)
+    return _compile(source, filename, mode, flags, *args, **kwargs)
+
+
+builtins.compile = _serialised_compile
+
 import anyio  # noqa: F401,E402
 import schemathesis.transport.asgi  # noqa: F401,E402
 

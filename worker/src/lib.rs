@@ -71,8 +71,8 @@ pub use generate::{GenerateAdHandler, GenerateConfig};
 pub use protocol::{
     AdBrief, AdCompleted, AdFailed, AdProgress, DesignTemplateAnalysed, DesignTemplateJob, Event,
     FigmaSyncResult, GenerateAdJob, ImageAdRendered, IngestHints, IngestSwipeFileJob, Job,
-    JobEnvelope, JobResult, RenderTimings, RerenderJob, SubjectKind, SwipeFileIngested,
-    TargetSize, TemplateLayout,
+    JobEnvelope, JobResult, RenderTimings, RerenderJob, SubjectKind, SwipeFileIngested, TargetSize,
+    TemplateLayout,
 };
 pub use queue::{
     Claimed, DeliveredEvent, EnqueueOutcome, JobQueue, MemoryQueue, QueueConfig, QueueStats,

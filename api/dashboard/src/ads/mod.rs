@@ -144,8 +144,8 @@ pub(crate) use editor::{cannot_edit, editable};
 pub use editor::{edit_form, edit_submit};
 pub use files::{download, thumb};
 pub use gallery::gallery;
-pub(crate) use sizes::{placement_checks, size_label};
 pub use sizes::make_sizes;
+pub(crate) use sizes::{placement_checks, size_label};
 
 fn name_of<'a>(list: &'a Named, id: &str) -> Option<&'a str> {
     list.iter()

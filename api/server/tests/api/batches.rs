@@ -386,6 +386,28 @@ async fn a_batch_above_the_balance_answers_402_and_creates_nothing() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_remote_reference_shared_by_a_batch_is_fetched_once() {
+    // The reference server answers its first request and then closes its port: a batch
+    // that fetched the reference once per combination would find it unreachable from the
+    // second product on and answer 400 naming item 1.
+    let s = TestServer::start_with(|a| a.workers = 0).await;
+    let org = s.org_unlimited("Remote").await;
+    let set = setup(&s, &org).await;
+    top_up(&s, &org, 1_000).await;
+    let remote = crate::flows::RefServer::start(crate::flows::After::Refuse).await;
+    let batch = s
+        .post(
+            &org,
+            "/v1/image-ad-batches",
+            json!({"product_ids": set.product_ids(), "reference_ad_urls": [remote.url]}),
+        )
+        .await
+        .expect(202, None);
+    assert_eq!(batch.body["data"]["ad_count"], 2, "{}", batch.body);
+    assert_eq!(count(&s, &org, "/v1/image-ads").await, 2);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_idempotent_retry_creates_the_batch_once() {
     let s = TestServer::start_with(|a| a.workers = 0).await;
     let org = s.org_unlimited("Retry").await;

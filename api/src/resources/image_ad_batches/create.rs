@@ -7,10 +7,12 @@
 //! reference) and its other sizes are siblings of its first ad ([`PreparedAd::sibling`]:
 //! the same brief, so the same words, and one campaign set, `size_set_id`). Combinations
 //! are checked one after another in matrix order, so the first failing item by
-//! index is the one reported. A reference shared by several combinations is checked for
-//! each (prepare has no "already checked" input): for this server's own files a blob read
-//! and a header probe; for a remote URL a fetch each, which is what bounds a large batch of
-//! remote references.
+//! index is the one reported. A reference shared by several combinations is checked (for
+//! this server's own files a blob read and a header probe; for a remote URL a fetch) by the
+//! first combination that names it only ([`ReferenceCheck`]): a batch of one remote
+//! reference for 100 audiences fetched it 100 times before.
+
+use std::collections::HashSet;
 
 use adforge_worker::TargetSize;
 
@@ -18,7 +20,7 @@ use super::store::{self, NewBatch, NewItem};
 use super::{BatchCounts, ImageAdBatch, ImageAdBatchCreate};
 use crate::error::{ApiError, ApiResult, ErrorCode, FieldError};
 use crate::resources::common::{self, check_text};
-use crate::resources::image_ads::{self, ImageAdCreate, PreparedAd, prepare};
+use crate::resources::image_ads::{self, ImageAdCreate, PreparedAd, ReferenceCheck, prepare};
 use crate::resources::products::{self, Product, ProductFilter};
 use crate::resources::variants::Price;
 use crate::resources::{audiences, brands, design_templates};
@@ -142,6 +144,7 @@ async fn check(
     combo: &Combination<'_>,
     templates: &[design_templates::TemplateRow],
     sizes: &[(String, TargetSize)],
+    reference_check: ReferenceCheck,
 ) -> ApiResult<Vec<PreparedAd>> {
     let (reference, template) = match combo.layout {
         Layout::Reference(url) => (url.clone(), None),
@@ -163,7 +166,7 @@ async fn check(
         prompt: prompt.map(str::to_owned),
     };
     let first_size = sizes.first().map(|(_, t)| t.clone());
-    let mut first = prepare(state, org_id, &one, template, first_size).await?;
+    let mut first = prepare(state, org_id, &one, template, first_size, reference_check).await?;
     if sizes.is_empty() {
         return Ok(vec![first]);
     }
@@ -360,8 +363,18 @@ pub async fn create(
     // One combination at a time: a check reads the store and may fetch a reference, and a
     // batch is bounded (MAX_ADS); checks side by side made the handler's future lose `Send`
     // through the closures' borrowed lifetimes.
+    // A reference URL is fetched and probed by the first combination that names it; the
+    // others trust that check (a failing reference fails its first item, which is the one
+    // reported, so skipping the rest changes no answer).
+    let mut checked: HashSet<&str> = HashSet::new();
     let mut prepared: Vec<Vec<PreparedAd>> = Vec::with_capacity(combinations.len());
     for (c, combo) in combinations.iter().enumerate() {
+        let reference = match combo.layout {
+            Layout::Reference(url) if checked.contains(url.as_str()) => {
+                ReferenceCheck::AlreadyChecked
+            }
+            _ => ReferenceCheck::Check,
+        };
         let ads = check(
             state,
             org_id,
@@ -370,9 +383,13 @@ pub async fn create(
             combo,
             templates,
             sizes,
+            reference,
         )
         .await
         .map_err(|e| at_item(e, c * per, &combo.describe(templates, sizes)))?;
+        if let Layout::Reference(url) = combo.layout {
+            checked.insert(url.as_str());
+        }
         prepared.push(ads);
     }
     let prepared_count: usize = prepared.iter().map(Vec::len).sum();

@@ -57,7 +57,7 @@ pub async fn create_set(
     template: Option<adforge_worker::TemplateLayout>,
 ) -> ApiResult<ImageAd> {
     let sizes = super::parse_sizes(sizes, false)?;
-    let mut ad = prepare(state, org_id, body, template, None).await?;
+    let mut ad = prepare(state, org_id, body, template, None, ReferenceCheck::Check).await?;
     if !sizes.is_empty() {
         ad.size_set_id = Some(ad.id.clone());
     }
@@ -109,9 +109,20 @@ pub struct PreparedAd {
     now: String,
 }
 
+/// Whether [`prepare`] checks the reference URL itself (a blob read or a fetch, and the
+/// image's header probed) or its caller already did for the same URL in this request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReferenceCheck {
+    /// Fetch and probe it.
+    Check,
+    /// The caller checked this very URL moments ago (a batch's earlier combination).
+    AlreadyChecked,
+}
+
 /// Checks and resolves a create without writing anything: validation, relations and the
 /// reference (skipped for an ad laid out by a design template, whose worker does not read
-/// it). `size` makes the ad at another shape than its reference's.
+/// it, and where `reference` says it was checked already). `size` makes the ad at another
+/// shape than its reference's.
 ///
 /// # Errors
 /// Every error POST /v1/image-ads lists but the wallet's.
@@ -121,6 +132,7 @@ pub async fn prepare(
     body: &ImageAdCreate,
     template: Option<adforge_worker::TemplateLayout>,
     size: Option<adforge_worker::TargetSize>,
+    reference: ReferenceCheck,
 ) -> ApiResult<PreparedAd> {
     let mut errors: Vec<FieldError> = Vec::new();
     let prompt = check_text("prompt", body.prompt.clone(), PROMPT_MAX, &mut errors);
@@ -132,7 +144,7 @@ pub async fn prepare(
     }
     common::finish(errors)?;
     let r = resolve(state, org_id, body).await?;
-    if template.is_none() {
+    if template.is_none() && reference == ReferenceCheck::Check {
         check_reference(state, body.reference_ad_url.clone()).await?;
     }
     let source = template

@@ -29,7 +29,7 @@ mod versions;
 pub use adforge_worker::protocol::{
     CopyReport, FactSource as CopyFact, Refusal as CopyRefusal, SlotReport as CopySlot,
 };
-pub use create::{PreparedAd, create_from, create_set, insert, prepare};
+pub use create::{PreparedAd, ReferenceCheck, create_from, create_set, insert, prepare};
 pub use edit::MAX_TREE_BYTES;
 pub use edit::{CheckedTree, checked_tree, update, validate_saved_tree, validate_tree};
 pub use resize::{ImageAdResize, resize};

@@ -312,7 +312,7 @@ async fn a_batch_of_twelve_ads_charges_twelve_prices_and_downloads_as_one_zip() 
         let rec = rec.unwrap();
         let ad = ads
             .iter()
-            .find(|a| a["id"] == rec[1].to_owned())
+            .find(|a| a["id"] == rec[1])
             .unwrap_or_else(|| panic!("row of an ad not in the batch: {rec:?}"));
         assert_eq!(ad["product_id"], rec[2].to_owned());
         assert_eq!(ad["reference_ad_url"], rec[4].to_owned());

@@ -134,18 +134,30 @@ async fn products_of_brand(
     Ok(out)
 }
 
+/// What every combination of a batch shares.
+#[derive(Clone, Copy)]
+struct Shared<'a> {
+    body: &'a ImageAdBatchCreate,
+    prompt: Option<&'a str>,
+    templates: &'a [design_templates::TemplateRow],
+    sizes: &'a [(String, TargetSize)],
+}
+
 /// Checks one combination and prepares its ads, one per size in order (its first ad's
 /// siblings for the sizes after the first).
 async fn check(
     state: &AppState,
     org_id: &str,
-    body: &ImageAdBatchCreate,
-    prompt: Option<&str>,
+    batch: &Shared<'_>,
     combo: &Combination<'_>,
-    templates: &[design_templates::TemplateRow],
-    sizes: &[(String, TargetSize)],
     reference_check: ReferenceCheck,
 ) -> ApiResult<Vec<PreparedAd>> {
+    let Shared {
+        body,
+        prompt,
+        templates,
+        sizes,
+    } = *batch;
     let (reference, template) = match combo.layout {
         Layout::Reference(url) => (url.clone(), None),
         Layout::Template(t) => (
@@ -366,6 +378,12 @@ pub async fn create(
     // A reference URL is fetched and probed by the first combination that names it; the
     // others trust that check (a failing reference fails its first item, which is the one
     // reported, so skipping the rest changes no answer).
+    let shared = Shared {
+        body,
+        prompt: prompt.as_deref(),
+        templates,
+        sizes,
+    };
     let mut checked: HashSet<&str> = HashSet::new();
     let mut prepared: Vec<Vec<PreparedAd>> = Vec::with_capacity(combinations.len());
     for (c, combo) in combinations.iter().enumerate() {
@@ -375,18 +393,9 @@ pub async fn create(
             }
             _ => ReferenceCheck::Check,
         };
-        let ads = check(
-            state,
-            org_id,
-            body,
-            prompt.as_deref(),
-            combo,
-            templates,
-            sizes,
-            reference,
-        )
-        .await
-        .map_err(|e| at_item(e, c * per, &combo.describe(templates, sizes)))?;
+        let ads = check(state, org_id, &shared, combo, reference)
+            .await
+            .map_err(|e| at_item(e, c * per, &combo.describe(templates, sizes)))?;
         if let Layout::Reference(url) = combo.layout {
             checked.insert(url.as_str());
         }

@@ -9,7 +9,9 @@
 //! form names none, so each product makes its ads for its first active audience): products
 //! × (references + templates) × sizes (1 without sizes). A "Create batch" whose total
 //! differs from the one reviewed (the form was changed after "Review") is reviewed again
-//! instead of created.
+//! instead of created. The review also draws the batch's id (a hidden field): a "Create
+//! batch" sent twice (a double click, a retry after a lost answer) leads to the one batch
+//! the first made, never a second.
 
 use super::*;
 use crate::Form;
@@ -187,8 +189,9 @@ fn review_html(r: &Review, changed: bool) -> String {
     };
     let create = if r.problems.is_empty() {
         format!(
-            r#"<input type="hidden" name="reviewed" value="{}"><button type="submit" name="step" value="create">Create batch</button>"#,
-            r.total
+            r#"<input type="hidden" name="reviewed" value="{}"><input type="hidden" name="batch" value="{}"><button type="submit" name="step" value="create">Create batch</button>"#,
+            r.total,
+            esc(&adforge_api::ids::new_id("iab")),
         )
     } else {
         String::new()
@@ -350,11 +353,29 @@ pub(super) async fn submit(State(state): State<AppState>, me: SignedIn, body: By
         };
         return form_page(&state, m, &input, status, &review_html(&r, changed)).await;
     }
-    match image_ad_batches::create(&state, &m.org_id, &input.body()).await {
+    // The review drew the batch's id: a "Create batch" sent again (a double click, a retry
+    // after a lost answer) finds the batch the first one made instead of making another.
+    let drawn = form
+        .get("batch")
+        .filter(|id| image_ad_batches::is_batch_id(id));
+    let made_already = async |id: Option<&str>| match id {
+        Some(id) => image_ad_batches::get(&state.db, &m.org_id, id).await.ok(),
+        None => None,
+    };
+    if let Some(batch) = made_already(drawn).await {
+        return Ok(crate::redirect(&format!("/dashboard/batches/{}", batch.id)));
+    }
+    let created = match image_ad_batches::create_as(&state, &m.org_id, &input.body(), drawn).await {
         Ok(batch) => {
             tracing::info!(batch_id = %batch.id, ads = batch.ad_count, profile_id = %m.profile_id, "batch created in the dashboard");
-            Ok(crate::redirect(&format!("/dashboard/batches/{}", batch.id)))
+            Ok(batch)
         }
+        // The same form sent twice at once: the other request created it (this one's
+        // insert failed on the id and wrote nothing).
+        Err(e) => made_already(drawn).await.ok_or(e),
+    };
+    match created {
+        Ok(batch) => Ok(crate::redirect(&format!("/dashboard/batches/{}", batch.id))),
         Err(e) => {
             let (status, text) = crate::ads::api_message(e)?;
             let extra = format!(

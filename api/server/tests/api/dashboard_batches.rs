@@ -181,6 +181,11 @@ async fn a_batch_is_reviewed_created_filtered_and_downloaded_in_the_dashboard() 
         r.text
     );
     assert!(r.text.contains(r#"value="create">Create batch"#));
+    // The review draws the batch's id, which "Create batch" sends back.
+    let marker = r#"name="batch" value=""#;
+    let at = r.text.find(marker).expect("the review's batch id") + marker.len();
+    let drawn = r.text[at..at + r.text[at..].find('"').unwrap()].to_string();
+    assert!(drawn.starts_with("iab_"), "{drawn}");
 
     // The form changed after its review (the total reviewed was another): reviewed again.
     let r = post_batch(&b, &with(&[("step", "create"), ("reviewed", "200")])).await;
@@ -203,14 +208,21 @@ async fn a_batch_is_reviewed_created_filtered_and_downloaded_in_the_dashboard() 
     assert_eq!(image_ads_total(&s, &org).await, 0);
 
     // Created: to the batch's page, which shows it and its ads as they complete.
-    let made = post_batch(&b, &with(&[("step", "create"), ("reviewed", "400")])).await;
+    let mut create = with(&[("step", "create"), ("reviewed", "400")]);
+    create.push(("batch", drawn.as_str()));
+    let made = post_batch(&b, &create).await;
     assert_eq!(made.status, 303, "{}", made.text);
     let path = made.location().to_string();
     let id = path
         .strip_prefix("/dashboard/batches/")
         .unwrap()
         .to_string();
-    assert!(id.starts_with("iab_"), "{path}");
+    assert_eq!(id, drawn, "{path}");
+    // The same "Create batch" sent again (a double click): to the same batch, none made.
+    let again = post_batch(&b, &create).await;
+    assert_eq!(again.status, 303, "{}", again.text);
+    assert_eq!(again.location(), path);
+    assert_eq!(image_ads_total(&s, &org).await, 4, "one batch of 4 ads");
     let done = batch_until_ended(&b, &path).await;
     assert_eq!(text_of(&done, "batch-status"), "Completed", "{}", done.text);
     assert_eq!(text_of(&done, "count-completed"), "4");

@@ -203,6 +203,39 @@ pub async fn create(
     org_id: &str,
     body: &ImageAdBatchCreate,
 ) -> ApiResult<ImageAdBatch> {
+    create_as(state, org_id, body, None).await
+}
+
+/// Whether `id` is one [`crate::ids::new_id`] could have made for a batch (`iab_` and up to
+/// 22 base62 characters).
+pub fn is_batch_id(id: &str) -> bool {
+    id.strip_prefix("iab_").is_some_and(|rest| {
+        (1..=22).contains(&rest.len()) && rest.bytes().all(|b| b.is_ascii_alphanumeric())
+    })
+}
+
+/// [`create`] under an id its caller drew beforehand ([`is_batch_id`]; `None`: a fresh
+/// one). The dashboard draws it when it shows the review, so a "Create batch" sent twice
+/// names one batch: the second insert fails on the batch's primary key and writes nothing
+/// (the caller then finds the batch the first made).
+///
+/// # Errors
+/// Those of [`create`]; VALIDATION_ERROR when `id` is malformed; a database error when a
+/// batch with this id exists.
+pub async fn create_as(
+    state: &AppState,
+    org_id: &str,
+    body: &ImageAdBatchCreate,
+    id: Option<&str>,
+) -> ApiResult<ImageAdBatch> {
+    if let Some(id) = id
+        && !is_batch_id(id)
+    {
+        return Err(ApiError::validation(vec![FieldError::new(
+            "id",
+            "must be a batch id (iab_ and up to 22 letters or digits)",
+        )]));
+    }
     let mut errors = Vec::new();
     let prompt = check_text("prompt", body.prompt.clone(), PROMPT_MAX, &mut errors);
     match &body.product_ids {
@@ -404,7 +437,7 @@ pub async fn create(
     let prepared_count: usize = prepared.iter().map(Vec::len).sum();
 
     let total: i64 = prepared.iter().flatten().map(|a| a.price_cents).sum();
-    let id = crate::ids::new_id("iab");
+    let id = id.map_or_else(|| crate::ids::new_id("iab"), str::to_owned);
     let now = crate::timestamp::now();
     let mut request = body.clone();
     request.product_ids = Some(products.iter().map(|p| p.id.clone()).collect());
@@ -493,4 +526,24 @@ pub async fn create(
         completed_at: None,
         cancelled_at: None,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::is_batch_id;
+
+    #[test]
+    fn only_ids_new_id_could_draw_are_batch_ids() {
+        assert!(is_batch_id(&crate::ids::new_id("iab")));
+        for bad in [
+            "",
+            "iab_",
+            "ia_abc",
+            "iab_abc def",
+            "iab_../x",
+            "iab_abcdefghijklmnopqrstuvw",
+        ] {
+            assert!(!is_batch_id(bad), "{bad:?}");
+        }
+    }
 }

@@ -32,7 +32,7 @@ mod create;
 mod download;
 mod store;
 
-pub use create::{MAX_ADS, create};
+pub use create::{MAX_ADS, create, create_as, is_batch_id};
 pub use download::zip_stream;
 
 use axum::extract::State;

@@ -220,8 +220,8 @@ pub fn is_batch_id(id: &str) -> bool {
 /// (the caller then finds the batch the first made).
 ///
 /// # Errors
-/// Those of [`create`]; VALIDATION_ERROR when `id` is malformed; a database error when a
-/// batch with this id exists.
+/// Those of [`create`]; VALIDATION_ERROR when `id` is malformed; CONFLICT when a batch
+/// with this id exists (its insert's unique violation), nothing written.
 pub async fn create_as(
     state: &AppState,
     org_id: &str,
@@ -420,8 +420,9 @@ pub async fn create_as(
     let mut checked: HashSet<&str> = HashSet::new();
     let mut prepared: Vec<Vec<PreparedAd>> = Vec::with_capacity(combinations.len());
     for (c, combo) in combinations.iter().enumerate() {
+        // Marked checked before its check: a failing check ends the loop.
         let reference = match combo.layout {
-            Layout::Reference(url) if checked.contains(url.as_str()) => {
+            Layout::Reference(url) if !checked.insert(url.as_str()) => {
                 ReferenceCheck::AlreadyChecked
             }
             _ => ReferenceCheck::Check,
@@ -429,9 +430,6 @@ pub async fn create_as(
         let ads = check(state, org_id, &shared, combo, reference)
             .await
             .map_err(|e| at_item(e, c * per, &combo.describe(templates, sizes)))?;
-        if let Layout::Reference(url) = combo.layout {
-            checked.insert(url.as_str());
-        }
         prepared.push(ads);
     }
     let prepared_count: usize = prepared.iter().map(Vec::len).sum();

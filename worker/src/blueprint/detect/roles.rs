@@ -5,7 +5,9 @@
 
 use super::text::RawBlock;
 use super::{Found, Grid};
-use crate::blueprint::words::{Casing, casing, format, has_rating, prices, role_of};
+use crate::blueprint::words::{
+    Casing, FormatEvidence, casing, format, has_rating, prices, role_of,
+};
 use crate::blueprint::{Background, Blueprint, Rect, ShapeRole, SolidShape, TextBlock, TextRole};
 
 impl Grid {
@@ -202,19 +204,22 @@ impl Grid {
         for m in &mut margins {
             *m = m.clamp(0.0, 0.5);
         }
-        let all_words: Vec<&str> = {
+        let blocks: Vec<(TextRole, Option<&str>)> = {
             let mut ordered: Vec<&TextBlock> = texts.iter().collect();
             ordered.sort_by(|a, b| a.rect.y.total_cmp(&b.rect.y));
-            ordered.iter().filter_map(|t| t.words.as_deref()).collect()
+            ordered
+                .iter()
+                .map(|t| (t.role, t.words.as_deref().filter(|_| words_read)))
+                .collect()
         };
-        let roles: Vec<TextRole> = texts.iter().map(|t| t.role).collect();
-        let (format, format_from) = format(
-            words_read.then(|| all_words.join("\n")).as_deref(),
-            &roles,
-            images.first().is_some_and(|i| i.cutout)
-                && matches!(background, Background::Solid { .. }),
-            matches!(background, Background::Photo { .. }),
-        );
+        let (format, format_from) = format(&FormatEvidence {
+            blocks: &blocks,
+            words_read,
+            first_cutout: images.first().is_some_and(|i| i.cutout),
+            any_cutout: images.iter().any(|i| i.cutout),
+            framed_photo: images.iter().any(|i| !i.cutout),
+            photo_ground: matches!(background, Background::Photo { .. }),
+        });
         Blueprint {
             source_width: self.w as u32,
             source_height: self.h as u32,

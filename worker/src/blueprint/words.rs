@@ -308,6 +308,23 @@ pub fn has_rating(text: &str) -> bool {
         || (ws.iter().any(|w| w == "rated") && ws.iter().any(|w| w.parse::<f32>().is_ok()))
 }
 
+/// True when `text` is a score and nothing else ("4.9/5", "4.8 out of 5"): set alone, with
+/// no stars, it is a figure the ad leads with; a rating shows its stars (the detector finds
+/// a row of stars by its shapes).
+fn bare_score(text: &str) -> bool {
+    let t = text.trim();
+    let score = t
+        .strip_suffix("out of 5")
+        .or_else(|| t.strip_suffix("/5"))
+        .or_else(|| t.strip_suffix("/10"))
+        .map(str::trim_end);
+    score.is_some_and(|n| {
+        !n.is_empty()
+            && n.chars().all(|c| c.is_ascii_digit() || c == '.')
+            && n.parse::<f32>().is_ok()
+    })
+}
+
 /// True when `text` is a short line led by a figure.
 pub fn is_stat(text: &str) -> bool {
     let ws: Vec<&str> = text.split_whitespace().collect();
@@ -351,6 +368,9 @@ pub fn role_of(text: &str) -> Option<TextRole> {
     let lines: Vec<&str> = t.lines().map(str::trim).filter(|l| !l.is_empty()).collect();
     if starts_with_quote(t) || (ends_with_quote(t) && lines.len() >= 2) {
         return Some(TextRole::Quote);
+    }
+    if bare_score(t) {
+        return Some(TextRole::Stat);
     }
     if has_rating(t) {
         return Some(TextRole::Rating);
@@ -547,6 +567,9 @@ mod tests {
             ("- Maria Lopez", Some(TextRole::QuoteAuthor)),
             ("- free returns", Some(TextRole::ListItem)),
             ("93% of users", Some(TextRole::Stat)),
+            ("4.9/5", Some(TextRole::Stat)),
+            ("4.8 out of 5", Some(TextRole::Stat)),
+            ("Rated 4.9/5", Some(TextRole::Rating)),
             ("1 acid, ready ina", None),
             ("Shop the sale", Some(TextRole::Cta)),
             ("Claim offer", Some(TextRole::Cta)),

@@ -40,6 +40,13 @@ const MIN_BLOCK_CONF: f32 = 75.0;
 /// Farthest apart the inks of two lines of one block may be ([`dist`]).
 const MAX_BLOCK_INK_DIST: f32 = 0.25;
 
+/// Lowest mean confidence of a figure's words kept without a word of three signs.
+const FIGURE_CONF: f32 = 85.0;
+
+/// Least share of a block's box inside a cut-out product for the block to be the
+/// product's label (words wider than the product are copy set over it).
+const LABEL_INSIDE: f32 = 0.8;
+
 /// Lowest mean confidence of a block's words on a picture region.
 const MIN_PICTURE_BLOCK_CONF: f32 = 88.0;
 
@@ -230,8 +237,9 @@ fn keep_word(w: &PageWord) -> bool {
 }
 
 /// Whether a block is text: confident on the whole, with at least two letters or digits;
-/// on a picture (`on_picture`), very confident and with at least three (a label such as
-/// "AFTER" on a photo stays; what Tesseract makes of the photo's texture goes).
+/// on a picture (`on_picture`), very confident and with at least three, or a figure
+/// ([`a_figure`]: "93%") (a label such as "AFTER" on a photo stays; what Tesseract makes of
+/// the photo's texture goes).
 fn keep_block(b: &[WordLine], on_picture: bool) -> bool {
     let words: Vec<&PageWord> = b.iter().flat_map(|l| l.words.iter()).collect();
     let conf = words.iter().map(|w| w.conf).sum::<f32>() / words.len().max(1) as f32;
@@ -240,7 +248,7 @@ fn keep_block(b: &[WordLine], on_picture: bool) -> bool {
         .map(|w| w.text.chars().filter(|c| c.is_alphanumeric()).count())
         .sum();
     if on_picture {
-        conf >= MIN_PICTURE_BLOCK_CONF && signs >= 3
+        conf >= MIN_PICTURE_BLOCK_CONF && (signs >= 3 || a_figure(b))
     } else {
         conf >= MIN_BLOCK_CONF && signs >= 2
     }
@@ -281,7 +289,7 @@ pub(super) fn page_blocks(
     let (page, sheet, light) = std::thread::scope(|s| {
         let sheet = s.spawn(|| read_shapes(img, reader, shapes));
         let light = s.spawn(|| {
-            photo_ground
+            (photo_ground || !pictures.is_empty())
                 .then(|| light_ink(original, img, reader))
                 .flatten()
         });
@@ -328,8 +336,13 @@ pub(super) fn page_blocks(
         let on = pictures
             .iter()
             .filter(|(p, _)| super::expand(p, 0.01).contains_center(&rect));
-        // Words on a cut-out product are its label, not the ad's copy.
-        if on.clone().any(|(_, cutout)| *cutout) || !keep_block(&b, on.count() > 0) {
+        // Words inside a cut-out product are its label, not the ad's copy; a line that
+        // runs out of it is copy over it (a headline whose white type the ground model took
+        // for a product's silhouette).
+        let label = on.clone().any(|(p, cutout)| {
+            *cutout && super::expand(p, 0.01).overlap(&rect) >= LABEL_INSIDE * rect.area()
+        });
+        if label || !keep_block(&b, on.count() > 0) {
             continue;
         }
         let owner = shapes
@@ -341,7 +354,8 @@ pub(super) fn page_blocks(
         // Tesseract reads texture and the edges of shapes as short words ("vA", "12,",
         // "X"): a block needs a word of three letters or digits, or a price; on a photo,
         // outside any panel, it needs that even when it is a block's only sign.
-        if !has_a_word(&b) && (photo_ground && owner.is_none() || !short_copy(&b)) {
+        if !has_a_word(&b) && !a_figure(&b) && (photo_ground && owner.is_none() || !short_copy(&b))
+        {
             continue;
         }
         let mut hs: Vec<u32> = b.iter().map(WordLine::height).collect();
@@ -477,6 +491,21 @@ fn edits(a: &[char], b: &[char]) -> usize {
 /// Whether a block holds a word that says something ([`says_something`]).
 fn has_a_word(b: &[WordLine]) -> bool {
     b.iter().any(|l| says_something(&l.text()))
+}
+
+/// Whether a block is a figure set on its own ("2x", "93%"), read with confidence: one
+/// line that [`crate::blueprint::words::is_stat`] takes for a figure and nothing else
+/// (texture reads as short words too, but seldom as a sure number).
+fn a_figure(b: &[WordLine]) -> bool {
+    let [l] = b else {
+        return false;
+    };
+    let conf = l.words.iter().map(|w| w.conf).sum::<f32>() / l.words.len().max(1) as f32;
+    let text = l.text();
+    conf >= FIGURE_CONF
+        && l.words.len() <= 2
+        && text.chars().next().is_some_and(|c| c.is_ascii_digit())
+        && crate::blueprint::words::is_stat(&text)
 }
 
 /// Whether a block is short copy that is not a word of three signs but is read with

@@ -590,85 +590,94 @@ mod tests {
     #[test]
     fn the_format_follows_the_strongest_evidence() {
         use TextRole::*;
-        let of = |blocks: &[(TextRole, Option<&str>)], cutout: bool, photo: bool| {
-            format(&FormatEvidence {
+        // (blocks top to bottom, a cut-out product, a photo ground, the format)
+        let cases: [(&[(TextRole, Option<&str>)], bool, bool, &str); 9] = [
+            // A sale button on a cut-out product's ad does not make it an offer.
+            (
+                &[
+                    (Headline, Some("Everything you need")),
+                    (Cta, Some("Shop the sale")),
+                ],
+                true,
+                false,
+                "product_shot",
+            ),
+            // A customer count in a list does not make a listicle a testimonial.
+            (
+                &[
+                    (Headline, Some("4 things we never skip")),
+                    (ListItem, Some("1. Roasted fresh every week")),
+                    (ListItem, Some("2. Loved by 20,000 customers")),
+                ],
+                false,
+                false,
+                "listicle",
+            ),
+            (
+                &[
+                    (Headline, Some("Why switch?")),
+                    (ListItem, Some("✓ Ready in two minutes")),
+                    (ListItem, Some("✗ Ready in two minutes")),
+                ],
+                false,
+                false,
+                "comparison",
+            ),
+            // A label alone ("BEFORE") over a photo; a quote that says "before" stays one.
+            (
+                &[
+                    (Supporting, Some("BEFORE")),
+                    (Headline, Some("Two weeks later")),
+                ],
+                false,
+                true,
+                "before_after",
+            ),
+            (
+                &[(Quote, Some("“I reorder before I run out.”"))],
+                false,
+                true,
+                "testimonial",
+            ),
+            (
+                &[
+                    (Headline, Some("The one you keep coming back to.")),
+                    (Price, Some("£18")),
+                ],
+                false,
+                false,
+                "offer_sale",
+            ),
+            (
+                &[(Headline, Some("Introducing Night Serum"))],
+                false,
+                true,
+                "announcement",
+            ),
+            (
+                &[(Headline, Some("Made for everyday."))],
+                false,
+                false,
+                "text_only",
+            ),
+            (
+                &[(Headline, Some("Good things take time"))],
+                false,
+                true,
+                "lifestyle",
+            ),
+        ];
+        for (blocks, cutout, photo, want) in cases {
+            let (got, _) = format(&FormatEvidence {
                 blocks,
                 words_read: true,
                 first_cutout: cutout,
                 any_cutout: cutout,
                 framed_photo: false,
                 photo_ground: photo,
-            })
-            .0
-        };
-        // A sale button on a cut-out product's ad does not make it an offer.
-        assert_eq!(
-            of(
-                &[
-                    (Headline, Some("Everything you need")),
-                    (Cta, Some("Shop the sale"))
-                ],
-                true,
-                false
-            ),
-            Some("product_shot")
-        );
-        // A customer count in a list does not make a listicle a testimonial.
-        let list = [
-            (Headline, Some("4 things we never skip")),
-            (ListItem, Some("1. Roasted fresh every week")),
-            (ListItem, Some("2. Loved by 20,000 customers")),
-        ];
-        assert_eq!(of(&list, false, false), Some("listicle"));
-        let crossed = [
-            (Headline, Some("Why switch?")),
-            (ListItem, Some("✓ Ready in two minutes")),
-            (ListItem, Some("✗ Ready in two minutes")),
-        ];
-        assert_eq!(of(&crossed, false, false), Some("comparison"));
-        // A label alone ("BEFORE") over a photo; a quote that says "before" stays a quote.
-        assert_eq!(
-            of(
-                &[
-                    (Supporting, Some("BEFORE")),
-                    (Headline, Some("Two weeks later"))
-                ],
-                false,
-                true
-            ),
-            Some("before_after")
-        );
-        assert_eq!(
-            of(
-                &[(Quote, Some("“I reorder before I run out.”"))],
-                false,
-                true
-            ),
-            Some("testimonial")
-        );
-        assert_eq!(
-            of(
-                &[
-                    (Headline, Some("The one you keep coming back to.")),
-                    (Price, Some("£18"))
-                ],
-                false,
-                false
-            ),
-            Some("offer_sale")
-        );
-        assert_eq!(
-            of(&[(Headline, Some("Introducing Night Serum"))], false, true),
-            Some("announcement")
-        );
-        assert_eq!(
-            of(&[(Headline, Some("Made for everyday."))], false, false),
-            Some("text_only")
-        );
-        assert_eq!(
-            of(&[(Headline, Some("Good things take time"))], false, true),
-            Some("lifestyle")
-        );
+            });
+            assert_eq!(got, Some(want), "{blocks:?}");
+        }
     }
 
     #[test]

@@ -242,7 +242,7 @@ fn keep_word(w: &PageWord) -> bool {
 /// the photo's texture goes).
 fn keep_block(b: &[WordLine], on_picture: bool) -> bool {
     let words: Vec<&PageWord> = b.iter().flat_map(|l| l.words.iter()).collect();
-    let conf = words.iter().map(|w| w.conf).sum::<f32>() / words.len().max(1) as f32;
+    let conf = mean_conf(words.iter().copied());
     let signs: usize = words
         .iter()
         .map(|w| w.text.chars().filter(|c| c.is_alphanumeric()).count())
@@ -493,6 +493,14 @@ fn has_a_word(b: &[WordLine]) -> bool {
     b.iter().any(|l| says_something(&l.text()))
 }
 
+/// The mean confidence of some words (0 for none).
+fn mean_conf<'a>(words: impl IntoIterator<Item = &'a PageWord>) -> f32 {
+    let (sum, n) = words
+        .into_iter()
+        .fold((0.0, 0usize), |(s, n), w| (s + w.conf, n + 1));
+    sum / n.max(1) as f32
+}
+
 /// Whether a block is a figure set on its own ("2x", "93%"), read with confidence: one
 /// line that [`crate::blueprint::words::is_stat`] takes for a figure and nothing else
 /// (texture reads as short words too, but seldom as a sure number).
@@ -500,9 +508,8 @@ fn a_figure(b: &[WordLine]) -> bool {
     let [l] = b else {
         return false;
     };
-    let conf = l.words.iter().map(|w| w.conf).sum::<f32>() / l.words.len().max(1) as f32;
     let text = l.text();
-    conf >= FIGURE_CONF
+    mean_conf(&l.words) >= FIGURE_CONF
         && l.words.len() <= 2
         && text.chars().next().is_some_and(|c| c.is_ascii_digit())
         && crate::blueprint::words::is_stat(&text)

@@ -283,7 +283,7 @@ fn merge(
         .into_iter()
         .zip(again)
         .map(|((b, t), c)| match c {
-            Some(c) if page::reads_alike(&t, &c) => Some((b, c)),
+            Some(c) if page::reads_alike(&t, &c) => Some((b, page::pick_lines(&t, &c))),
             _ => Some((b, t)),
         })
         .collect();

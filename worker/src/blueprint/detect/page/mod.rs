@@ -6,14 +6,17 @@
 //! each block that no block of the shapes already covers becomes a text block with its
 //! words.
 
+use image::imageops::FilterType;
 use image::{GrayImage, Luma, RgbImage};
 
 use super::colour::dist;
 use super::text::RawBlock;
 use super::words::WordReader;
-use crate::blueprint::words::list_marker;
+use crate::blueprint::words::{list_marker, prices};
 use crate::blueprint::{Align, Rect, Rgb, TextBlock, TextRole};
 use crate::ocr::PageWord;
+
+mod strike;
 
 /// Lowest confidence of a word used to find text (Tesseract reads photo texture as words
 /// of low confidence).
@@ -171,9 +174,75 @@ fn normalise_marks(lines: &mut [WordLine]) {
     }
 }
 
+/// Whether a line is a price on its own ("$24", "24,00 €", "from $19"): an amount, and at
+/// most four letters beside it.
+fn bare_price(line: &str) -> bool {
+    prices(line).len() == 1 && line.chars().filter(|c| c.is_alphabetic()).count() <= 4
+}
+
+/// A line holding two prices side by side ("$39 $24": a compare-at price beside the price,
+/// which Tesseract sets on one line) becomes two lines, split at the widest gap between
+/// words that leaves one price on each side. A dollar sign read as "s" ("s39") beside a
+/// "$" amount is written as the sign it is.
+fn split_prices(lines: Vec<WordLine>) -> Vec<WordLine> {
+    let mut out = Vec::new();
+    for mut l in lines {
+        let text = l.text();
+        if text.contains('$') {
+            for w in &mut l.words {
+                let digits = w.text.get(1..).unwrap_or_default();
+                if w.text.starts_with(['s', 'S'])
+                    && digits.starts_with(|c: char| c.is_ascii_digit())
+                    && digits
+                        .chars()
+                        .all(|c| c.is_ascii_digit() || ",.".contains(c))
+                {
+                    w.text = format!("${digits}");
+                }
+            }
+        }
+        let text = l.text();
+        if prices(&text).len() != 2 || text.chars().filter(|c| c.is_alphabetic()).count() > 4 {
+            out.push(l);
+            continue;
+        }
+        let join = |ws: &[PageWord]| {
+            ws.iter()
+                .map(|w| w.text.as_str())
+                .collect::<Vec<_>>()
+                .join(" ")
+        };
+        let cut = (1..l.words.len())
+            .filter(|&i| {
+                prices(&join(&l.words[..i])).len() == 1 && prices(&join(&l.words[i..])).len() == 1
+            })
+            .max_by_key(|&i| l.words[i].left.saturating_sub(l.words[i - 1].right()));
+        let Some(cut) = cut else {
+            out.push(l);
+            continue;
+        };
+        let right = l.words.split_off(cut);
+        let mut parts = [l.words, right].map(|ws| {
+            let mut ws = ws.into_iter();
+            let mut line = WordLine::new(ws.next().expect("each side holds a price"));
+            for w in ws {
+                line.push(w);
+            }
+            line
+        });
+        for p in &mut parts {
+            p.color = l.color;
+        }
+        out.extend(parts);
+    }
+    out.sort_by_key(|l| (l.top, l.left));
+    out
+}
+
 /// Lines into blocks: a line joins the block above it when their heights are within 30 %,
 /// the leading (gap between them) is under 0.8 of the larger height, their columns
-/// overlap and their inks are alike (a gold price under a white headline is its own block).
+/// overlap, their inks are alike (a gold price under a white headline is its own block)
+/// and both or neither are a price alone ([`bare_price`]).
 /// A line that starts a list item ([`item_starts`]) starts a block of its own: each
 /// item is one block, its wrapped lines with it. Blocks are returned in reading order (top to
 /// bottom).
@@ -196,7 +265,10 @@ pub(super) fn group_blocks(lines: Vec<WordLine>) -> Vec<Vec<WordLine>> {
                 (Some(a), Some(b)) => dist(a, b) <= MAX_BLOCK_INK_DIST,
                 _ => true,
             };
+            // A price on its own line is its own block ("Everyday essentials" then
+            // "24,00 €" in the same face): the headline and the price play two roles.
             same_ink
+                && bare_price(&line.text()) == bare_price(&last.text())
                 && h.min(lh) >= 0.7 * h.max(lh)
                 && gap >= -0.3 * h.min(lh)
                 && gap <= 0.8 * h.max(lh)
@@ -280,7 +352,7 @@ pub(super) fn page_blocks(
             img,
             ((img.width() as f32 * k).round() as u32).max(1),
             ((img.height() as f32 * k).round() as u32).max(1),
-            image::imageops::FilterType::Triangle,
+            FilterType::Triangle,
         );
         &scaled
     } else {
@@ -293,8 +365,18 @@ pub(super) fn page_blocks(
                 .then(|| light_ink(original, img, reader))
                 .flatten()
         });
+        // The page is read with its line-through painted out (a struck compare-at price),
+        // found on the reference at its own size (a quarter of the pixels of a small one
+        // read at twice its size) and scaled as the page is.
+        let clean = strike::erase_strikes(original).map(|c| {
+            if std::ptr::eq(img, original) {
+                c
+            } else {
+                image::imageops::resize(&c, img.width(), img.height(), FilterType::Triangle)
+            }
+        });
         (
-            reader.read_page(img),
+            reader.read_page(clean.as_ref().unwrap_or(img)),
             sheet.join().ok().flatten(),
             light.join().ok().flatten(),
         )
@@ -313,7 +395,7 @@ pub(super) fn page_blocks(
     .collect();
     let (iw, ih) = (img.width().max(1) as f32, img.height().max(1) as f32);
     let mut out: Vec<(RawBlock, String)> = Vec::new();
-    let mut lines = group_lines(&words);
+    let mut lines = split_prices(group_lines(&words));
     for l in &mut lines {
         l.color = Some(ink(img, (l.left, l.top, l.right, l.bottom)));
     }
@@ -407,7 +489,7 @@ fn light_ink(
     );
     let src;
     let src = if k < 1.0 {
-        src = image::imageops::resize(original, w, h, image::imageops::FilterType::Triangle);
+        src = image::imageops::resize(original, w, h, FilterType::Triangle);
         &src
     } else {
         original
@@ -471,6 +553,18 @@ pub(super) fn reads_alike(page: &str, crop: &str) -> bool {
         && !page.lines().any(|l| l.starts_with(['✓', '✗']))
         && !a.is_empty()
         && 3 * edits(&a, &b) <= a.len().max(b.len())
+}
+
+/// The crop's read of a block that [`reads_alike`] the page's, line by line: each line of
+/// the crop that reads like the page's line, else the page's line. A crop scaled to one
+/// size can lose a word in display type that the page read ("Everyday" read "ryoay"
+/// while "essentials" reads the same): that line stays as the page read it.
+pub(super) fn pick_lines(page: &str, crop: &str) -> String {
+    page.lines()
+        .zip(crop.lines())
+        .map(|(p, c)| if reads_alike(p, c) { c } else { p })
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 /// The Levenshtein distance of two strings of characters.
@@ -636,9 +730,15 @@ fn align(b: &[WordLine], iw: f32, owner: Option<Rect>) -> Align {
 }
 
 /// The ink of the text in the box `(l, t, r, b)`: the mean of the pixels farther from the
-/// box's border colour (its ground) than half the farthest.
+/// ground than half the farthest. The ground is the median colour of a ring a quarter of
+/// the box's height outside it: Tesseract's boxes are tight, and on heavy capitals
+/// ("MEET" in a bold grotesque) the box's own border runs along the strokes, so its median
+/// was the ink and the ink came out as the ground (and a headline's lines, told apart by
+/// ink, fell into three blocks).
 fn ink(img: &RgbImage, (l, t, r, b): (u32, u32, u32, u32)) -> Rgb {
-    let (r, b) = (r.min(img.width()), b.min(img.height()));
+    let pad = (b.saturating_sub(t) / 4).max(2);
+    let (l, t) = (l.saturating_sub(pad), t.saturating_sub(pad));
+    let (r, b) = ((r + pad).min(img.width()), (b + pad).min(img.height()));
     if r <= l || b <= t {
         return [0, 0, 0];
     }

@@ -163,6 +163,11 @@ fn a_crop_that_reads_the_same_words_better_replaces_the_page_read() {
     assert!(!reads_alike("Shop now", "Learn more"));
     assert!(!reads_alike("✓ Cancel any time", "Y Cancel any time"));
     assert_eq!(edits(&['k', 'i', 't'], &['s', 'i', 't', 's']), 2);
+    // Line by line: a line the crop lost stays as the page read it.
+    assert_eq!(
+        pick_lines("Everyday\nessentials.", "ryoay\nessentials"),
+        "Everyday\nessentials"
+    );
 }
 
 #[test]
@@ -212,4 +217,45 @@ fn a_row_of_one_letter_is_no_word() {
         .map(|w| w.text.as_str())
         .collect();
     assert_eq!(kept, vec!["Free", "delivery"]);
+}
+
+#[test]
+fn a_price_alone_is_a_block_and_two_prices_on_one_line_are_two() {
+    // A headline, its price in the same face just below: two blocks, two roles.
+    let words = rows(&[
+        (100, 100, 40, "Everyday essentials"),
+        (100, 150, 40, "24,00 €"),
+    ]);
+    let blocks = group_blocks(split_prices(group_lines(&words)));
+    assert_eq!(
+        texts(&blocks),
+        vec![vec!["Everyday essentials"], vec!["24,00 €"]]
+    );
+    assert!(bare_price("from $19"));
+    assert!(!bare_price("Save $6 on your first bag"));
+    // A crossed-out price beside the price, read as one line with the first "$" as "s":
+    // split at the gap between them, the sign restored. A line of copy with two amounts
+    // stays whole.
+    let mut words = rows(&[(100, 300, 40, "s39"), (190, 300, 40, "$24")]);
+    words.extend(rows(&[(100, 500, 30, "Was $39, now only $24 this week")]));
+    let lines: Vec<String> = split_prices(group_lines(&words))
+        .iter()
+        .map(WordLine::text)
+        .collect();
+    assert_eq!(lines, vec!["$39", "$24", "Was $39, now only $24 this week"]);
+}
+
+#[test]
+fn the_ink_of_heavy_capitals_is_not_taken_for_their_ground() {
+    // Black strokes that fill the word's tight box to its border, on white.
+    let mut img = RgbImage::from_pixel(200, 100, image::Rgb([255, 255, 255]));
+    for y in 30..70 {
+        for x in 40..160 {
+            if !(55..65).contains(&y) || x % 30 < 20 {
+                img.put_pixel(x, y, image::Rgb([20, 20, 20]));
+            }
+        }
+    }
+    let c = ink(&img, (40, 30, 160, 70));
+    assert!(c.iter().all(|&v| v < 60), "ink {c:?}");
 }

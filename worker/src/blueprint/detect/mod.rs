@@ -382,4 +382,27 @@ mod tests {
         assert!(bp.texts.is_empty());
         assert!(bp.unusable().is_some());
     }
+
+    /// A dark tag whose bold word runs together into one white mark on the working copy
+    /// is a shape holding text; a bold letter with a round counter is a glyph.
+    #[test]
+    fn a_tag_whose_word_is_one_mark_is_a_shape_and_a_bold_letter_is_not() {
+        let light = image::Rgb([242, 242, 242]);
+        let dark = image::Rgb([17, 17, 17]);
+        let img = RgbImage::from_fn(1080, 1350, |x, y| {
+            let tag = (90..245).contains(&x) && (1120..1200).contains(&y);
+            let word = (118..216).contains(&x) && (1145..1175).contains(&y);
+            // A bold "O": a dark square with a square counter.
+            let letter = (600..680).contains(&x) && (1120..1200).contains(&y);
+            let counter = (625..655).contains(&x) && (1145..1175).contains(&y);
+            if (tag && !word) || (letter && !counter) {
+                dark
+            } else {
+                light
+            }
+        });
+        let bp = analyse_rgb(&img);
+        assert_eq!(bp.shapes.len(), 1, "{:?}", bp.shapes);
+        assert!(bp.shapes[0].rect.x < 0.25, "the tag, not the letter");
+    }
 }

@@ -49,11 +49,15 @@ impl Grid {
         let mut keep = vec![false; shapes.len()];
         for (i, s) in shapes.iter_mut().enumerate() {
             let has_text = blocks.iter().any(|(_, o, _)| *o == Some(i));
+            // A wide tag that says an offer ("SALE", "-30%") is a badge, not a button.
+            let offer = blocks
+                .iter()
+                .any(|(_, o, said)| *o == Some(i) && *said == Some(TextRole::Offer));
             let aspect = s.rect.w * self.w as f32 / (s.rect.h * self.h as f32).max(1e-3);
             if s.role == ShapeRole::Panel || s.rect.area() >= 0.10 || s.rect.w >= 0.6 {
                 s.role = ShapeRole::Panel;
                 keep[i] = true;
-            } else if has_text && aspect >= 1.6 {
+            } else if has_text && aspect >= 1.6 && !offer {
                 s.role = ShapeRole::Button;
                 keep[i] = true;
             } else if has_text {

@@ -148,9 +148,17 @@ impl Grid {
 }
 
 /// True when some two of `marks` sit side by side on one line (a word, not a letter's
-/// counters).
+/// counters), or one mark is at least twice as wide as tall: a short word in bold capitals
+/// ("SALE" on a tag) runs together into one mark on the working copy, where a letter's
+/// counter is about as wide as tall.
 pub(super) fn holds_a_word(marks: &[Comp]) -> bool {
     let marks: Vec<&Comp> = marks.iter().filter(|m| m.pixels.len() >= 3).collect();
+    if marks
+        .iter()
+        .any(|m| m.bbox.h() >= 4 && m.bbox.w() >= 2 * m.bbox.h())
+    {
+        return true;
+    }
     marks.iter().enumerate().any(|(i, a)| {
         marks[i + 1..].iter().any(|b| {
             let ov = a.bbox.y1.min(b.bbox.y1) as f32 - a.bbox.y0.max(b.bbox.y0) as f32;

@@ -375,7 +375,7 @@ impl Blueprint {
 
     /// Why an ad cannot be built on this blueprint (the caller falls back to the layout
     /// library), or `None` when it can: it needs a lead text and a place for the product (a
-    /// picture, a photo ground, or free room for one: [`template::room_for_product`]).
+    /// picture, a photo ground, or free room for one: [`template::shift_for_product`]).
     pub fn unusable(&self) -> Option<&'static str> {
         let Some(lead) = self.lead() else {
             return Some("no block of text was found");
@@ -389,8 +389,9 @@ impl Blueprint {
         {
             return Some("the lead block's words read as no word");
         }
-        // A reference without a picture still takes the product where it has room for it.
-        if self.product().is_none() && template::room_for_product(self).is_none() {
+        // A reference without a picture still takes the product where it has room for it,
+        // or where moving its copy makes room.
+        if self.product().is_none() && template::shift_for_product(self).is_none() {
             return Some("no image region was found");
         }
         None

@@ -43,7 +43,7 @@ mod writer;
 use serde_json::Value;
 
 use super::Blueprint;
-pub use room::{MIN_TEXT_GAP_EM, grow_to_share, make_room, room_for_product};
+pub use room::{MIN_TEXT_GAP_EM, grow_to_share, make_room, room_for_product, shift_for_product};
 pub use steps::{shadow_box, shadow_core};
 pub use writer::role_for;
 
@@ -67,8 +67,10 @@ fn write(bp: &Blueprint, named: bool) -> Value {
     if bp.logo.is_none() {
         bp.logo = room::corner_logo(&bp);
     }
-    // A reference without a picture: the product goes in its largest free room.
-    if let Some(rect) = room_for_product(&bp) {
+    // A reference without a picture: the product goes in its largest free room, made by
+    // moving the copy where there is too little.
+    if let Some((moved, rect)) = shift_for_product(&bp) {
+        bp = moved;
         bp.images.push(super::ImageRegion {
             rect,
             shape: super::Shape::Rounded { radius: 0.06 },

@@ -215,7 +215,7 @@ const ROOM_MAX_SHARE: f32 = 0.3;
 /// 2 % of the short side, no more than 1.6 times as long as it is wide either way, and at
 /// most [`ROOM_MAX_SHARE`] of the canvas. `None` when the reference shows a picture or a
 /// photo ground, or when the free room is under [`crate::blueprint::MIN_PRODUCT_SHARE`]
-/// (the ad then falls back to the layout library, as before).
+/// ([`shift_for_product`] then moves the copy to make room).
 ///
 /// Rejected: an ad of the reference's words alone. The advertiser asked for an ad of their
 /// product; a reference without a picture shows where the words go, not that the product
@@ -300,6 +300,77 @@ pub fn room_for_product(bp: &Blueprint) -> Option<Rect> {
         r
     };
     (r.area() >= MIN_PRODUCT_SHARE).then_some(r)
+}
+
+/// Scales tried, largest first, when the reference's copy has to move to make room for the
+/// product ([`shift_for_product`]).
+const SHIFT_SCALES: [f32; 3] = [1.0, 0.85, 0.72];
+
+/// [`room_for_product`], and where the free room is too small, the reference's copy moved
+/// as one group (every text block, button and badge; panels and the logo stay) to the top
+/// or the bottom of the canvas, 6 % of the short side from the edge or 2 % below (above) a
+/// logo on that side, at its own size first, then at 85 % and 72 % of it (about the group's
+/// centre line), until the room left beside it takes the product. A statistic or a
+/// testimonial centred on a plain ground leaves a band above and below it, each too thin
+/// for the product; the ad keeps the copy's arrangement, sizes and order and shows the
+/// product, where the built-in layout would have kept none of them. Of the two sides, the
+/// one with more room wins (the top on a tie, copy above the product). Returns the
+/// blueprint as the ad uses it (moved or not) and the product's room; `None` when the
+/// reference shows a picture or a photo ground, or no move makes room.
+pub fn shift_for_product(bp: &Blueprint) -> Option<(Blueprint, Rect)> {
+    use crate::blueprint::Background;
+    if !bp.images.is_empty() || matches!(bp.background, Background::Photo { .. }) {
+        return None;
+    }
+    if let Some(r) = room_for_product(bp) {
+        return Some((bp.clone(), r));
+    }
+    let moves = |s: &crate::blueprint::SolidShape| s.role != ShapeRole::Panel;
+    let group = bp
+        .texts
+        .iter()
+        .map(|t| t.rect)
+        .chain(bp.shapes.iter().filter(|s| moves(s)).map(|s| s.rect))
+        .reduce(|a, b| a.union(&b))?;
+    let (w, h) = (bp.width.max(1) as f32, bp.height.max(1) as f32);
+    let edge = 0.06 * w.min(h) / h;
+    let (mut top, mut bottom) = (edge, 1.0 - edge);
+    if let Some(logo) = bp.logo {
+        if logo.center().1 < group.center().1 {
+            top = top.max(logo.bottom() + 0.02);
+        } else {
+            bottom = bottom.min(logo.y - 0.02);
+        }
+    }
+    let cx = group.center().0;
+    for k in SHIFT_SCALES {
+        let mut best: Option<(Blueprint, Rect)> = None;
+        for anchor in [top, bottom - group.h * k] {
+            let place = |r: &mut Rect| {
+                r.x = cx + (r.x - cx) * k;
+                r.y = anchor + (r.y - group.y) * k;
+                r.w *= k;
+                r.h *= k;
+            };
+            let mut moved = bp.clone();
+            for t in &mut moved.texts {
+                place(&mut t.rect);
+                t.line_height *= k;
+            }
+            for s in moved.shapes.iter_mut().filter(|s| moves(s)) {
+                place(&mut s.rect);
+            }
+            if let Some(r) = room_for_product(&moved)
+                && best.as_ref().is_none_or(|(_, b)| r.area() > b.area())
+            {
+                best = Some((moved, r));
+            }
+        }
+        if best.is_some() {
+            return best;
+        }
+    }
+    None
 }
 
 /// `r` (unit square of a `w` x `h` design) cut about its centre to at most `max` times as

@@ -356,6 +356,47 @@ fn a_reference_without_a_picture_takes_the_product_in_its_free_room() {
     assert!(room_for_product(&photo).is_none() && photo.unusable().is_none());
 }
 
+/// A statistic centred on a plain ground under a logo leaves a band above and below it,
+/// each too thin for the product: the copy moves up as one group, its sizes and order
+/// kept, and the product takes the room below it.
+#[test]
+fn copy_centred_on_a_plain_ground_moves_to_make_room_for_the_product() {
+    let mut b = bp();
+    b.width = 1080;
+    b.height = 1080;
+    b.images.clear();
+    b.logo = Some(rect(0.42, 0.04, 0.16, 0.06));
+    b.texts = vec![
+        block(TextRole::Stat, rect(0.2, 0.3, 0.6, 0.2), "93%"),
+        block(
+            TextRole::Headline,
+            rect(0.15, 0.52, 0.7, 0.08),
+            "of drinkers come back",
+        ),
+        block(TextRole::Cta, rect(0.35, 0.72, 0.3, 0.07), "Shop now"),
+    ];
+    assert!(room_for_product(&b).is_none(), "the bands are too thin");
+    assert_eq!(b.unusable(), None);
+    let (moved, room) = shift_for_product(&b).unwrap();
+    assert!(room.area() >= MIN_PRODUCT_SHARE, "{room:?}");
+    let logo = b.logo.unwrap();
+    assert!(moved.texts[0].rect.y >= logo.bottom(), "below the logo");
+    for (was, now) in b.texts.iter().zip(&moved.texts) {
+        assert_eq!(was.words, now.words, "order kept");
+        assert!(
+            (was.rect.w - now.rect.w).abs() < 1e-6,
+            "size kept at scale 1"
+        );
+        assert!((was.rect.center().0 - now.rect.center().0).abs() < 1e-6);
+        assert!(now.rect.bottom() <= room.y, "{:?} above {room:?}", now.rect);
+    }
+    let t = template(&b);
+    let p = &t["nodes"]["product_image"];
+    assert_eq!(p["$image"], "product");
+    let below = moved.texts[1].rect.bottom() as f64 * 1080.0;
+    assert!(p["y"].as_f64().unwrap() >= below, "{p} under the headline");
+}
+
 /// The roles the blueprint found reach the copywriter: each block's slot carries its role
 /// (`$text`), its words and its case, so the writer fills a price slot with the price, a
 /// quote slot with a review, a stat slot with a stat, list items with benefits.

@@ -301,15 +301,21 @@ fn texts_on_a_photo_are_set_on_a_scrim() {
     assert_eq!(t["nodes"]["headline"]["$on"], "background");
 }
 
+/// A square design of `side` px on a plain ground, without a picture.
+fn plain_ground(side: u32) -> Blueprint {
+    let mut b = bp();
+    b.width = side;
+    b.height = side;
+    b.images.clear();
+    b
+}
+
 /// A reference of text alone (a testimonial on a plain ground) is usable: the product
 /// goes in its largest free room, clear of every text, at least the minimum share; a
 /// reference whose text leaves no room still falls back.
 #[test]
 fn a_reference_without_a_picture_takes_the_product_in_its_free_room() {
-    let mut b = bp();
-    b.width = 1920;
-    b.height = 1920;
-    b.images.clear();
+    let mut b = plain_ground(1920);
     b.texts = vec![
         block(TextRole::Rating, rect(0.4, 0.06, 0.2, 0.04), "★★★★★"),
         block(
@@ -361,10 +367,7 @@ fn a_reference_without_a_picture_takes_the_product_in_its_free_room() {
 /// kept, and the product takes the room below it.
 #[test]
 fn copy_centred_on_a_plain_ground_moves_to_make_room_for_the_product() {
-    let mut b = bp();
-    b.width = 1080;
-    b.height = 1080;
-    b.images.clear();
+    let mut b = plain_ground(1080);
     b.logo = Some(rect(0.42, 0.04, 0.16, 0.06));
     b.texts = vec![
         block(TextRole::Stat, rect(0.2, 0.3, 0.6, 0.2), "93%"),

@@ -1,5 +1,6 @@
 //! Unit tests of the page reader: lines and blocks from TSV rows, list items, merges.
 
+use super::lines::{bare_price, signature};
 use super::*;
 use crate::ocr::page_words;
 

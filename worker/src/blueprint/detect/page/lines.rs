@@ -211,7 +211,9 @@ pub(super) fn group_blocks(lines: Vec<WordLine>) -> Vec<Vec<WordLine>> {
         let signs = signature(&line.text());
         let target = blocks.iter_mut().find(|b| {
             let Some(last) = b.last() else { return false };
-            if starts_item || signs {
+            // A closing quote mark ends the quote: the line under it is its signature
+            // (Tesseract drops the dash of "— Aiko Tanaka" at times) or other copy.
+            if starts_item || signs || last.text().trim_end().ends_with(['”', '"', '»']) {
                 return false;
             }
             let lh = last.height() as f32;

@@ -183,6 +183,15 @@ fn a_signature_under_a_quote_is_a_block_of_its_own() {
         texts(&blocks),
         vec![vec!["“Worth every", "penny.”"], vec!["— Maria Lopez"]]
     );
+    // Its dash not read: the closing quote mark still ends the quote's block.
+    let words = rows(&[
+        (100, 200, 40, "“Worth every penny.”"),
+        (100, 250, 36, "Aiko Tanaka"),
+    ]);
+    assert_eq!(
+        texts(&group_blocks(group_lines(&words))),
+        vec![vec!["“Worth every penny.”"], vec!["Aiko Tanaka"]]
+    );
     assert!(!signature("- 20% off"));
     assert!(!signature("Maria Lopez"));
 }

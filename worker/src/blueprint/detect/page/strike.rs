@@ -15,7 +15,7 @@ use crate::blueprint::Rgb;
 const STRIKE_MAX: u32 = 16;
 
 /// Least distance from the ground of a pixel that starts or continues a thin band
-/// ([`dist`], 0 to 1).
+/// ([`super::dist`], 0 to 1, as [`sq`] turns it).
 const EDGE: f32 = sq(0.09);
 
 /// Least distance from the ground of a band's strongest pixel (a faint texture band is no
@@ -27,12 +27,12 @@ const SAME_INK: f32 = sq(0.14);
 
 /// [`super::dist`] without its square root, in squared channel steps: this runs on every
 /// pixel of the page, several times.
-fn dist(a: Rgb, b: Rgb) -> f32 {
+fn dist2(a: Rgb, b: Rgb) -> f32 {
     let d = |k: usize| i32::from(a[k]) - i32::from(b[k]);
     (d(0) * d(0) + d(1) * d(1) + d(2) * d(2)) as f32
 }
 
-/// `d` ([`super::dist`], 0 to 1) as [`dist`] measures it.
+/// `d` ([`super::dist`], 0 to 1) as [`dist2`] measures it.
 const fn sq(d: f32) -> f32 {
     d * d * 441.7 * 441.7
 }
@@ -65,14 +65,14 @@ pub(super) fn erase_strikes(img: &RgbImage) -> Option<RgbImage> {
         while y + 2 < h {
             let ground = px(x, y - 1);
             // A band starts on settled ground (two pixels alike), not on a glyph's soft edge.
-            if dist(px(x, y), ground) < EDGE || dist(ground, px(x, y - 2)) >= EDGE {
+            if dist2(px(x, y), ground) < EDGE || dist2(ground, px(x, y - 2)) >= EDGE {
                 y += 1;
                 continue;
             }
             let mut strongest = 0.0f32;
             let mut end = None;
             for yy in y..(y + STRIKE_MAX + 1).min(h - 1) {
-                let d = dist(px(x, yy), ground);
+                let d = dist2(px(x, yy), ground);
                 if d < EDGE {
                     end = Some(yy);
                     break;
@@ -81,7 +81,7 @@ pub(super) fn erase_strikes(img: &RgbImage) -> Option<RgbImage> {
             }
             match end {
                 // It ends on settled ground too.
-                Some(end) if strongest >= STRONG && dist(px(x, end), px(x, end + 1)) < EDGE => {
+                Some(end) if strongest >= STRONG && dist2(px(x, end), px(x, end + 1)) < EDGE => {
                     bands.push(Band {
                         top: y,
                         end,
@@ -105,10 +105,10 @@ pub(super) fn erase_strikes(img: &RgbImage) -> Option<RgbImage> {
     let stem = |x: u32, y: u32, c: Rgb| {
         let up = (0..y)
             .rev()
-            .take_while(|&yy| dist(px(x, yy), c) <= SAME_INK)
+            .take_while(|&yy| dist2(px(x, yy), c) <= SAME_INK)
             .count();
         let down = (y + 1..h)
-            .take_while(|&yy| dist(px(x, yy), c) <= SAME_INK)
+            .take_while(|&yy| dist2(px(x, yy), c) <= SAME_INK)
             .count();
         up + down + 1
     };
@@ -124,7 +124,7 @@ pub(super) fn erase_strikes(img: &RgbImage) -> Option<RgbImage> {
             let c = px(x, y);
             let start = x;
             let mut end = x;
-            while end < w && dist(px(end, y), c) <= SAME_INK {
+            while end < w && dist2(px(end, y), c) <= SAME_INK {
                 end += 1;
             }
             // Its last thin pixel: a rule runs on past the glyphs it crosses.
@@ -164,7 +164,7 @@ pub(super) fn erase_strikes(img: &RgbImage) -> Option<RgbImage> {
             let (y0, y1) = (y.saturating_sub(tall / 2), (y + tall / 2).min(h - 1));
             let inked = (y0..=y1)
                 .flat_map(|yy| (start..=last).map(move |xx| (xx, yy)))
-                .filter(|&(xx, yy)| dist(px(xx, yy), c) <= SAME_INK)
+                .filter(|&(xx, yy)| dist2(px(xx, yy), c) <= SAME_INK)
                 .count() as u32;
             let minority = 2 * inked <= long * (y1 + 1 - y0);
             if stems >= 2 && 5 * thin >= 2 * long && 2 * long >= 3 * tall && minority {

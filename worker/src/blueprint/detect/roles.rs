@@ -10,6 +10,10 @@ use crate::blueprint::words::{
 };
 use crate::blueprint::{Background, Blueprint, Rect, ShapeRole, SolidShape, TextBlock, TextRole};
 
+/// Fewest text blocks a shape holds to be a panel of copy whatever its size (a badge or a
+/// button holds one or two: "-30%" over "OFF").
+const MIN_PANEL_BLOCKS: usize = 3;
+
 impl Grid {
     /// Gives shapes and blocks their roles and builds the blueprint.
     pub(super) fn assign(
@@ -48,13 +52,20 @@ impl Grid {
         let mut texts = Vec::new();
         let mut keep = vec![false; shapes.len()];
         for (i, s) in shapes.iter_mut().enumerate() {
-            let has_text = blocks.iter().any(|(_, o, _)| *o == Some(i));
+            let held = blocks.iter().filter(|(_, o, _)| *o == Some(i)).count();
+            let has_text = held > 0;
             // A wide tag that says an offer ("SALE", "-30%") is a badge, not a button.
             let offer = blocks
                 .iter()
                 .any(|(_, o, said)| *o == Some(i) && *said == Some(TextRole::Offer));
             let aspect = s.rect.w * self.w as f32 / (s.rect.h * self.h as f32).max(1e-3);
-            if s.role == ShapeRole::Panel || s.rect.area() >= 0.10 || s.rect.w >= 0.6 {
+            // A shape that holds three blocks or more holds copy (a comparison's column,
+            // a card): a panel, whatever its size, not a badge that keeps one of them.
+            if s.role == ShapeRole::Panel
+                || s.rect.area() >= 0.10
+                || s.rect.w >= 0.6
+                || held >= MIN_PANEL_BLOCKS
+            {
                 s.role = ShapeRole::Panel;
                 keep[i] = true;
             } else if has_text && aspect >= 1.6 && !offer {
@@ -446,5 +457,72 @@ mod tests {
                 (TextRole::Body, "Roasted every Monday"),
             ]
         );
+    }
+
+    #[test]
+    fn a_small_shape_holding_a_column_of_copy_is_a_panel_and_keeps_it_all() {
+        // A comparison's column: a 30 % × 25 % card holding its heading and three items.
+        // A badge keeps one block; this card keeps all four.
+        let grid = Grid {
+            w: 100,
+            h: 100,
+            px: vec![[255, 255, 255]; 100 * 100],
+        };
+        let card = SolidShape {
+            role: ShapeRole::Badge,
+            rect: Rect {
+                x: 0.1,
+                y: 0.5,
+                w: 0.3,
+                h: 0.25,
+            },
+            shape: crate::blueprint::Shape::Rectangle,
+            color: [255, 230, 150],
+        };
+        let words = [
+            "Purrfect",
+            "✓ Ready in two minutes",
+            "✓ Cancel any time",
+            "✓ Ethically sourced",
+        ];
+        let raw: Vec<RawBlock> = words
+            .iter()
+            .enumerate()
+            .map(|(i, w)| RawBlock {
+                block: block(TextRole::Body, 0.52 + 0.05 * i as f32, 0.11, w).0,
+                owner: Some(0),
+                stars: false,
+            })
+            .collect();
+        let found = Found {
+            shapes: vec![(
+                card,
+                super::super::PxBox {
+                    x0: 10,
+                    y0: 50,
+                    x1: 40,
+                    y1: 75,
+                },
+            )],
+            images: Vec::new(),
+            glyphs: Vec::new(),
+        };
+        let bp = grid.assign(
+            Background::Solid {
+                color: [255, 255, 255],
+            },
+            found,
+            raw,
+            Some(words.iter().map(|w| Some((*w).to_owned())).collect()),
+        );
+        assert_eq!(bp.shapes.len(), 1);
+        assert_eq!(bp.shapes[0].role, ShapeRole::Panel);
+        assert_eq!(bp.texts.len(), 4, "{:?}", bp.texts);
+        let items = bp
+            .texts
+            .iter()
+            .filter(|t| t.role == TextRole::ListItem)
+            .count();
+        assert_eq!(items, 3);
     }
 }

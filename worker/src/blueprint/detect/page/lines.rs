@@ -22,7 +22,8 @@ pub(super) struct WordLine {
 }
 
 impl WordLine {
-    fn new(w: PageWord) -> Self {
+    /// A line of one word.
+    pub fn new(w: PageWord) -> Self {
         WordLine {
             left: w.left,
             top: w.top,
@@ -40,7 +41,8 @@ impl WordLine {
         hs[hs.len() / 2]
     }
 
-    fn push(&mut self, w: PageWord) {
+    /// The line with `w` among its words (kept left to right).
+    pub fn push(&mut self, w: PageWord) {
         self.left = self.left.min(w.left);
         self.top = self.top.min(w.top);
         self.right = self.right.max(w.right());

@@ -16,6 +16,7 @@ use crate::blueprint::{Align, Rect, Rgb, TextBlock, TextRole};
 use crate::ocr::PageWord;
 
 mod lines;
+mod marks;
 mod strike;
 
 use lines::{WordLine, group_blocks, group_lines, normalise_marks, split_prices};
@@ -159,6 +160,7 @@ pub(super) fn page_blocks(
     for l in &mut lines {
         l.color = Some(ink(img, (l.left, l.top, l.right, l.bottom)));
     }
+    marks::mark_items(img, &mut lines);
     normalise_marks(&mut lines);
     for b in group_blocks(lines) {
         let (l, t) = (
@@ -299,8 +301,9 @@ pub(super) fn says_something(text: &str) -> bool {
 }
 
 /// Whether a crop's reading `crop` of a page block read as `page` is the same text, read
-/// better: as many lines, letters and digits within a third of each other's edits, and no
-/// tick or cross the page's read wrote back ([`normalise_marks`]) to lose.
+/// better: as many lines, and letters and digits within a third of each other's edits,
+/// where a line's lead mark that the page's read wrote ([`lead_mark`]: a tick, a cross, a
+/// bullet) is left out, and with it what the crop read for it.
 pub(super) fn reads_alike(page: &str, crop: &str) -> bool {
     let signs = |t: &str| -> Vec<char> {
         t.chars()
@@ -308,21 +311,55 @@ pub(super) fn reads_alike(page: &str, crop: &str) -> bool {
             .flat_map(char::to_lowercase)
             .collect()
     };
-    let (a, b) = (signs(page), signs(crop));
-    page.lines().count() == crop.lines().count()
-        && !page.lines().any(|l| l.starts_with(['✓', '✗']))
-        && !a.is_empty()
-        && 3 * edits(&a, &b) <= a.len().max(b.len())
+    if page.lines().count() != crop.lines().count() {
+        return false;
+    }
+    let (mut a, mut b) = (Vec::new(), Vec::new());
+    for (p, c) in page.lines().zip(crop.lines()) {
+        let (_, p, c) = lead_mark(p, c);
+        a.extend(signs(p));
+        b.extend(signs(c));
+    }
+    !a.is_empty() && 3 * edits(&a, &b) <= a.len().max(b.len())
+}
+
+/// The mark that leads a line of the page's read ("✓", "✗" or "•", written by
+/// [`normalise_marks`] and [`marks::mark_items`]) and the rest of the line, with the rest
+/// of the crop's line `crop` past what it read for the mark: its first word when that is
+/// a sign or two without a letter pair ("¢", "e", "»", "Y"). `None` and the lines whole
+/// when the page's line has no such mark.
+fn lead_mark<'a>(page: &'a str, crop: &'a str) -> (Option<char>, &'a str, &'a str) {
+    let Some(m) = page.chars().next().filter(|c| ['✓', '✗', '•'].contains(c)) else {
+        return (None, page, crop);
+    };
+    let rest = page[m.len_utf8()..].trim_start();
+    let c = crop.trim_start();
+    let (first, after) = c.split_once(' ').unwrap_or((c, ""));
+    let crop_rest = if first.chars().count() <= 2
+        && first.chars().filter(|c| c.is_alphanumeric()).count() <= 1
+    {
+        after.trim_start()
+    } else {
+        c
+    };
+    (Some(m), rest, crop_rest)
 }
 
 /// The crop's read of a block that [`reads_alike`] the page's, line by line: each line of
 /// the crop that reads like the page's line, else the page's line. A crop scaled to one
 /// size can lose a word in display type that the page read ("Everyday" read "ryoay"
-/// while "essentials" reads the same): that line stays as the page read it.
+/// while "essentials" reads the same): that line stays as the page read it. A line's lead
+/// mark stays the page's ([`lead_mark`]).
 pub(super) fn pick_lines(page: &str, crop: &str) -> String {
     page.lines()
         .zip(crop.lines())
-        .map(|(p, c)| if reads_alike(p, c) { c } else { p })
+        .map(|(p, c)| match lead_mark(p, c) {
+            (m, pr, cr) if reads_alike(pr, cr) => match m {
+                Some(m) => format!("{m} {cr}"),
+                None => cr.to_owned(),
+            },
+            _ => p.to_owned(),
+        })
         .collect::<Vec<_>>()
         .join("\n")
 }

@@ -159,10 +159,23 @@ fn two_reads_of_a_page_merge_without_doubling_a_word() {
 fn a_crop_that_reads_the_same_words_better_replaces_the_page_read() {
     assert!(reads_alike("BOLD TASTE\nZERO", "BOLD TASTE.\nZERO."));
     assert!(reads_alike("[he one you keep", "The one you keep"));
-    // Another number of lines, other words, or a tick to keep: the page's read stays.
+    // Another number of lines or other words: the page's read stays.
     assert!(!reads_alike("BOLD TASTE\nZERO", "BOLD TASTE ZERO"));
     assert!(!reads_alike("Shop now", "Learn more"));
-    assert!(!reads_alike("✓ Cancel any time", "Y Cancel any time"));
+    // A tick or a bullet the page's read wrote stays, whatever the crop read for it.
+    assert!(reads_alike("✓ Cancel any time", "Y Cancel any time."));
+    assert_eq!(
+        pick_lines(
+            "✓ Cancel any time\n• Free delivery",
+            "Y Cancel any time.\n¢ Free delivery"
+        ),
+        "✓ Cancel any time.\n• Free delivery"
+    );
+    assert_eq!(
+        pick_lines("✗ Vet approved", "Vet approved."),
+        "✗ Vet approved."
+    );
+    assert!(!reads_alike("• Free delivery", "¢ Learn more"));
     assert_eq!(edits(&['k', 'i', 't'], &['s', 'i', 't', 's']), 2);
     // Line by line: a line the crop lost stays as the page read it.
     assert_eq!(

@@ -15,6 +15,7 @@ use super::words::WordReader;
 use crate::blueprint::{Align, Rect, Rgb, TextBlock, TextRole};
 use crate::ocr::PageWord;
 
+mod frame;
 mod lines;
 mod marks;
 mod strike;
@@ -129,7 +130,11 @@ pub(super) fn page_blocks(
         // The page is read with its line-through painted out (a struck compare-at price),
         // found on the reference at its own size (a quarter of the pixels of a small one
         // read at twice its size) and scaled as the page is.
-        let clean = strike::erase_strikes(original).map(|c| {
+        // Frames (an outlined button's border) are painted out too: Tesseract reads
+        // nothing inside one.
+        let struck = strike::erase_strikes(original);
+        let framed = frame::erase_frames(struck.as_ref().unwrap_or(original));
+        let clean = framed.or(struck).map(|c| {
             if std::ptr::eq(img, original) {
                 c
             } else {

@@ -14,6 +14,11 @@ const RULE_MAX: u32 = 6;
 /// Shortest rule, in pixels.
 const RULE_MIN: u32 = 24;
 
+/// Most rules along one axis that a page may have for its frames to be looked for: a page
+/// of more is a pattern (a grid, stripes, a woven texture), not buttons, and pairing its
+/// rules would cost the cube of their number.
+const MAX_RULES: usize = 400;
+
 /// Channels within this of each other are one ink.
 const SAME: u8 = 28;
 
@@ -114,7 +119,13 @@ pub(super) fn erase_frames(img: &RgbImage) -> Option<RgbImage> {
         [raw[i], raw[i + 1], raw[i + 2]]
     };
     let horizontal = rules(w, h, &|a, b| get(a, b));
+    if horizontal.len() < 2 || horizontal.len() > MAX_RULES {
+        return None;
+    }
     let vertical = rules(h, w, &|a, b| get(b, a));
+    if vertical.len() < 2 || vertical.len() > MAX_RULES {
+        return None;
+    }
     // Frames: a top and a bottom rule about as long (their spans overlapping by 80 % of
     // each), and a vertical rule near each end (within a rounded corner's reach) that
     // spans half the height between them.
@@ -215,6 +226,19 @@ mod tests {
         let mut img = RgbImage::from_pixel(300, 200, Rgb([250, 250, 250]));
         rect(&mut img, (20, 20, 280, 23), [10, 10, 10]);
         rect(&mut img, (20, 60, 280, 63), [10, 10, 10]);
+        assert!(erase_frames(&img).is_none());
+    }
+
+    #[test]
+    fn a_page_of_rules_is_a_pattern_not_frames() {
+        // A grid of 3 px lines every 30 px: 1600 cells, each a frame on its own.
+        let img = RgbImage::from_fn(1200, 1200, |x, y| {
+            if x % 30 < 3 || y % 30 < 3 {
+                Rgb([10, 10, 10])
+            } else {
+                Rgb([250, 250, 250])
+            }
+        });
         assert!(erase_frames(&img).is_none());
     }
 }

@@ -24,13 +24,13 @@ struct Mark {
     fill: f32,
 }
 
-/// The mark left of `line`, if there is one: in the band of the line's rows, the ink
-/// nearest the line's left edge within three and a half line heights of it (a tick in a
-/// badge is wider than the line's lower-case words are tall), a tenth of a height to one
-/// height and a fifth of a height to two heights wide and tall (3 px at least; the line's height is
-/// its words' median, less than the type's size in lower case), centred on the
-/// line's middle, with a gap of at least a tenth of a height before the line and clear
-/// ground (half a height, or the image's edge) left of it.
+/// The mark left of `line`, if there is one: in the band of the line's rows, the run of
+/// ink nearest the line's left edge, ending at least a tenth of a height before it and
+/// starting within three and a half line heights of it (a tick in a badge is wider than
+/// the line's lower-case words are tall); a fifth of a height to two heights wide and tall
+/// (3 px at least; the line's height is its words' median, less than the type's size in
+/// lower case), centred on the line's middle, with clear ground (half a height, or the
+/// image's edge) left of it.
 fn mark_before(img: &RgbImage, line: &WordLine) -> Option<Mark> {
     let h = line.height().max(4);
     let pad = h / 4;
@@ -87,8 +87,7 @@ fn mark_before(img: &RgbImage, line: &WordLine) -> Option<Mark> {
         && 5 * mh >= h
         && w.min(mh) >= 3
         && mh <= 2 * h
-        && (centre - middle as f32).abs() <= 0.35 * h as f32
-        && line.left >= mx1 + h / 10;
+        && (centre - middle as f32).abs() <= 0.35 * h as f32;
     if !ok {
         return None;
     }

@@ -89,19 +89,41 @@ fn rules(along: u32, across: u32, px: &dyn Fn(u32, u32) -> [u8; 3]) -> Vec<Rule>
             a = e;
         }
     }
-    // The lines of one rule: runs on neighbouring lines that overlap along.
+    // The lines of one rule: runs on neighbouring lines that overlap along. Runs come line
+    // by line, so a run can only continue a rule that reached the line before it (`open`:
+    // their indices, in order), not any rule found so far (a textured photo has thousands).
     let mut out: Vec<Rule> = Vec::new();
+    let (mut open, mut next): (Vec<usize>, Vec<usize>) = (Vec::new(), Vec::new());
+    let mut line = 0;
     for r in runs {
-        match out
-            .iter_mut()
-            .find(|o| o.b1 == r.b0 && o.a0.max(r.a0) < o.a1.min(r.a1) && o.b1 - o.b0 < RULE_MAX)
-        {
-            Some(o) => {
+        if r.b0 != line {
+            open = if r.b0 == line + 1 {
+                std::mem::take(&mut next)
+            } else {
+                Vec::new()
+            };
+            open.sort_unstable();
+            next.clear();
+            line = r.b0;
+        }
+        let joined = open.iter().copied().find(|&i| {
+            let o = &out[i];
+            o.b1 == r.b0 && o.a0.max(r.a0) < o.a1.min(r.a1) && o.b1 - o.b0 < RULE_MAX
+        });
+        match joined {
+            Some(i) => {
+                let o = &mut out[i];
                 o.a0 = o.a0.min(r.a0);
                 o.a1 = o.a1.max(r.a1);
                 o.b1 = r.b1;
+                if !next.contains(&i) {
+                    next.push(i);
+                }
             }
-            None => out.push(r),
+            None => {
+                next.push(out.len());
+                out.push(r);
+            }
         }
     }
     out

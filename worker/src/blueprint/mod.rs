@@ -35,6 +35,7 @@
 //! boxes needs no reading).
 
 pub mod detect;
+pub mod format;
 pub mod template;
 pub mod words;
 
@@ -325,7 +326,7 @@ pub struct Blueprint {
     #[serde(default)]
     pub words_read: bool,
     /// The reference's ad format (the swipe file's values), decided from its words by the
-    /// swipe file's classifier, else from its layout ([`words::format`]).
+    /// swipe file's classifier, else from its layout ([`format::format`]).
     pub format: Option<&'static str>,
     /// What decided `format`: `words`, `layout` or `none`.
     pub format_from: &'static str,

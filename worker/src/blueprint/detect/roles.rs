@@ -5,9 +5,8 @@
 
 use super::text::RawBlock;
 use super::{Found, Grid};
-use crate::blueprint::words::{
-    Casing, FormatEvidence, casing, format, has_rating, prices, role_of,
-};
+use crate::blueprint::format::{FormatEvidence, format};
+use crate::blueprint::words::{Casing, casing, has_rating, prices, role_of};
 use crate::blueprint::{Background, Blueprint, Rect, ShapeRole, SolidShape, TextBlock, TextRole};
 
 /// Fewest text blocks a shape holds to be a panel of copy whatever its size (a badge or a

@@ -189,6 +189,8 @@ pub fn ad_format(
         || has("launch")
         || has("launching")
         || text.contains("now available")
+        || text.contains("just landed")
+        || text.contains("just dropped")
         || text.contains("coming soon")
     {
         return Some("announcement");

@@ -383,6 +383,98 @@ mod tests {
         assert!(bp.unusable().is_some());
     }
 
+    /// A drawn bottle (its body, a shaded side and a label) on a coloured disc: the bottle is
+    /// the cut-out picture, at its own box, and the disc behind it is not a picture.
+    #[test]
+    fn a_product_on_its_coloured_disc_is_the_cut_out_not_the_disc() {
+        let cream = image::Rgb([250, 244, 232]);
+        let disc = image::Rgb([236, 140, 90]);
+        let img = RgbImage::from_fn(1080, 1080, |x, y| {
+            let (fx, fy) = (x as f32, y as f32);
+            let neck = (510..570).contains(&x) && (250..300).contains(&y);
+            let body = (440..640).contains(&x) && (300..600).contains(&y);
+            if neck || body {
+                if (470..610).contains(&x) && (380..470).contains(&y) {
+                    image::Rgb([240, 226, 190])
+                } else if x < 480 {
+                    image::Rgb([20, 34, 70])
+                } else {
+                    image::Rgb([40, 60, 120])
+                }
+            } else if (fx - 540.0).powi(2) + (fy - 420.0).powi(2) <= 230.0f32.powi(2) {
+                disc
+            } else {
+                cream
+            }
+        });
+        let bp = analyse_rgb(&img);
+        assert_eq!(bp.images.len(), 1, "{:?}", bp.images);
+        let im = &bp.images[0];
+        assert!(im.cutout, "{im:?}");
+        let bottle = Rect {
+            x: 440.0 / 1080.0,
+            y: 250.0 / 1080.0,
+            w: 200.0 / 1080.0,
+            h: 350.0 / 1080.0,
+        };
+        assert!(
+            im.rect.overlap(&bottle) > 0.8 * bottle.area() && im.rect.area() < 1.3 * bottle.area(),
+            "the bottle's box, not the disc's: {:?}",
+            im.rect
+        );
+    }
+
+    /// A photo cut to a rounded frame is a framed photo; a product that only resembles a
+    /// rounded box (a jar, its lid narrower than its body) is a cut-out.
+    #[test]
+    fn a_framed_photo_is_cut_exactly_and_a_jar_is_not() {
+        let ground = image::Rgb([246, 246, 240]);
+        // Texture: a photo's many colours.
+        let photo = |x: u32, y: u32| {
+            let h = x.wrapping_mul(2_654_435_761) ^ y.wrapping_mul(40_503);
+            image::Rgb([
+                (h % 200) as u8,
+                ((h >> 8) % 180) as u8,
+                ((h >> 16) % 160) as u8,
+            ])
+        };
+        let rounded = |x: u32, y: u32, (x0, y0, x1, y1): (u32, u32, u32, u32), r: f32| {
+            let (fx, fy) = (x as f32 + 0.5, y as f32 + 0.5);
+            let cx = fx.clamp(x0 as f32 + r, x1 as f32 - r);
+            let cy = fy.clamp(y0 as f32 + r, y1 as f32 - r);
+            (x0..x1).contains(&x)
+                && (y0..y1).contains(&y)
+                && (fx - cx).powi(2) + (fy - cy).powi(2) <= r * r
+        };
+        let img = RgbImage::from_fn(1080, 1080, |x, y| {
+            if rounded(x, y, (80, 120, 480, 620), 40.0) {
+                photo(x, y)
+            } else if rounded(x, y, (660, 300, 960, 720), 30.0)
+                || rounded(x, y, (700, 240, 920, 310), 8.0)
+            {
+                // The jar's body and its narrower lid, shaded.
+                if y < 305 {
+                    image::Rgb([60, 60, 60])
+                } else if x < 720 {
+                    image::Rgb([150, 40, 40])
+                } else {
+                    image::Rgb([190, 60, 50])
+                }
+            } else {
+                ground
+            }
+        });
+        let bp = analyse_rgb(&img);
+        assert_eq!(bp.images.len(), 2, "{:?}", bp.images);
+        let (left, right) = if bp.images[0].rect.x < bp.images[1].rect.x {
+            (&bp.images[0], &bp.images[1])
+        } else {
+            (&bp.images[1], &bp.images[0])
+        };
+        assert!(!left.cutout, "the framed photo: {left:?}");
+        assert!(right.cutout, "the jar: {right:?}");
+    }
+
     /// A dark tag whose bold word runs together into one white mark on the working copy
     /// is a shape holding text; a bold letter with a round counter is a glyph.
     #[test]

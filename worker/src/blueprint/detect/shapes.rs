@@ -70,9 +70,9 @@ impl Grid {
         let fit = picture_sized.then(|| outline_fit(&filled, bw, bh));
         let plain_ground = uniform >= 0.4
             && fit.is_some_and(|(s, f)| !matches!(s, Shape::Silhouette) && f >= EXACT_FIT);
-        let inner = (depth < 2 && big_enough && fill_ratio >= 0.7 && solidity >= 0.65)
-            .then(|| (uniform >= 0.6 || plain_ground).then(|| self.inner(&c, &filled, mode)))
-            .flatten();
+        let solid = depth < 2 && big_enough && fill_ratio >= 0.7 && solidity >= 0.65;
+        let inner =
+            (solid && (uniform >= 0.6 || plain_ground)).then(|| self.inner(&c, &filled, mode));
         let holds_picture = inner.as_ref().is_some_and(|inner| {
             inner.iter().any(|g| {
                 g.bbox.w() as f32 >= PICTURE * md
@@ -92,7 +92,7 @@ impl Grid {
             && (uniform >= 0.6 || holds_picture)
             && !drawn_product
         {
-            let shape = outline(&filled, bw, bh);
+            let shape = fit.map_or_else(|| outline(&filled, bw, bh), |(s, _)| s);
             let idx = found.shapes.len();
             found.shapes.push((
                 SolidShape {
@@ -152,7 +152,7 @@ impl Grid {
 
     /// The share of `c`'s pixels whose right and lower neighbours (in `c`) are within 0.03 of
     /// them: near 1 for flat colour and smooth gradients (a drawing), lower for a photo.
-    pub(super) fn flat_share(&self, c: &Comp) -> f32 {
+    fn flat_share(&self, c: &Comp) -> f32 {
         let (bw, bh) = (c.bbox.w(), c.bbox.h());
         let mut inside = vec![false; bw * bh];
         for &i in &c.pixels {
@@ -228,23 +228,15 @@ impl Grid {
 /// ("SALE" on a tag) runs together into one mark on the working copy, where a letter's
 /// counter is about as wide as tall.
 pub(super) fn holds_a_word(marks: &[Comp]) -> bool {
-    let marks: Vec<&Comp> = marks.iter().filter(|m| m.pixels.len() >= 3).collect();
-    if marks
+    marks
         .iter()
-        .any(|m| m.bbox.h() >= 4 && m.bbox.w() >= 2 * m.bbox.h())
-    {
-        return true;
-    }
-    marks_side_by_side(&marks)
+        .any(|m| m.pixels.len() >= 3 && m.bbox.h() >= 4 && m.bbox.w() >= 2 * m.bbox.h())
+        || marks_side_by_side(marks)
 }
 
 /// True when some two of `marks` (three pixels or more) sit side by side on one line.
-fn marks_side_by_side<M: std::borrow::Borrow<Comp>>(marks: &[M]) -> bool {
-    let marks: Vec<&Comp> = marks
-        .iter()
-        .map(|m| m.borrow())
-        .filter(|m| m.pixels.len() >= 3)
-        .collect();
+fn marks_side_by_side(marks: &[Comp]) -> bool {
+    let marks: Vec<&Comp> = marks.iter().filter(|m| m.pixels.len() >= 3).collect();
     marks.iter().enumerate().any(|(i, a)| {
         marks[i + 1..].iter().any(|b| {
             let ov = a.bbox.y1.min(b.bbox.y1) as f32 - a.bbox.y0.max(b.bbox.y0) as f32;

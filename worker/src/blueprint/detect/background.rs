@@ -34,7 +34,10 @@ impl Grid {
         }
         let median = median_colour(ring.iter().map(|r| r.2));
         let near = ring.iter().filter(|r| dist(r.2, median) < 0.06).count();
-        if near as f32 >= 0.45 * ring.len() as f32 {
+        // A flat ground is its colour to within JPEG's noise; the border of a dark or
+        // blurred photo (a night sky, a scrim over fur) is near one colour too, but spread.
+        let exact = ring.iter().filter(|r| dist(r.2, median) < 0.02).count();
+        if near as f32 >= 0.45 * ring.len() as f32 && exact as f32 >= 0.3 * ring.len() as f32 {
             return Background::Solid { color: median };
         }
         let band = |xs: std::ops::Range<usize>, ys: std::ops::Range<usize>| {
@@ -97,6 +100,24 @@ mod tests {
         assert!(matches!(
             analyse_rgb(&noise).background,
             Background::Photo { .. }
+        ));
+        // A dark photo: every pixel within a few shades of one colour, few of them on it.
+        let dark = RgbImage::from_fn(200, 100, |x, y| {
+            let k = (x.wrapping_mul(7919) ^ y.wrapping_mul(104729)) % 41;
+            image::Rgb([20 + k as u8, 18 + k as u8, 30 + k as u8])
+        });
+        assert!(matches!(
+            analyse_rgb(&dark).background,
+            Background::Photo { .. }
+        ));
+        // A flat ground with JPEG's noise on it stays solid.
+        let flat = RgbImage::from_fn(200, 100, |x, y| {
+            let k = (x.wrapping_mul(7919) ^ y.wrapping_mul(104729)) % 5;
+            image::Rgb([200 + k as u8, 120 + k as u8, 60 + k as u8])
+        });
+        assert!(matches!(
+            analyse_rgb(&flat).background,
+            Background::Solid { .. }
         ));
     }
 }

@@ -51,6 +51,10 @@ const FIGURE_CONF: f32 = 85.0;
 /// product's label (words wider than the product are copy set over it).
 const LABEL_INSIDE: f32 = 0.8;
 
+/// Share of a cut-out product's height from which a line inside it is display copy, not
+/// its label (a pack's name runs some 4 to 8 % of its height).
+const LABEL_MAX_LINE: f32 = 0.12;
+
 /// Lowest mean confidence of a block's words on a picture region.
 const MIN_PICTURE_BLOCK_CONF: f32 = 88.0;
 
@@ -120,13 +124,10 @@ pub(super) fn page_blocks(
     } else {
         img
     };
-    let (page, sheet, light) = std::thread::scope(|s| {
+    let (page, sheet, light, display) = std::thread::scope(|s| {
         let sheet = s.spawn(|| read_shapes(img, reader, shapes));
-        let light = s.spawn(|| {
-            (photo_ground || !pictures.is_empty())
-                .then(|| light_ink(original, img, reader))
-                .flatten()
-        });
+        let photo = photo_ground || !pictures.is_empty();
+        let light = s.spawn(move || photo.then(|| light_ink(original, img, reader)).flatten());
         // The page is read with its line-through painted out (a struck compare-at price),
         // found on the reference at its own size (a quarter of the pixels of a small one
         // read at twice its size) and scaled as the page is.
@@ -141,20 +142,29 @@ pub(super) fn page_blocks(
                 image::imageops::resize(&c, img.width(), img.height(), FilterType::Triangle)
             }
         });
+        let clean = clean.as_ref().unwrap_or(img);
+        let (page, display) = std::thread::scope(|s| {
+            let display = s.spawn(|| display_words(clean, photo, reader));
+            (reader.read_page(clean), display.join().ok().flatten())
+        });
         (
-            reader.read_page(clean.as_ref().unwrap_or(img)),
+            page,
             sheet.join().ok().flatten(),
             light.join().ok().flatten(),
+            display,
         )
     });
     if page.is_none() && sheet.is_none() {
         return None;
     }
     // The shapes' own reads first: each was turned into ink on white from its colour; then
-    // the page; then, on a photo, its white type.
+    // the page; then, on a photo, its white type; then the display type.
     let words: Vec<PageWord> = crate::ocr::merge_words(
-        crate::ocr::merge_words(sheet.unwrap_or_default(), page.unwrap_or_default()),
-        light.unwrap_or_default(),
+        crate::ocr::merge_words(
+            crate::ocr::merge_words(sheet.unwrap_or_default(), page.unwrap_or_default()),
+            light.unwrap_or_default(),
+        ),
+        display.unwrap_or_default(),
     )
     .into_iter()
     .filter(keep_word)
@@ -186,10 +196,14 @@ pub(super) fn page_blocks(
             .iter()
             .filter(|(p, _)| super::expand(p, 0.01).contains_center(&rect));
         // Words inside a cut-out product are its label, not the ad's copy; a line that
-        // runs out of it is copy over it (a headline whose white type the ground model took
-        // for a product's silhouette).
+        // runs out of it, or display type an eighth of its height, is copy over it (a
+        // headline whose white type the ground model took for a product's silhouette, a
+        // statistic's figure on the bright part of a dark photo).
+        let line_px = b.iter().map(WordLine::height).max().unwrap_or(0) as f32 / ih;
         let label = on.clone().any(|(p, cutout)| {
-            *cutout && super::expand(p, 0.01).overlap(&rect) >= LABEL_INSIDE * rect.area()
+            *cutout
+                && super::expand(p, 0.01).overlap(&rect) >= LABEL_INSIDE * rect.area()
+                && line_px < LABEL_MAX_LINE * p.h
         });
         if label || !keep_block(&b, on.count() > 0) {
             continue;
@@ -235,53 +249,61 @@ pub(super) fn page_blocks(
 }
 
 /// The least channel of a pixel where white type on a photo starts to be ink, and where it
-/// is full ink ([`light_ink`]).
+/// is full ink ([`light_key`]).
 const LIGHT_INK: (u8, u8) = (150, 230);
 
-/// The words of the white type on a photo: its near-white pixels as black ink on white,
-/// read at the reference's own size (up to [`PAGE_EDGE`]), boxes in `page`'s pixels. A
-/// photo's texture defeats Tesseract's own thresholds (a poster's headline over grass reads
-/// as "ALL" and noise), and display type read at twice its size is lost, so this read keys
-/// on the ink instead. `None` when the reader reads no sheets or the photo has no white.
-fn light_ink(
-    original: &RgbImage,
-    page: &RgbImage,
-    reader: &dyn WordReader,
-) -> Option<Vec<PageWord>> {
-    let long = original.width().max(original.height());
-    let k = (PAGE_EDGE as f32 / long.max(1) as f32).min(1.0);
-    let (w, h) = (
-        ((original.width() as f32 * k).round() as u32).max(1),
-        ((original.height() as f32 * k).round() as u32).max(1),
-    );
-    let src;
-    let src = if k < 1.0 {
-        src = image::imageops::resize(original, w, h, FilterType::Triangle);
-        &src
-    } else {
-        original
-    };
-    // A soft key: channels all from LIGHT_INK.0 up ramp to full ink at LIGHT_INK.1 (a
-    // hard threshold leaves edges Tesseract splits condensed display type at).
+/// Longest edge of the display read ([`display_words`]), in pixels.
+const DISPLAY_EDGE: u32 = 640;
+
+/// Least height of a word of the display read, in its pixels (5 % of its long edge): type
+/// smaller than this is read better at the page's size.
+const DISPLAY_WORD_PX: u32 = 32;
+
+/// `img` scaled so its longest edge is at most `edge` (itself when it already is).
+fn at_most(img: &RgbImage, edge: u32) -> std::borrow::Cow<'_, RgbImage> {
+    let long = img.width().max(img.height());
+    if long <= edge {
+        return std::borrow::Cow::Borrowed(img);
+    }
+    let k = edge as f32 / long as f32;
+    std::borrow::Cow::Owned(image::imageops::resize(
+        img,
+        ((img.width() as f32 * k).round() as u32).max(1),
+        ((img.height() as f32 * k).round() as u32).max(1),
+        FilterType::Triangle,
+    ))
+}
+
+/// The near-white pixels of `src` as black ink on white: a soft key, channels all from
+/// [`LIGHT_INK`]`.0` up ramp to full ink at `.1` (a hard threshold leaves edges Tesseract
+/// splits condensed display type at). `None` when the image has no white, or white
+/// everywhere (a light photo): nothing a read of the key can add.
+fn light_key(src: &RgbImage) -> Option<GrayImage> {
     let (lo, hi) = (f32::from(LIGHT_INK.0), f32::from(LIGHT_INK.1));
     let mut inked = 0usize;
-    let sheet = GrayImage::from_fn(w, h, |x, y| {
+    let key = GrayImage::from_fn(src.width(), src.height(), |x, y| {
         let m = f32::from(*src.get_pixel(x, y).0.iter().min().unwrap_or(&0));
         if m >= hi {
             inked += 1;
         }
         Luma([(255.0 * ((hi - m) / (hi - lo)).clamp(0.0, 1.0)).round() as u8])
     });
-    // No white, or white everywhere (a light photo): nothing this read can add.
-    let share = inked as f32 / (w * h).max(1) as f32;
-    if !(0.002..=0.25).contains(&share) {
-        return None;
-    }
+    let share = inked as f32 / (src.width() * src.height()).max(1) as f32;
+    (0.002..=0.25).contains(&share).then_some(key)
+}
+
+/// The words `reader` reads on `sheet`, their boxes scaled from the sheet's pixels to
+/// `page`'s; `None` when it reads no sheets.
+fn read_scaled(
+    reader: &dyn WordReader,
+    sheet: &GrayImage,
+    page: &RgbImage,
+) -> Option<Vec<PageWord>> {
     let (sx, sy) = (
-        page.width() as f32 / w as f32,
-        page.height() as f32 / h as f32,
+        page.width() as f32 / sheet.width().max(1) as f32,
+        page.height() as f32 / sheet.height().max(1) as f32,
     );
-    let words = reader.read_sheet(&sheet)?;
+    let words = reader.read_sheet(sheet)?;
     Some(
         words
             .into_iter()
@@ -294,6 +316,50 @@ fn light_ink(
             })
             .collect(),
     )
+}
+
+/// The words of the white type on a photo: [`light_key`] of the reference at its own size
+/// (up to [`PAGE_EDGE`]), read, boxes in `page`'s pixels. A photo's texture defeats
+/// Tesseract's own thresholds (a poster's headline over grass reads as "ALL" and noise),
+/// and display type read at twice its size is lost, so this read keys on the ink instead.
+/// `None` when the reader reads no sheets or the photo has no white.
+fn light_ink(
+    original: &RgbImage,
+    page: &RgbImage,
+    reader: &dyn WordReader,
+) -> Option<Vec<PageWord>> {
+    read_scaled(reader, &light_key(&at_most(original, PAGE_EDGE))?, page)
+}
+
+/// The words in display type (a statistic's "87%", a poster's headline): `page` read
+/// again at most [`DISPLAY_EDGE`] long, as it is and, on a photo (`photo`), as its
+/// [`light_key`]; only the words at least [`DISPLAY_WORD_PX`] tall there, boxes in
+/// `page`'s pixels. Tesseract reads type best some 30 to 100 px tall: a figure 170 px tall
+/// on a 1080 px reference, read at twice that size, came out as "1%" where this read
+/// makes "87%". `None` when the reader reads no sheets.
+fn display_words(page: &RgbImage, photo: bool, reader: &dyn WordReader) -> Option<Vec<PageWord>> {
+    let small = at_most(page, DISPLAY_EDGE);
+    let tall = |words: Option<Vec<PageWord>>, k: f32| {
+        words.map(|ws| {
+            ws.into_iter()
+                .filter(|w| w.height as f32 >= DISPLAY_WORD_PX as f32 * k)
+                .collect::<Vec<_>>()
+        })
+    };
+    let k = page.height() as f32 / small.height().max(1) as f32;
+    let gray = image::DynamicImage::ImageRgb8(small.clone().into_owned()).into_luma8();
+    let plain = tall(read_scaled(reader, &gray, page), k);
+    let light = photo
+        .then(|| light_key(&small))
+        .flatten()
+        .and_then(|key| tall(read_scaled(reader, &key, page), k));
+    match (plain, light) {
+        (None, None) => None,
+        (p, l) => Some(crate::ocr::merge_words(
+            p.unwrap_or_default(),
+            l.unwrap_or_default(),
+        )),
+    }
 }
 
 /// Whether words read in a crop say something: a word of three letters or digits, or a

@@ -282,3 +282,63 @@ fn the_ink_of_heavy_capitals_is_not_taken_for_their_ground() {
     let c = ink(&img, (40, 30, 160, 70));
     assert!(c.iter().all(|&v| v < 60), "ink {c:?}");
 }
+
+/// A reader that reads every sheet as the same words (in the sheet's pixels) and counts
+/// the sheets it was handed.
+struct SheetReader {
+    words: Vec<PageWord>,
+    sheets: std::sync::Mutex<Vec<(u32, u32)>>,
+}
+
+impl WordReader for SheetReader {
+    fn read_crops(&self, _crops: &[GrayImage]) -> Option<Vec<Vec<String>>> {
+        None
+    }
+
+    fn read_sheet(&self, sheet: &GrayImage) -> Option<Vec<PageWord>> {
+        self.sheets.lock().unwrap().push(sheet.dimensions());
+        Some(self.words.clone())
+    }
+}
+
+#[test]
+fn the_display_read_keeps_only_display_type_in_the_page_pixels() {
+    let word = |left, top, height, text: &str| PageWord {
+        left,
+        top,
+        width: height * 2,
+        height,
+        conf: 90.0,
+        text: text.into(),
+    };
+    let reader = SheetReader {
+        // In the 640 px sheet: a figure 40 px tall and a line 12 px tall.
+        words: vec![word(100, 100, 40, "87%"), word(100, 300, 12, "of owners")],
+        sheets: Default::default(),
+    };
+    // A 1280 px page on a dark ground with a white figure: read at 640 px, plain and keyed.
+    let mut page = RgbImage::from_pixel(1280, 1280, image::Rgb([40, 40, 40]));
+    for y in 200..280 {
+        for x in 200..360 {
+            page.put_pixel(x, y, image::Rgb([250, 250, 250]));
+        }
+    }
+    let words = display_words(&page, true, &reader).unwrap();
+    assert_eq!(*reader.sheets.lock().unwrap(), vec![(640, 640), (640, 640)]);
+    // Only the figure, once (both reads found it), its box twice the sheet's.
+    assert_eq!(words.len(), 1, "{words:?}");
+    let w = &words[0];
+    assert_eq!(
+        (w.text.as_str(), w.left, w.top, w.height),
+        ("87%", 200, 200, 80)
+    );
+    // Not on a photo: one read, as it is. A page already small is read at its own size.
+    let reader = SheetReader {
+        words: reader.words,
+        sheets: Default::default(),
+    };
+    let small = RgbImage::from_pixel(400, 500, image::Rgb([240, 240, 240]));
+    let words = display_words(&small, false, &reader).unwrap();
+    assert_eq!(*reader.sheets.lock().unwrap(), vec![(400, 500)]);
+    assert_eq!(words.iter().map(|w| w.top).collect::<Vec<_>>(), vec![100]);
+}

@@ -33,12 +33,21 @@ impl Grid {
             }
         }
         let median = median_colour(ring.iter().map(|r| r.2));
-        let near = ring.iter().filter(|r| dist(r.2, median) < 0.06).count();
-        // A flat ground is its colour to within JPEG's noise; the border of a dark or
-        // blurred photo (a night sky, a scrim over fur) is near one colour too, but spread.
-        let exact = ring.iter().filter(|r| dist(r.2, median) < 0.02).count();
-        if near as f32 >= 0.45 * ring.len() as f32 && exact as f32 >= 0.3 * ring.len() as f32 {
-            return Background::Solid { color: median };
+        let near: Vec<Rgb> = ring
+            .iter()
+            .map(|r| r.2)
+            .filter(|&c| dist(c, median) < 0.06)
+            .collect();
+        if near.len() as f32 >= 0.45 * ring.len() as f32 {
+            // A flat ground is its colour to within JPEG's noise; the border of a dark or
+            // blurred photo (a night sky, a scrim over fur) is near one colour too, but
+            // spread. The colour is the near pixels' own median: where a ground meets a
+            // photo on the border the ring's median is a little off both.
+            let flat = median_colour(near.iter().copied());
+            let exact = ring.iter().filter(|r| dist(r.2, flat) < 0.02).count();
+            if exact as f32 >= 0.3 * ring.len() as f32 {
+                return Background::Solid { color: median };
+            }
         }
         let band = |xs: std::ops::Range<usize>, ys: std::ops::Range<usize>| {
             mean_colour(

@@ -229,6 +229,27 @@ fn texture_read_as_words_makes_no_block() {
 }
 
 #[test]
+fn a_figure_with_its_sign_stands_alone_on_a_photo_at_middling_confidence() {
+    // Display type over a photo: "2x" read at 56, "93%" at 70; texture read as "2%" at
+    // 31, a bare "4" at 70 and a "2a" at 70 (a figure needs its sign, the sign its digits).
+    let tsv = [
+        HEAD.to_owned(),
+        row(100, 100, 160, 120, 56, "2x"),
+        row(100, 400, 200, 120, 70, "93%"),
+        row(600, 100, 100, 120, 31, "2%"),
+        row(600, 400, 60, 120, 70, "4"),
+        row(600, 700, 100, 120, 70, "2a"),
+    ]
+    .concat();
+    let words: Vec<PageWord> = page_words(&tsv).into_iter().filter(keep_word).collect();
+    let kept: Vec<Vec<WordLine>> = group_blocks(group_lines(&words))
+        .into_iter()
+        .filter(|b| keep_block(b, true) && a_figure(b))
+        .collect();
+    assert_eq!(texts(&kept), vec![vec!["2x"], vec!["93%"]]);
+}
+
+#[test]
 fn a_row_of_one_letter_is_no_word() {
     let words = rows(&[
         (100, 100, 40, "EEEEEEE EEEE"),

@@ -219,13 +219,18 @@ fn texture_read_as_words_makes_no_block() {
         row(340, 300, 40, 30, 90, "now"),
     ]
     .concat();
-    let words: Vec<PageWord> = page_words(&tsv).into_iter().filter(keep_word).collect();
-    let blocks = group_blocks(group_lines(&words));
-    let kept: Vec<Vec<WordLine>> = blocks
-        .into_iter()
-        .filter(|b| keep_block(b, false))
-        .collect();
+    let kept = kept_blocks(&tsv, |b| keep_block(b, false));
     assert_eq!(texts(&kept), vec![vec!["Buy now"]]);
+}
+
+/// The blocks of a page read's TSV, its words kept as the page read keeps them, that
+/// `keep` keeps.
+fn kept_blocks(tsv: &str, keep: impl Fn(&[WordLine]) -> bool) -> Vec<Vec<WordLine>> {
+    let words: Vec<PageWord> = page_words(tsv).into_iter().filter(keep_word).collect();
+    group_blocks(group_lines(&words))
+        .into_iter()
+        .filter(|b| keep(b))
+        .collect()
 }
 
 #[test]
@@ -241,11 +246,7 @@ fn a_figure_with_its_sign_stands_alone_on_a_photo_at_middling_confidence() {
         row(600, 700, 100, 120, 70, "2a"),
     ]
     .concat();
-    let words: Vec<PageWord> = page_words(&tsv).into_iter().filter(keep_word).collect();
-    let kept: Vec<Vec<WordLine>> = group_blocks(group_lines(&words))
-        .into_iter()
-        .filter(|b| keep_block(b, true) && a_figure(b))
-        .collect();
+    let kept = kept_blocks(&tsv, |b| keep_block(b, true) && a_figure(b));
     assert_eq!(texts(&kept), vec![vec!["2x"], vec!["93%"]]);
 }
 
